@@ -1,0 +1,130 @@
+"""The run's event log: append-only JSON lines, plus live subscribers.
+
+Supervision events (started, crashed, restarted, gave up, escalated,
+stopped), mailbox corruption reports and, later, agent activity are appended
+here. Emitting never blocks and never fails the emitter: a slow live
+subscriber loses events (counted in ``dropped``), the file does not.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+from collections import deque
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import attrs
+import trio
+
+
+@attrs.frozen
+class Event:
+    """One entry of the event log. ``type`` is dotted, e.g. ``actor.crashed``."""
+
+    seq: int
+    ts: float
+    type: str
+    data: dict[str, Any] = attrs.field(factory=dict)
+
+    def to_json(self) -> str:
+        """One JSON line (without the newline)."""
+        return json.dumps(
+            {"seq": self.seq, "ts": self.ts, "type": self.type, **self.data},
+            separators=(",", ":"),
+            default=repr,
+        )
+
+    @classmethod
+    def from_json(cls, line: str) -> Event:
+        """Parse a line written by :meth:`to_json`."""
+        raw = json.loads(line)
+        return cls(seq=raw.pop("seq"), ts=raw.pop("ts"), type=raw.pop("type"), data=raw)
+
+
+@attrs.define
+class EventLog:
+    """Appends events to ``path`` (if given) and fans them out to subscribers.
+
+    The last ``keep`` events stay in memory in :attr:`history` for tests and
+    displays.
+    """
+
+    path: Path | None = None
+    keep: int = 10_000
+    history: deque[Event] = attrs.field(init=False)
+    dropped: int = attrs.field(init=False, default=0)
+    _seq: int = attrs.field(init=False, default=0)
+    _fd: int | None = attrs.field(init=False, default=None)
+    _subscribers: list[trio.MemorySendChannel[Event]] = attrs.field(init=False, factory=list)
+
+    def __attrs_post_init__(self) -> None:
+        self.history = deque(maxlen=self.keep)
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            self._seq = _last_seq(self.path)
+
+    def emit(self, type: str, **data: Any) -> Event:
+        """Record an event now and hand it to every live subscriber."""
+        self._seq += 1
+        event = Event(seq=self._seq, ts=time.time(), type=type, data=data)
+        self.history.append(event)
+        if self._fd is not None:
+            os.write(self._fd, (event.to_json() + "\n").encode())
+        for channel in list(self._subscribers):
+            try:
+                channel.send_nowait(event)
+            except trio.WouldBlock:
+                self.dropped += 1
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                self._subscribers.remove(channel)
+        return event
+
+    @contextlib.contextmanager
+    def subscribe(self, buffer: int = 1000) -> Iterator[trio.MemoryReceiveChannel[Event]]:
+        """Watch events live: ``with log.subscribe() as events: async for e in events: ...``."""
+        send, receive = trio.open_memory_channel[Event](buffer)
+        self._subscribers.append(send)
+        try:
+            yield receive
+        finally:
+            if send in self._subscribers:
+                self._subscribers.remove(send)
+            send.close()
+
+    def of_type(self, prefix: str) -> list[Event]:
+        """Events in :attr:`history` whose type starts with *prefix*."""
+        return [e for e in self.history if e.type.startswith(prefix)]
+
+    def close(self) -> None:
+        """Close the file and end every subscription."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+        for channel in self._subscribers:
+            channel.close()
+        self._subscribers.clear()
+
+
+def read_events(path: Path) -> Iterator[Event]:
+    """Yield the events stored in *path*, skipping a torn or garbled line."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            if not line.endswith("\n"):
+                return  # torn last line after a crash
+            try:
+                yield Event.from_json(line)
+            except (ValueError, KeyError):
+                continue
+
+
+def _last_seq(path: Path) -> int:
+    last = 0
+    if path.exists():
+        for event in read_events(path):
+            last = event.seq
+    return last

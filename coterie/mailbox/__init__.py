@@ -1,0 +1,32 @@
+"""Durable mailboxes: how actors receive messages (DESIGN §2).
+
+This package owns message storage and delivery: the file-backed record log
+(the default), the in-memory mailbox for tests, and the post office that
+finds a run's mailboxes by actor name. It guarantees at-least-once delivery
+with explicit acknowledgement and knows nothing of actors, supervision or
+agents; it must not import from those packages.
+
+The API is modelled on Trio's memory channels: ``send`` / ``send_nowait``,
+``receive`` / ``receive_nowait`` (raising ``trio.WouldBlock``),
+``statistics()`` and ``aclose()`` (after which waiting receivers get
+``trio.ClosedResourceError``), plus ``ack`` and ``requeue_in_flight``.
+"""
+
+from coterie.mailbox._base import Delivery, Durability, Mailbox, MailboxStatistics, Position
+from coterie.mailbox._file import CorruptRecord, FileMailbox, open_file_mailbox
+from coterie.mailbox._memory import MemoryMailbox
+from coterie.mailbox._postoffice import MailboxWriter, PostOffice
+
+__all__ = [
+    "CorruptRecord",
+    "Delivery",
+    "Durability",
+    "FileMailbox",
+    "Mailbox",
+    "MailboxStatistics",
+    "MailboxWriter",
+    "MemoryMailbox",
+    "Position",
+    "PostOffice",
+    "open_file_mailbox",
+]

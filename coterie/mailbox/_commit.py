@@ -1,0 +1,69 @@
+"""Group commit: many writers, one flush that covers them all.
+
+A writer notes its write (getting a generation number), then waits until a
+flush that *started after* that write has finished. Whoever arrives while no
+flush runs becomes the leader and runs it; the others wait for it, and a
+writer whose write came too late for that flush waits for the next one. Under
+load this makes one fsync cover many writes; alone, a writer pays one fsync.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import trio
+
+
+class GroupCommit:
+    """Coalesce concurrent requests for durability into shared flushes."""
+
+    def __init__(
+        self,
+        prepare: Callable[[], Callable[[], None]],
+        *,
+        in_thread: bool = True,
+    ) -> None:
+        # prepare() runs in the Trio thread and returns the blocking job (the
+        # fsyncs), so the job sees a consistent snapshot of what to flush.
+        self._prepare = prepare
+        self._in_thread = in_thread
+        self._written = 0
+        self._durable = 0
+        self._flushing = False
+        self._done = trio.Event()
+        self.flushes = 0
+
+    def note_write(self) -> int:
+        """Record that something was written; returns the generation to wait for."""
+        self._written += 1
+        return self._written
+
+    async def wait_durable(self, generation: int) -> None:
+        """Return once a flush covering *generation* has completed."""
+        while self._durable < generation:
+            if self._flushing:
+                await self._done.wait()
+                continue
+            self._flushing = True
+            target = self._written
+            try:
+                job = self._prepare()
+                if self._in_thread:
+                    # abandon_on_cancel=False: the fsync finishes even if the
+                    # waiter is cancelled, so the file is never left half-synced.
+                    await trio.to_thread.run_sync(job)
+                else:
+                    job()
+                self.flushes += 1
+                self._durable = max(self._durable, target)
+            finally:
+                self._flushing = False
+                done, self._done = self._done, trio.Event()
+                done.set()
+
+    def flush_now(self) -> None:
+        """Flush synchronously, covering everything written so far (blocks the caller)."""
+        target = self._written
+        self._prepare()()
+        self.flushes += 1
+        self._durable = max(self._durable, target)

@@ -1,0 +1,393 @@
+"""The file-backed mailbox: the durable default.
+
+One directory per actor (layout in ``_segments.py``). The owner of a mailbox
+(its receiver) opens it with :func:`open_file_mailbox`; on open it refuses a
+directory holding foreign files, reads the cursor, and cuts a torn tail off
+the newest segment (keeping the cut bytes in a ``corrupt-*.bin`` file). It
+then reads the log lazily from the cursor. Senders in the same process write
+through the owner and wake its receivers directly; senders in other
+processes append under the directory's flock, and the owner notices within
+``poll_interval`` seconds.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import attrs
+import trio
+
+from coterie.errors import InvalidMessage, MailboxError
+from coterie.mailbox import _framing
+from coterie.mailbox._base import (
+    Delivery,
+    Durability,
+    MailboxStatistics,
+    Position,
+    Predicate,
+    _Inbox,
+)
+from coterie.mailbox._commit import GroupCommit
+from coterie.mailbox._cursor import encode_cursor, read_cursor, write_cursor
+from coterie.mailbox._segments import (
+    DEFAULT_SEGMENT_BYTES,
+    SegmentWriter,
+    check_directory,
+    list_segments,
+    segment_path,
+)
+from coterie.messages import Message
+
+# Owners open in this process, by resolved directory, so that any sender in
+# the process can wake the receiver without polling.
+_OWNERS: dict[Path, FileMailbox] = {}
+
+
+@attrs.frozen
+class CorruptRecord:
+    """Bytes in a mailbox log that are not a valid record, skipped or cut off."""
+
+    mailbox: str
+    segment: int
+    start: int
+    end: int | None
+    action: str  # "skipped" or "truncated"
+    saved_to: str | None = None
+
+
+def owner_of(directory: Path) -> FileMailbox | None:
+    """The mailbox open as owner of *directory* in this process, if any."""
+    return _OWNERS.get(directory.resolve())
+
+
+def open_file_mailbox(
+    directory: Path,
+    *,
+    name: str | None = None,
+    durability: Durability = Durability.BATCH,
+    poll_interval: float | None = 0.2,
+    segment_bytes: int = DEFAULT_SEGMENT_BYTES,
+    on_corruption: Callable[[CorruptRecord], None] | None = None,
+) -> FileMailbox:
+    """Open (creating if needed) the mailbox in *directory* as its receiver."""
+    directory = Path(directory)
+    if directory.exists():
+        check_directory(directory)
+    else:
+        directory.mkdir(parents=True)
+    key = directory.resolve()
+    if key in _OWNERS:
+        raise MailboxError(f"{directory}: mailbox is already open in this process")
+    cursor, acked = read_cursor(directory)
+    mailbox = FileMailbox(
+        directory=directory,
+        name=name or directory.name,
+        durability=durability,
+        poll_interval=poll_interval,
+        segment_bytes=segment_bytes,
+        on_corruption=on_corruption,
+        cursor=cursor,
+        acked=acked,
+    )
+    _OWNERS[key] = mailbox
+    return mailbox
+
+
+class FileMailbox:
+    """A durable mailbox backed by an append-only, segmented record log."""
+
+    def __init__(
+        self,
+        *,
+        directory: Path,
+        name: str,
+        durability: Durability,
+        poll_interval: float | None,
+        segment_bytes: int,
+        on_corruption: Callable[[CorruptRecord], None] | None,
+        cursor: Position,
+        acked: set[Position],
+    ) -> None:
+        self.name = name
+        self.directory = directory
+        self.durability = durability
+        self.poll_interval = poll_interval
+        self._on_corruption = on_corruption
+        self._writer = SegmentWriter(directory, durability, segment_bytes)
+        self._sent = 0
+        self._corrupt = 0
+        self._closed = False
+        self._read_segment = -1
+        self._read_fd: int | None = None
+        self._cursor_commit = GroupCommit(self._prepare_cursor_flush)
+        self._oldest = 0
+        self._writer.lock()
+        try:
+            self._repair_tail()
+            self._open_end = self._log_end()
+        finally:
+            self._writer.unlock()
+        if cursor[0] == self._open_end[0] and cursor[1] > self._open_end[1]:
+            # The log ends before the cursor (its tail was lost after being
+            # acknowledged, e.g. restored from an older copy): new records will
+            # be appended at the end, so read on from there.
+            cursor, acked = self._open_end, set()
+        self._inbox = _Inbox(cursor=cursor, acked_beyond=acked, scan_pos=cursor)
+        self._normalise_scan()
+
+    # -- opening ---------------------------------------------------------------
+
+    def _log_end(self) -> Position:
+        segments = list_segments(self.directory)
+        if not segments:
+            return (0, 0)
+        return (segments[-1], segment_path(self.directory, segments[-1]).stat().st_size)
+
+    def _repair_tail(self) -> None:
+        """Cut a torn record off the newest segment (we hold the writer lock)."""
+        segments = list_segments(self.directory)
+        if not segments:
+            return
+        self._oldest = segments[0]
+        number = segments[-1]
+        path = segment_path(self.directory, number)
+        data = path.read_bytes()
+        tail = None
+        for item in _framing.scan(data):
+            if isinstance(item, _framing.Incomplete):
+                tail = item.start
+        if tail is None:
+            return
+        saved = self.directory / f"corrupt-{number:016d}-{tail}.bin"
+        saved.write_bytes(data[tail:])
+        with open(path, "r+b") as f:
+            f.truncate(tail)
+            os.fsync(f.fileno())
+        self._report(CorruptRecord(self.name, number, tail, len(data), "truncated", str(saved)))
+
+    def _normalise_scan(self) -> None:
+        """Start reading at the cursor, or at the first segment after it that exists."""
+        segments = list_segments(self.directory)
+        seg, _off = self._inbox.scan_pos
+        if segments and seg not in segments:
+            later = [s for s in segments if s > seg]
+            if later:
+                self._inbox.moved_scan((later[0], 0))
+
+    # -- reading ---------------------------------------------------------------
+
+    def _reader_fd(self, segment: int) -> int | None:
+        if self._read_segment != segment:
+            if self._read_fd is not None:
+                os.close(self._read_fd)
+                self._read_fd = None
+            try:
+                self._read_fd = os.open(segment_path(self.directory, segment), os.O_RDONLY)
+            except FileNotFoundError:
+                self._read_segment = -1
+                return None
+            self._read_segment = segment
+        return self._read_fd
+
+    def _refill(self) -> None:
+        """Read whatever complete records the log has past the scan position."""
+        inbox = self._inbox
+        while True:
+            seg, off = inbox.scan_pos
+            if seg == 0:  # nothing has ever been written when we last looked
+                segments = list_segments(self.directory)
+                if not segments:
+                    return
+                inbox.moved_scan((segments[0], 0))
+                continue
+            fd = self._reader_fd(seg)
+            if fd is None:
+                return
+            size = os.fstat(fd).st_size
+            stuck_at: int | None = None
+            if size > off:
+                buf = os.pread(fd, size - off, off)
+                for item in _framing.scan(buf, base=off):
+                    if isinstance(item, _framing.Record):
+                        self._take_record(seg, item)
+                    elif isinstance(item, _framing.Corrupt):
+                        self._report(CorruptRecord(self.name, seg, item.start, item.end, "skipped"))
+                        inbox.moved_scan((seg, item.end))
+                    else:
+                        stuck_at = item.start
+                        break
+            if not segment_path(self.directory, seg + 1).exists():
+                return  # newest segment: wait for more (an incomplete tail may still finish)
+            if stuck_at is not None:
+                # Writers have moved on: the tail of this segment will never finish.
+                self._report(CorruptRecord(self.name, seg, stuck_at, size, "skipped"))
+            inbox.moved_scan((seg + 1, 0))
+
+    def _take_record(self, seg: int, item: _framing.Record) -> None:
+        pos = (seg, item.start)
+        inbox = self._inbox
+        if not inbox.is_acked(pos):
+            try:
+                message = Message.from_json_bytes(item.payload)
+            except ValueError:
+                self._report(CorruptRecord(self.name, seg, item.start, item.end, "skipped"))
+            else:
+                inbox.add(Delivery(message, pos, redelivered=pos < self._open_end))
+        inbox.moved_scan((seg, item.end))
+
+    def _report(self, record: CorruptRecord) -> None:
+        self._corrupt += 1
+        if self._on_corruption is not None:
+            self._on_corruption(record)
+
+    def _take(self, where: Predicate | None) -> Delivery | None:
+        delivery = self._inbox.take(where)
+        if delivery is None and not self._closed:
+            self._refill()
+            delivery = self._inbox.take(where)
+        return delivery
+
+    def receive_nowait(self, where: Predicate | None = None) -> Delivery:
+        """The next pending message (matching *where*), or raise ``trio.WouldBlock``."""
+        if self._closed:
+            raise trio.ClosedResourceError(f"mailbox {self.name!r} is closed")
+        delivery = self._take(where)
+        if delivery is None:
+            raise trio.WouldBlock
+        return delivery
+
+    async def receive(self, where: Predicate | None = None) -> Delivery:
+        """Wait for the next pending message (the first matching *where*, if given)."""
+        await trio.lowlevel.checkpoint_if_cancelled()
+        while True:
+            if self._closed:
+                raise trio.ClosedResourceError(f"mailbox {self.name!r} is closed")
+            delivery = self._take(where)
+            if delivery is not None:
+                await trio.lowlevel.cancel_shielded_checkpoint()
+                return delivery
+            if self.poll_interval is None:
+                await self._inbox.lot.park()
+            else:
+                with trio.move_on_after(self.poll_interval):
+                    await self._inbox.lot.park()
+
+    # -- sending ---------------------------------------------------------------
+
+    def _write(self, message: Message) -> tuple[Position, Position, int]:
+        if self._closed:
+            raise trio.ClosedResourceError(f"mailbox {self.name!r} is closed")
+        if message.recipient != self.name:
+            raise InvalidMessage(
+                f"message for {message.recipient!r} sent to the mailbox of {self.name!r}"
+            )
+        data = _framing.encode(message.to_json_bytes())
+        start, end, fd = self._writer.append(data)
+        self._sent += 1
+        return start, end, fd
+
+    async def send(self, message: Message) -> None:
+        """Append *message*; returns once it is as durable as the policy promises."""
+        start, end, fd = self._write(message)
+        try:
+            await self._writer.make_durable(fd)
+        finally:
+            self._arrived(start, end, message)
+
+    def send_nowait(self, message: Message) -> None:
+        """Like :meth:`send`, but any fsync blocks the event loop."""
+        start, end, fd = self._write(message)
+        try:
+            self._writer.make_durable_now(fd)
+        finally:
+            self._arrived(start, end, message)
+
+    def _arrived(self, start: Position, end: Position, message: Message) -> None:
+        inbox = self._inbox
+        if inbox.scan_pos == start and not self._closed:
+            # Nothing unread lies before it: skip re-reading it from the file.
+            inbox.add(Delivery(message, start))
+            inbox.moved_scan(end)
+        inbox.lot.unpark_all()
+
+    def wake(self) -> None:
+        """Tell waiting receivers that someone else appended to the log."""
+        self._inbox.lot.unpark_all()
+
+    # -- acknowledging ---------------------------------------------------------
+
+    async def ack(self, *deliveries: Delivery) -> None:
+        """Acknowledge handled messages; returns once the cursor is durable per policy."""
+        if not self._inbox.mark_acked(deliveries):
+            await trio.lowlevel.checkpoint()
+            return
+        if self.durability is Durability.NONE:
+            self._prepare_cursor_flush()()
+            await trio.lowlevel.checkpoint()
+        else:
+            await self._cursor_commit.wait_durable(self._cursor_commit.note_write())
+
+    def _prepare_cursor_flush(self) -> Callable[[], None]:
+        data = encode_cursor(self._inbox.cursor, self._inbox.acked_beyond)
+        cursor_segment = self._inbox.cursor[0]
+        doomed = list(range(self._oldest or 1, cursor_segment))
+        if doomed:
+            self._oldest = cursor_segment
+        sync = self.durability is not Durability.NONE
+        directory = self.directory
+
+        def job() -> None:
+            write_cursor(directory, data, sync=sync)
+            # Only after the cursor is durable: fully acknowledged segments go.
+            for number in doomed:
+                try:
+                    os.unlink(segment_path(directory, number))
+                except FileNotFoundError:
+                    pass
+
+        return job
+
+    def requeue_in_flight(self) -> int:
+        """Make every unacknowledged delivery pending again (for a restarted receiver)."""
+        return self._inbox.requeue_in_flight()
+
+    # -- the rest --------------------------------------------------------------
+
+    def statistics(self) -> MailboxStatistics:
+        """A snapshot of this mailbox's counters."""
+        if not self._closed:
+            self._refill()
+        inbox = self._inbox
+        return MailboxStatistics(
+            name=self.name,
+            durability=self.durability.value,
+            pending=len(inbox.pending),
+            in_flight=len(inbox.in_flight),
+            sent=self._sent,
+            received=inbox.received,
+            acknowledged=inbox.acknowledged,
+            redelivered=inbox.redelivered,
+            corrupt_skipped=self._corrupt,
+            waiting_receivers=len(inbox.lot),
+            segments=0 if self._closed else len(list_segments(self.directory)),
+            closed=self._closed,
+        )
+
+    async def aclose(self) -> None:
+        """Close the mailbox; waiting receivers get ``trio.ClosedResourceError``."""
+        self.close()
+        await trio.lowlevel.checkpoint()
+
+    def close(self) -> None:
+        """Synchronous :meth:`aclose`."""
+        if self._closed:
+            return
+        self._closed = True
+        self._inbox.lot.unpark_all()
+        self._writer.close()
+        if self._read_fd is not None:
+            os.close(self._read_fd)
+            self._read_fd = None
+        _OWNERS.pop(self.directory.resolve(), None)

@@ -1,0 +1,192 @@
+"""The mailbox directory on disk: segment files, the writer lock, appends.
+
+Layout of one mailbox directory::
+
+    lock                      flock()ed by every writer around an append
+    cursor                    acknowledged position (see _cursor.py)
+    0000000000000001.log      segments of the record log, oldest first
+    corrupt-<seg>-<off>.bin   bytes cut off a torn tail, kept for inspection
+
+Writers in any process append whole records with one ``write`` under the
+lock, always to the newest segment. A segment is only left behind once it is
+at least ``segment_bytes`` long, so a writer that finds its segment still
+short knows no one has rotated past it and needs no directory listing.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+from pathlib import Path
+
+import trio
+
+from coterie.errors import MailboxError
+from coterie.mailbox._base import Durability, Position
+from coterie.mailbox._commit import GroupCommit
+from coterie.mailbox._cursor import CURSOR_NAME, CURSOR_TMP, fsync_dir
+
+SEGMENT_RE = re.compile(r"^(\d{16})\.log$")
+CORRUPT_RE = re.compile(r"^corrupt-\d{16}-\d+\.bin$")
+LOCK_NAME = "lock"
+DEFAULT_SEGMENT_BYTES = 4 * 1024 * 1024
+
+
+def segment_path(directory: Path, number: int) -> Path:
+    return directory / f"{number:016d}.log"
+
+
+def list_segments(directory: Path) -> list[int]:
+    """Segment numbers present in *directory*, ascending."""
+    found = []
+    for name in os.listdir(directory):
+        m = SEGMENT_RE.match(name)
+        if m:
+            found.append(int(m.group(1)))
+    found.sort()
+    return found
+
+
+def check_directory(directory: Path) -> None:
+    """Refuse a mailbox directory holding anything coterie does not write there."""
+    if not directory.is_dir():
+        raise MailboxError(f"{directory}: mailbox path exists but is not a directory")
+    for name in sorted(os.listdir(directory)):
+        path = directory / name
+        if name in (LOCK_NAME, CURSOR_NAME, CURSOR_TMP) or CORRUPT_RE.match(name):
+            if name != LOCK_NAME and not path.is_file():
+                raise MailboxError(f"{path}: expected a file")
+            continue
+        if SEGMENT_RE.match(name):
+            if not path.is_file():
+                raise MailboxError(f"{path}: a mailbox segment must be a regular file")
+            continue
+        raise MailboxError(
+            f"{path}: unexpected file in a mailbox directory; coterie refuses to open "
+            "a mailbox it did not write (move the file away)"
+        )
+
+
+class SegmentWriter:
+    """Appends framed records to a mailbox directory, from any process."""
+
+    def __init__(self, directory: Path, durability: Durability, segment_bytes: int) -> None:
+        self.directory = directory
+        self.durability = durability
+        self.segment_bytes = segment_bytes
+        self._lock_fd = os.open(directory / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+        self._segment = 0
+        self._fd: int | None = None
+        self._retired: list[int] = []  # fds of segments left behind, closed once synced
+        self._syncs_running = 0
+        self._commit = GroupCommit(self._prepare_flush)
+        self.closed = False
+
+    # -- locking -------------------------------------------------------------
+
+    def lock(self) -> None:
+        fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+
+    def unlock(self) -> None:
+        fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+
+    # -- appending -----------------------------------------------------------
+
+    def append(self, data: bytes) -> tuple[Position, Position, int]:
+        """Write one record; returns its start and end positions and the fd used.
+
+        Synchronous: no other Trio task runs between choosing the segment and
+        writing, and the flock keeps other processes out.
+        """
+        self.lock()
+        try:
+            fd = self._active_fd()
+            start = os.lseek(fd, 0, os.SEEK_END)
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+            return (self._segment, start), (self._segment, start + len(data)), fd
+        finally:
+            self.unlock()
+
+    def _active_fd(self) -> int:
+        if self._fd is not None and os.fstat(self._fd).st_size < self.segment_bytes:
+            return self._fd
+        segments = list_segments(self.directory)
+        newest = segments[-1] if segments else 1
+        if newest != self._segment or self._fd is None:
+            self._switch_to(newest)
+        assert self._fd is not None
+        if os.fstat(self._fd).st_size >= self.segment_bytes:
+            self._switch_to(newest + 1)
+        return self._fd
+
+    def _switch_to(self, number: int) -> None:
+        path = segment_path(self.directory, number)
+        created = not path.exists()
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        if created and self.durability is not Durability.NONE:
+            fsync_dir(self.directory)
+        if self._fd is not None:
+            self._retired.append(self._fd)
+            self._release_retired()
+        self._fd, self._segment = fd, number
+
+    # -- durability ----------------------------------------------------------
+
+    async def make_durable(self, fd: int) -> None:
+        """Return once the record just written through *fd* is on disk, per policy."""
+        if self.durability is Durability.NONE:
+            return
+        self._syncs_running += 1
+        try:
+            if self.durability is Durability.ALWAYS:
+                await trio.to_thread.run_sync(os.fsync, fd)
+            else:
+                await self._commit.wait_durable(self._commit.note_write())
+        finally:
+            self._syncs_running -= 1
+            self._release_retired()
+
+    def make_durable_now(self, fd: int) -> None:
+        """Blocking variant of :meth:`make_durable`, for ``send_nowait``."""
+        if self.durability is Durability.ALWAYS:
+            os.fsync(fd)
+        elif self.durability is Durability.BATCH:
+            self._commit.note_write()
+            self._commit.flush_now()
+
+    def _prepare_flush(self) -> _Flush:
+        fds = [*self._retired, *([self._fd] if self._fd is not None else [])]
+        return _Flush(fds)
+
+    def _release_retired(self) -> None:
+        # A retired fd may still be in a worker thread's fsync; close it only
+        # when no sync is running (the batch flush covered it by then).
+        if self._syncs_running == 0 or self.durability is Durability.NONE:
+            for fd in self._retired:
+                os.close(fd)
+            self._retired.clear()
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        for fd in [*self._retired, *([self._fd] if self._fd is not None else [])]:
+            os.close(fd)
+        self._retired.clear()
+        self._fd = None
+        os.close(self._lock_fd)
+
+
+class _Flush:
+    """The blocking part of a group commit: fsync every file written since the last one."""
+
+    def __init__(self, fds: list[int]) -> None:
+        self.fds = fds
+
+    def __call__(self) -> None:
+        for fd in self.fds:
+            os.fsync(fd)
