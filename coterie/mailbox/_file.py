@@ -115,6 +115,7 @@ class FileMailbox:
         self.durability = durability
         self.poll_interval = poll_interval
         self._on_corruption = on_corruption
+        self._syncs = durability is not Durability.NONE
         self._writer = SegmentWriter(directory, durability, segment_bytes)
         self._sent = 0
         self._corrupt = 0
@@ -133,7 +134,9 @@ class FileMailbox:
             # The log ends before the cursor (its tail was lost after being
             # acknowledged, e.g. restored from an older copy): new records will
             # be appended at the end, so read on from there.
+            # Persist it now: new records will land below the old cursor.
             cursor, acked = self._open_end, set()
+            write_cursor(directory, encode_cursor(cursor, acked), sync=self._syncs)
         self._inbox = _Inbox(cursor=cursor, acked_beyond=acked, scan_pos=cursor)
         self._normalise_scan()
 
@@ -335,7 +338,7 @@ class FileMailbox:
         doomed = list(range(self._oldest or 1, cursor_segment))
         if doomed:
             self._oldest = cursor_segment
-        sync = self.durability is not Durability.NONE
+        sync = self._syncs
         directory = self.directory
 
         def job() -> None:

@@ -1,0 +1,41 @@
+"""Shared fixtures."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import pytest
+
+from coterie.mailbox import Durability, PostOffice
+
+MAILBOX_KINDS = ["memory", "file-none", "file-batch", "file-always"]
+
+
+@pytest.fixture(params=MAILBOX_KINDS)
+def mailbox_kind(request: pytest.FixtureRequest) -> str:
+    """Run a test under the memory mailbox and every file durability policy."""
+    return str(request.param)
+
+
+@pytest.fixture
+def make_post_office(
+    mailbox_kind: str, tmp_path: Path
+) -> Callable[..., PostOffice]:
+    """Build post offices of the parametrised kind (same root each call, to reopen)."""
+
+    def make(**kwargs: object) -> PostOffice:
+        if mailbox_kind == "memory":
+            return PostOffice(None, **kwargs)  # type: ignore[arg-type]
+        durability = Durability(mailbox_kind.removeprefix("file-"))
+        return PostOffice(tmp_path / "mailboxes", durability=durability, **kwargs)  # type: ignore[arg-type]
+
+    return make
+
+
+@pytest.fixture
+async def post_office(make_post_office: Callable[..., PostOffice]) -> AsyncIterator[PostOffice]:
+    """A post office of the parametrised kind, closed after the test."""
+    po = make_post_office()
+    yield po
+    await po.aclose()
