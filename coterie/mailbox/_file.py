@@ -124,18 +124,21 @@ class FileMailbox:
         self._read_fd: int | None = None
         self._cursor_commit = GroupCommit(self._prepare_cursor_flush)
         self._oldest = 0
+        cursor_on_disk = cursor
         self._writer.lock()
         try:
             self._repair_tail()
             self._open_end = self._log_end()
         finally:
             self._writer.unlock()
-        if cursor[0] == self._open_end[0] and cursor[1] > self._open_end[1]:
-            # The log ends before the cursor (its tail was lost after being
-            # acknowledged, e.g. restored from an older copy): new records will
-            # be appended at the end, so read on from there.
-            # Persist it now: new records will land below the old cursor.
-            cursor, acked = self._open_end, set()
+        # Positions at or past the end of the log (its tail was cut off, or
+        # lost after being acknowledged) will be reused by the next records:
+        # forget them, and persist that before anything new is written.
+        if cursor > self._open_end and cursor[0] == self._open_end[0]:
+            cursor = self._open_end
+        kept = {p for p in acked if not (p >= self._open_end and p[0] == self._open_end[0])}
+        if kept != acked or cursor != cursor_on_disk:
+            acked = kept
             write_cursor(directory, encode_cursor(cursor, acked), sync=self._syncs)
         self._inbox = _Inbox(cursor=cursor, acked_beyond=acked, scan_pos=cursor)
         self._normalise_scan()
@@ -293,11 +296,15 @@ class FileMailbox:
 
     async def send(self, message: Message) -> None:
         """Append *message*; returns once it is as durable as the policy promises."""
+        await trio.lowlevel.checkpoint_if_cancelled()
         start, end, fd = self._write(message)
         try:
             await self._writer.make_durable(fd)
         finally:
             self._arrived(start, end, message)
+        if self.durability is Durability.NONE:
+            # Nothing above yielded: let other tasks run, as every send should.
+            await trio.lowlevel.cancel_shielded_checkpoint()
 
     def send_nowait(self, message: Message) -> None:
         """Like :meth:`send`, but any fsync blocks the event loop."""

@@ -47,7 +47,9 @@ class MailboxWriter:
 
     async def send(self, message: Message) -> None:
         """Append *message*; returns once it is as durable as the policy promises."""
+        await trio.lowlevel.checkpoint_if_cancelled()
         await self._writer.make_durable(self._append(message))
+        await trio.lowlevel.cancel_shielded_checkpoint()
 
     def send_nowait(self, message: Message) -> None:
         """Append *message*, blocking for any fsync."""

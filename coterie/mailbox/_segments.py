@@ -143,7 +143,7 @@ class SegmentWriter:
         self._syncs_running += 1
         try:
             if self.durability is Durability.ALWAYS:
-                await trio.to_thread.run_sync(os.fsync, fd)
+                await trio.to_thread.run_sync(os.fdatasync, fd)
             else:
                 await self._commit.wait_durable(self._commit.note_write())
         finally:
@@ -153,7 +153,7 @@ class SegmentWriter:
     def make_durable_now(self, fd: int) -> None:
         """Blocking variant of :meth:`make_durable`, for ``send_nowait``."""
         if self.durability is Durability.ALWAYS:
-            os.fsync(fd)
+            os.fdatasync(fd)
         elif self.durability is Durability.BATCH:
             self._commit.note_write()
             self._commit.flush_now()
@@ -189,4 +189,5 @@ class _Flush:
 
     def __call__(self) -> None:
         for fd in self.fds:
-            os.fsync(fd)
+            # fdatasync suffices for an append: it flushes the new size too.
+            os.fdatasync(fd)
