@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import sys
 import tempfile
 import time
@@ -31,9 +30,9 @@ import trio.testing
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from coterie.mailbox import Durability, PostOffice  # noqa: E402
-from coterie.mailbox._framing import encode  # noqa: E402
-from coterie.messages import Message  # noqa: E402
+from coterie.mailbox import Durability, PostOffice
+from coterie.mailbox._framing import encode
+from coterie.messages import Message
 
 BODY = {"text": "x" * 200}
 
@@ -174,14 +173,18 @@ async def wakeup_latency(directory: Path | None, rounds: int) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--quick", action="store_true", help="fewer messages (a smoke run)")
     args = parser.parse_args()
     scale = 0.1 if args.quick else 1.0
     n_sync = max(20, int(1000 * scale))  # fsync-bound runs
     n_fast = max(200, int(20000 * scale))
     results: dict[str, dict] = {}
-    with tempfile.TemporaryDirectory(prefix="coterie-bench-", dir=os.environ.get("BENCH_DIR")) as tmp:
+    with tempfile.TemporaryDirectory(
+        prefix="coterie-bench-", dir=os.environ.get("BENCH_DIR")
+    ) as tmp:
         root = Path(tmp)
 
         def fresh(name: str) -> Path:
@@ -198,13 +201,21 @@ def main() -> None:
                 if durability is Durability.BATCH and senders == 16:
                     per = max(1, n_sync)  # group commit makes this cheap
                 key = f"coterie {durability.value} x{senders}"
-                results[key] = trio.run(coterie_run, fresh(key.replace(" ", "_")), durability, senders, per)
+                results[key] = trio.run(
+                    coterie_run, fresh(key.replace(" ", "_")), durability, senders, per
+                )
         for durable in (True, False):
             for senders in (1, 16):
                 count = n_sync if durable else n_fast
                 per = max(1, count // senders)
                 key = f"tutorial jsonl {'fsync' if durable else 'nofsync'} x{senders} (b)"
-                results[key] = trio.run(tutorial_run, fresh(key.replace(" ", "_").replace("(", "").replace(")", "")), durable, senders, per)
+                results[key] = trio.run(
+                    tutorial_run,
+                    fresh(key.replace(" ", "_").replace("(", "").replace(")", "")),
+                    durable,
+                    senders,
+                    per,
+                )
         wake_file = trio.run(wakeup_latency, fresh("wake"), max(200, int(5000 * scale)))
         wake_mem = trio.run(wakeup_latency, None, max(200, int(5000 * scale)))
 
@@ -213,8 +224,12 @@ def main() -> None:
         p50 = f"{r['p50_ms']:.3f}" if "p50_ms" in r else "-"
         p99 = f"{r['p99_ms']:.3f}" if "p99_ms" in r else "-"
         print(f"{key:40} {r['rate']:10.0f} {p50:>9} {p99:>9}")
-    print(f"{'wake-up, file mailbox (none)':40} {'':>10} {wake_file['p50_ms']:9.3f} {wake_file['p99_ms']:9.3f}")
-    print(f"{'wake-up, memory mailbox':40} {'':>10} {wake_mem['p50_ms']:9.3f} {wake_mem['p99_ms']:9.3f}")
+    print(
+        f"{'wake-up, file mailbox (none)':40} {'':>10} {wake_file['p50_ms']:9.3f} {wake_file['p99_ms']:9.3f}"
+    )
+    print(
+        f"{'wake-up, memory mailbox':40} {'':>10} {wake_mem['p50_ms']:9.3f} {wake_mem['p99_ms']:9.3f}"
+    )
     always1 = results["coterie always x1"]["rate"]
     batch16 = results["coterie batch x16"]["rate"]
     print()
@@ -223,9 +238,13 @@ def main() -> None:
     print(f"wake-up p99 (file)              = {wake_file['p99_ms']:.3f} ms  (target < 1 ms)")
     tut = results["tutorial jsonl fsync x1 (b)"]["rate"]
     print(f"always x1 / tutorial fsync x1   = {always1 / tut:6.2f}")
-    print(f"none x16 / tutorial nofsync x16 = {results['coterie none x16']['rate'] / results['tutorial jsonl nofsync x16 (b)']['rate']:6.2f}")
-    print(f"p99 latency none x1 vs tutorial nofsync x1: "
-          f"{results['coterie none x1']['p99_ms']:.3f} ms vs {results['tutorial jsonl nofsync x1 (b)']['p99_ms']:.3f} ms")
+    print(
+        f"none x16 / tutorial nofsync x16 = {results['coterie none x16']['rate'] / results['tutorial jsonl nofsync x16 (b)']['rate']:6.2f}"
+    )
+    print(
+        f"p99 latency none x1 vs tutorial nofsync x1: "
+        f"{results['coterie none x1']['p99_ms']:.3f} ms vs {results['tutorial jsonl nofsync x1 (b)']['p99_ms']:.3f} ms"
+    )
 
 
 if __name__ == "__main__":

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from coterie.mailbox import Durability, PostOffice
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Callable
+    from pathlib import Path
 
 MAILBOX_KINDS = ["memory", "file-none", "file-batch", "file-always"]
 
@@ -19,9 +22,7 @@ def mailbox_kind(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def make_post_office(
-    mailbox_kind: str, tmp_path: Path
-) -> Callable[..., PostOffice]:
+def make_post_office(mailbox_kind: str, tmp_path: Path) -> Callable[..., PostOffice]:
     """Build post offices of the parametrised kind (same root each call, to reopen)."""
 
     def make(**kwargs: object) -> PostOffice:

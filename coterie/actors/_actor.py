@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import trio
 
 from coterie.actors._context import ActorContext, SeenIds
-from coterie.events import EventLog
-from coterie.mailbox import PostOffice
 from coterie.messages import Message, check_actor_name
 from coterie.supervisors import ChildSpec, Restart
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from coterie.events import EventLog
+    from coterie.mailbox import PostOffice
 
 STOP = "stop"
 """Message kind that asks an actor to stop once the messages before it are handled."""

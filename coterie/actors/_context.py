@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import trio
 
 from coterie.errors import AskTimeout
-from coterie.events import EventLog
-from coterie.mailbox import Delivery, Mailbox, PostOffice
 from coterie.messages import Message
+
+if TYPE_CHECKING:
+    from coterie.events import EventLog
+    from coterie.mailbox import Delivery, Mailbox, PostOffice
 
 
 @attrs.define
@@ -72,7 +74,8 @@ class ActorContext:
             request.reply_to or request.sender, kind, body, correlation_id=request.id
         )
 
-    async def ask(self, to: str, kind: str, body: Any = None, *, timeout: float) -> Message:
+    # A required timeout, as in gen_server:call: an ask must never wait forever.
+    async def ask(self, to: str, kind: str, body: Any = None, *, timeout: float) -> Message:  # noqa: ASYNC109
         """Send a request and wait up to *timeout* seconds for its reply.
 
         The reply is taken out of this actor's mailbox by selective receive,
@@ -80,9 +83,7 @@ class ActorContext:
         """
         request = await self.send(to, kind, body, reply_to=self.name)
         with trio.move_on_after(timeout):
-            delivery = await self.mailbox.receive(
-                where=lambda m: m.correlation_id == request.id
-            )
+            delivery = await self.mailbox.receive(where=lambda m: m.correlation_id == request.id)
             await self.mailbox.ack(delivery)
             return delivery.message
         raise AskTimeout(f"{self.name}: no reply from {to!r} to {kind!r} within {timeout} s")

@@ -9,9 +9,12 @@ load this makes one fsync cover many writes; alone, a writer pays one fsync.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import trio
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 class GroupCommit:

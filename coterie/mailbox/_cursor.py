@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from coterie.errors import MailboxError
-from coterie.mailbox._base import Position
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from coterie.mailbox._base import Position
 
 CURSOR_NAME = "cursor"
 CURSOR_TMP = "cursor.tmp"

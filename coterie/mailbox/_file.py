@@ -12,9 +12,10 @@ processes append under the directory's flock, and the owner notices within
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
 import trio
@@ -39,6 +40,9 @@ from coterie.mailbox._segments import (
     segment_path,
 )
 from coterie.messages import Message
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 # Owners open in this process, by resolved directory, so that any sender in
 # the process can wake the receiver without polling.
@@ -352,10 +356,8 @@ class FileMailbox:
             write_cursor(directory, data, sync=sync)
             # Only after the cursor is durable: fully acknowledged segments go.
             for number in doomed:
-                try:
+                with contextlib.suppress(FileNotFoundError):
                     os.unlink(segment_path(directory, number))
-                except FileNotFoundError:
-                    pass
 
         return job
 

@@ -25,9 +25,12 @@ from __future__ import annotations
 
 import struct
 import zlib
-from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import attrs
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 MAGIC = b"\xc7\x0e\x7e\x1e"
 _HEADER = struct.Struct("<4sIII")

@@ -7,11 +7,15 @@ selective receive and validation behave exactly as in the file mailbox.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import trio
 
 from coterie.errors import InvalidMessage
 from coterie.mailbox._base import Delivery, MailboxStatistics, Predicate, _Inbox
-from coterie.messages import Message
+
+if TYPE_CHECKING:
+    from coterie.messages import Message
 
 
 class MemoryMailbox:

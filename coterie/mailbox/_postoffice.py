@@ -10,18 +10,22 @@ the directory's lock and the owner notices it by polling.
 from __future__ import annotations
 
 import os
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import trio
 
 from coterie.errors import InvalidMessage, MailboxError, UnknownActor
-from coterie.events import EventLog
 from coterie.mailbox import _framing
 from coterie.mailbox._base import Durability, Mailbox
 from coterie.mailbox._file import CorruptRecord, open_file_mailbox, owner_of
 from coterie.mailbox._memory import MemoryMailbox
 from coterie.mailbox._segments import DEFAULT_SEGMENT_BYTES, SegmentWriter, check_directory
 from coterie.messages import ACTOR_NAME_RE, Message, check_actor_name
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from coterie.events import EventLog
 
 
 class MailboxWriter:
@@ -159,7 +163,9 @@ class PostOffice:
                 self._writers[name] = writer
             return writer
         known = ", ".join(self.names()) or "none"
-        raise UnknownActor(f"cannot send {message.kind!r} to {name!r}: no such actor (known: {known})")
+        raise UnknownActor(
+            f"cannot send {message.kind!r} to {name!r}: no such actor (known: {known})"
+        )
 
     async def send(self, message: Message) -> None:
         """Deliver *message* to its recipient's mailbox."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 import fcntl
 import os
 import re
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import trio
 
@@ -26,6 +26,9 @@ from coterie.errors import MailboxError
 from coterie.mailbox._base import Durability, Position
 from coterie.mailbox._commit import GroupCommit
 from coterie.mailbox._cursor import CURSOR_NAME, CURSOR_TMP, fsync_dir
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 SEGMENT_RE = re.compile(r"^(\d{16})\.log$")
 CORRUPT_RE = re.compile(r"^corrupt-\d{16}-\d+\.bin$")

@@ -92,7 +92,8 @@ async def test_a_torn_tail_is_cut_off_kept_aside_and_reported(tmp_path: Path) ->
     box = open_file_mailbox(d, on_corruption=reports.append)
     assert segment.stat().st_size == size
     assert [r.action for r in reports] == ["truncated"]
-    assert reports[0].saved_to is not None and Path(reports[0].saved_to).stat().st_size == 20
+    assert reports[0].saved_to is not None
+    assert Path(reports[0].saved_to).stat().st_size == 20
     assert drain(box) == [0, 1, 2]
     await box.send(msg(3))
     assert drain(box) == [3]

@@ -17,7 +17,9 @@ def test_scan_returns_every_record_in_order(items: list[bytes]) -> None:
 
 
 @given(st.lists(payloads, min_size=1, max_size=6), st.data())
-def test_a_cut_tail_is_incomplete_and_the_rest_survives(items: list[bytes], data: st.DataObject) -> None:
+def test_a_cut_tail_is_incomplete_and_the_rest_survives(
+    items: list[bytes], data: st.DataObject
+) -> None:
     """Cutting the log inside its last record leaves the earlier records and one Incomplete."""
     buf = b"".join(encode(p) for p in items)
     last = len(encode(items[-1]))
@@ -48,12 +50,14 @@ def test_garbage_followed_by_a_record_is_skipped() -> None:
     buf = b"not a record at all" + encode(b"ok")
     out = list(scan(buf))
     assert out[0] == Corrupt(0, 19)
-    assert isinstance(out[1], Record) and out[1].payload == b"ok"
+    assert isinstance(out[1], Record)
+    assert out[1].payload == b"ok"
 
 
 def test_offsets_are_reported_from_the_base() -> None:
     (rec,) = scan(encode(b"x"), base=100)
-    assert isinstance(rec, Record) and rec.start == 100
+    assert isinstance(rec, Record)
+    assert rec.start == 100
 
 
 def test_a_length_over_the_limit_is_not_trusted() -> None:
@@ -64,4 +68,5 @@ def test_a_length_over_the_limit_is_not_trusted() -> None:
     bogus = head + struct.pack("<I", zlib.crc32(head))
     out = list(scan(bogus + encode(b"after")))
     assert isinstance(out[0], Corrupt)
-    assert isinstance(out[1], Record) and out[1].payload == b"after"
+    assert isinstance(out[1], Record)
+    assert out[1].payload == b"after"

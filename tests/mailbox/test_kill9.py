@@ -21,7 +21,14 @@ ROUNDS = 12
 def run_and_kill(directory: Path, durability: str, senders: int, rng: random.Random) -> list[str]:
     """Start a sender, kill -9 it after a random delay; return the ids it printed."""
     child = subprocess.Popen(
-        [sys.executable, "-m", "tests.mailbox.kill9_sender", str(directory), durability, str(senders)],
+        [
+            sys.executable,
+            "-m",
+            "tests.mailbox.kill9_sender",
+            str(directory),
+            durability,
+            str(senders),
+        ],
         stdout=subprocess.PIPE,
         text=True,
         cwd=Path(__file__).parents[2],
@@ -47,7 +54,7 @@ def test_every_returned_send_survives_kill_9(tmp_path: Path, durability: str, se
         printed = run_and_kill(directory, durability, senders, rng)
         total += len(printed)
 
-        async def check() -> None:
+        async def check(printed: list[str]) -> None:
             box = open_file_mailbox(directory)
             seen: list[str] = []
             while True:
@@ -64,5 +71,5 @@ def test_every_returned_send_survives_kill_9(tmp_path: Path, durability: str, se
             assert not missing, f"{len(missing)} of {len(printed)} returned sends lost"
             acknowledged.update(seen)
 
-        trio.run(check)
+        trio.run(check, printed)
     assert total > ROUNDS  # the test really sent something

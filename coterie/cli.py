@@ -1,0 +1,86 @@
+"""The ``coterie`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+DEMOS = ["runtime"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="coterie",
+        description=(
+            "A multi-agent coding harness: an actor-model runtime on Trio with durable "
+            "mailboxes and supervision trees."
+        ),
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    demo = sub.add_parser(
+        "demo",
+        help="run a bundled demonstration offline (no API key needed)",
+        description=(
+            "Run a bundled demonstration offline. 'runtime' shows supervised actors "
+            "passing jobs through durable mailboxes, one of them crashing and being "
+            "restarted with its unacknowledged job delivered again."
+        ),
+    )
+    demo.add_argument("name", nargs="?", default="runtime", choices=DEMOS, help="which demo")
+    demo.add_argument(
+        "--workdir",
+        type=Path,
+        default=Path.cwd(),
+        help="workspace whose .coterie/runs/ holds the run (default: current directory)",
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``coterie`` console script; returns the exit code."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    console = Console(highlight=False)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    if getattr(args, "workdir", None) is not None and not args.workdir.is_dir():
+        parser.error(f"--workdir {args.workdir}: not a directory")
+    try:
+        if args.command == "demo":
+            from coterie.demos import runtime
+
+            return runtime.run(console, args.workdir)
+    except BaseException as exc:
+        leaves = _leaves(exc)
+        if leaves and all(isinstance(e, KeyboardInterrupt) for e in leaves):
+            console.print("[yellow]interrupted[/]")
+            return 130
+        if leaves and all(isinstance(e, (BrokenPipeError, SystemExit)) for e in leaves):
+            # Output closed early (e.g. piped into `head`): stop quietly.
+            _silence_stdout()
+            return 1
+        raise
+    parser.error(f"unknown command {args.command!r}")
+    return 2  # pragma: no cover - parser.error exits
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    """The non-group exceptions inside a (possibly nested) exception group."""
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
+    return [exc]
+
+
+def _silence_stdout() -> None:
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
+if __name__ == "__main__":
+    sys.exit(main())
