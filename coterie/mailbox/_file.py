@@ -121,6 +121,7 @@ class FileMailbox:
         self._on_corruption = on_corruption
         self._syncs = durability is not Durability.NONE
         self._writer = SegmentWriter(directory, durability, segment_bytes)
+        self._look_further = True
         self._sent = 0
         self._corrupt = 0
         self._closed = False
@@ -217,10 +218,14 @@ class FileMailbox:
                 return
             size = os.fstat(fd).st_size
             stuck_at: int | None = None
+            sealed = False
             if size > off:
                 buf = os.pread(fd, size - off, off)
                 for item in _framing.scan(buf, base=off):
                     if isinstance(item, _framing.Record):
+                        if _framing.is_seal(item):
+                            sealed = True
+                            break
                         self._take_record(seg, item)
                     elif isinstance(item, _framing.Corrupt):
                         self._report(CorruptRecord(self.name, seg, item.start, item.end, "skipped"))
@@ -228,8 +233,14 @@ class FileMailbox:
                     else:
                         stuck_at = item.start
                         break
-            if not segment_path(self.directory, seg + 1).exists():
-                return  # newest segment: wait for more (an incomplete tail may still finish)
+            if not sealed:
+                # Normally a seal says when to move on. A seal lost to damage is
+                # caught by a thorough look (on open, on a poll, for statistics).
+                if not self._look_further:
+                    return
+                if not segment_path(self.directory, seg + 1).exists():
+                    self._look_further = False
+                    return  # newest segment: wait (an incomplete tail may still finish)
             if stuck_at is not None:
                 # Writers have moved on: the tail of this segment will never finish.
                 self._report(CorruptRecord(self.name, seg, stuck_at, size, "skipped"))
@@ -281,8 +292,9 @@ class FileMailbox:
             if self.poll_interval is None:
                 await self._inbox.lot.park()
             else:
-                with trio.move_on_after(self.poll_interval):
+                with trio.move_on_after(self.poll_interval) as poll:
                     await self._inbox.lot.park()
+                self._look_further = poll.cancelled_caught
 
     # -- sending ---------------------------------------------------------------
 
@@ -370,6 +382,7 @@ class FileMailbox:
     def statistics(self) -> MailboxStatistics:
         """A snapshot of this mailbox's counters."""
         if not self._closed:
+            self._look_further = True
             self._refill()
         inbox = self._inbox
         return MailboxStatistics(

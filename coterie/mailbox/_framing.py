@@ -13,6 +13,8 @@ Scanning a buffer gives, in order, either complete valid records or one of:
 * ``Corrupt``: bytes that are not a valid record, followed later in the same
   buffer by a valid one (found again by searching for ``MAGIC``). The reader
   skips them and reports them.
+* A record with an empty payload is a *seal*: the writer moved on to the
+  next segment, and the reader should too.
 * ``Incomplete``: the buffer ends inside what could still become a valid
   record (a prefix of a header, or a valid header whose payload runs past the
   end). A live reader waits for more bytes; on open, after a crash, it is a
@@ -36,6 +38,11 @@ MAGIC = b"\xc7\x0e\x7e\x1e"
 _HEADER = struct.Struct("<4sIII")
 HEADER_SIZE = _HEADER.size
 MAX_RECORD = 64 * 1024 * 1024
+
+
+def is_seal(record: Record) -> bool:
+    """Whether *record* is the seal a writer appends to a segment it leaves behind."""
+    return not record.payload
 
 
 def encode(payload: bytes) -> bytes:
@@ -129,3 +136,7 @@ def scan(buf: bytes, base: int = 0) -> Iterator[Item]:
                 yield Incomplete(base + pos)
                 return
             search = nxt + 1
+
+
+SEAL = encode(b"")
+"""The empty record that closes a segment. Message payloads are never empty."""

@@ -10,7 +10,9 @@ Layout of one mailbox directory::
 Writers in any process append whole records with one ``write`` under the
 lock, always to the newest segment. A segment is only left behind once it is
 at least ``segment_bytes`` long, so a writer that finds its segment still
-short knows no one has rotated past it and needs no directory listing.
+short knows no one has rotated past it and needs no directory listing. The
+writer that leaves a segment appends a *seal* record to it first, so a reader
+moves on when it reads the seal, whatever segment size it was configured with.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import trio
 from coterie.errors import MailboxError
 from coterie.mailbox._base import Durability, Position
 from coterie.mailbox._commit import GroupCommit
+from coterie.mailbox._framing import SEAL
 from coterie.mailbox._cursor import CURSOR_NAME, CURSOR_TMP, fsync_dir
 
 if TYPE_CHECKING:
@@ -123,13 +126,23 @@ class SegmentWriter:
             self._switch_to(newest)
         assert self._fd is not None
         if os.fstat(self._fd).st_size >= self.segment_bytes:
+            self._seal(self._fd)
             self._switch_to(newest + 1)
         return self._fd
+
+    @staticmethod
+    def _seal(fd: int) -> None:
+        # A writer that died between sealing and creating the next segment
+        # left the seal already there: never write two.
+        size = os.fstat(fd).st_size
+        if size >= len(SEAL) and os.pread(fd, len(SEAL), size - len(SEAL)) == SEAL:
+            return
+        os.write(fd, SEAL)
 
     def _switch_to(self, number: int) -> None:
         path = segment_path(self.directory, number)
         created = not path.exists()
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         if created and self.durability is not Durability.NONE:
             fsync_dir(self.directory)
         if self._fd is not None:

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from coterie.mailbox import Delivery, Durability, FileMailbox, open_file_mailbox
-from coterie.mailbox._framing import Record, scan
+from coterie.mailbox._framing import Record, is_seal, scan
 from coterie.mailbox._segments import list_segments, segment_path
 from coterie.messages import Message
 
@@ -109,7 +109,7 @@ class MailboxMachine(RuleBasedStateMachine):
         if segments:
             path = segment_path(self.dir, segments[-1])
             raw = path.read_bytes()
-            records = [r for r in scan(raw) if isinstance(r, Record)]
+            records = [r for r in scan(raw) if isinstance(r, Record) and not is_seal(r)]
             if records:
                 last = records[-1]
                 victim = Message.from_json_bytes(last.payload).id
@@ -137,7 +137,8 @@ class MailboxMachine(RuleBasedStateMachine):
             at = data.draw(st.integers(record.start, record.end - 1))
             raw[at] ^= data.draw(st.integers(1, 255))
             path.write_bytes(bytes(raw))
-            self.destroyed.add(Message.from_json_bytes(record.payload).id)
+            if not is_seal(record):  # a damaged seal loses no message
+                self.destroyed.add(Message.from_json_bytes(record.payload).id)
         self.box = self._open()
 
     @rule()
