@@ -36,6 +36,18 @@ def _parser() -> argparse.ArgumentParser:
         default=Path.cwd(),
         help="workspace whose .coterie/runs/ holds the run (default: current directory)",
     )
+    mock = sub.add_parser(
+        "mock-server",
+        help="serve a scenario over the Anthropic Messages API (for testing the real SDK path)",
+        description=(
+            "Serve a scenario file over a local Messages-API-compatible HTTP server "
+            "(POST /v1/messages, JSON and SSE streaming). The first line of standard "
+            "output is the base URL; point ANTHROPIC_BASE_URL at it."
+        ),
+    )
+    mock.add_argument("--scenario", type=Path, required=True, help="scenario JSON file")
+    mock.add_argument("--port", type=int, default=0, help="port (0: let the system pick)")
+    mock.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     return parser
 
 
@@ -54,6 +66,10 @@ def main(argv: list[str] | None = None) -> int:
             from coterie.demos import runtime
 
             return runtime.run(console, args.workdir)
+        if args.command == "mock-server":
+            from coterie.models import mock_server
+
+            return mock_server.main(args.scenario, host=args.host, port=args.port)
     except BaseException as exc:
         leaves = _leaves(exc)
         if leaves and all(isinstance(e, KeyboardInterrupt) for e in leaves):

@@ -1,0 +1,115 @@
+"""The model interface every client implements, in the Messages API's terms.
+
+Transcripts are kept in the Anthropic Messages format (``{"role", "content":
+[blocks]}``, blocks ``text`` / ``tool_use`` / ``tool_result``) because it is
+JSON, it is what the real API takes, and the scripted model and the mock
+server can serve it unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import attrs
+
+from coterie.errors import CoterieError
+
+ROLES = ("lead", "teammate", "subagent", "evaluator", "classifier", "summarizer")
+
+
+@attrs.frozen
+class ModelRequest:
+    """One call to a model. ``actor`` and ``role`` choose a scenario track and
+    travel as the ``x-coterie-actor`` / ``x-coterie-role`` headers."""
+
+    system: str
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]] = attrs.field(factory=list)
+    max_tokens: int = 8192
+    actor: str = "lead"
+    role: str = "lead"
+
+
+@attrs.frozen
+class Usage:
+    """Token counts of one call (or a sum of calls), as the API reports them."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_creation_input_tokens + other.cache_creation_input_tokens,
+            self.cache_read_input_tokens + other.cache_read_input_tokens,
+        )
+
+    def to_dict(self) -> dict[str, int]:
+        return attrs.asdict(self)
+
+
+@attrs.frozen
+class ModelReply:
+    """The assistant's turn: content blocks (``text``, ``tool_use``) and why it stopped."""
+
+    content: list[dict[str, Any]]
+    stop_reason: str
+    usage: Usage
+    model: str
+
+    @property
+    def text(self) -> str:
+        """All text blocks joined."""
+        return "".join(b.get("text", "") for b in self.content if b.get("type") == "text")
+
+    @property
+    def tool_uses(self) -> list[dict[str, Any]]:
+        """The ``tool_use`` blocks, in order."""
+        return [b for b in self.content if b.get("type") == "tool_use"]
+
+
+TextSink = Callable[[str], None]
+
+
+class Model(Protocol):
+    """A chat model. ``on_text`` receives streamed text as it arrives."""
+
+    name: str
+
+    async def complete(
+        self, request: ModelRequest, *, on_text: TextSink | None = None
+    ) -> ModelReply: ...
+
+
+class ModelError(CoterieError, RuntimeError):
+    """A model call failed for good (after any retries)."""
+
+
+class ModelAPIError(ModelError):
+    """The API (or the mock server, or a scenario ``error`` turn) answered with an error."""
+
+    def __init__(self, status: int, type: str, message: str) -> None:
+        super().__init__(f"{status} {type}: {message}")
+        self.status = status
+        self.type = type
+        self.message = message
+
+
+class PromptTooLong(ModelAPIError):
+    """The request did not fit the model's context window (HTTP 400 ``prompt is too long``)."""
+
+
+class ScenarioError(ModelError):
+    """A scenario file is malformed, a turn's ``expect`` did not match, or a track ran out."""
+
+
+class ScriptedCrash(Exception):
+    """Raised in the calling actor by a scenario ``crash`` turn: a deliberate bug.
+
+    Deliberately *not* a :class:`CoterieError`: it must look like any
+    unexpected exception, so that supervision treats it as a crash.
+    """
