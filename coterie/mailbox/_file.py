@@ -6,8 +6,9 @@ directory holding foreign files, reads the cursor, and cuts a torn tail off
 the newest segment (keeping the cut bytes in a ``corrupt-*.bin`` file). It
 then reads the log lazily from the cursor. Senders in the same process write
 through the owner and wake its receivers directly; senders in other
-processes append under the directory's flock, and the owner notices within
-``poll_interval`` seconds.
+processes append under the directory's flock, and the owner is woken by
+inotify (``_watch.py``), or notices within ``poll_interval`` seconds where
+inotify is not available.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import attrs
 import trio
 
 from coterie.errors import InvalidMessage, MailboxError
-from coterie.mailbox import _framing
+from coterie.mailbox import _framing, _watch
 from coterie.mailbox._base import (
     Delivery,
     Durability,
@@ -72,10 +73,16 @@ def open_file_mailbox(
     name: str | None = None,
     durability: Durability = Durability.BATCH,
     poll_interval: float | None = 0.2,
+    watch: bool = True,
     segment_bytes: int = DEFAULT_SEGMENT_BYTES,
     on_corruption: Callable[[CorruptRecord], None] | None = None,
 ) -> FileMailbox:
-    """Open (creating if needed) the mailbox in *directory* as its receiver."""
+    """Open (creating if needed) the mailbox in *directory* as its receiver.
+
+    Writes by other processes wake a waiting receiver through inotify where
+    the platform has it (``watch``), else by polling every ``poll_interval``
+    seconds (``None``: only senders in this process wake it).
+    """
     directory = Path(directory)
     if directory.exists():
         check_directory(directory)
@@ -90,6 +97,7 @@ def open_file_mailbox(
         name=name or directory.name,
         durability=durability,
         poll_interval=poll_interval,
+        watch=watch,
         segment_bytes=segment_bytes,
         on_corruption=on_corruption,
         cursor=cursor,
@@ -109,6 +117,7 @@ class FileMailbox:
         name: str,
         durability: Durability,
         poll_interval: float | None,
+        watch: bool,
         segment_bytes: int,
         on_corruption: Callable[[CorruptRecord], None] | None,
         cursor: Position,
@@ -122,6 +131,8 @@ class FileMailbox:
         self._syncs = durability is not Durability.NONE
         self._writer = SegmentWriter(directory, durability, segment_bytes)
         self._look_further = True
+        self._watch = watch
+        self._watcher: _watch.Watcher | None = None
         self._sent = 0
         self._corrupt = 0
         self._closed = False
@@ -289,12 +300,30 @@ class FileMailbox:
             if delivery is not None:
                 await trio.lowlevel.cancel_shielded_checkpoint()
                 return delivery
-            if self.poll_interval is None:
+            if self._watched() or self.poll_interval is None:
                 await self._inbox.lot.park()
             else:
                 with trio.move_on_after(self.poll_interval) as poll:
                     await self._inbox.lot.park()
                 self._look_further = poll.cancelled_caught
+
+    def _watched(self) -> bool:
+        """Make sure the kernel tells us of writes by other processes, if it can."""
+        if not self._watch:
+            return False
+        w = _watch.watcher()
+        if w is None:
+            return False
+        if w is not self._watcher:
+            if not w.watch(self.directory, id(self), self._changed_elsewhere):
+                return False
+            self._watcher = w
+        return True
+
+    def _changed_elsewhere(self) -> None:
+        if len(self._inbox.lot):
+            self._look_further = True
+            self._inbox.lot.unpark_all()
 
     # -- sending ---------------------------------------------------------------
 
@@ -412,6 +441,9 @@ class FileMailbox:
         self._closed = True
         self._inbox.lot.unpark_all()
         self._writer.close()
+        if self._watcher is not None:
+            self._watcher.unwatch(id(self))
+            self._watcher = None
         if self._read_fd is not None:
             os.close(self._read_fd)
             self._read_fd = None

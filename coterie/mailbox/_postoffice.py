@@ -4,7 +4,8 @@ Sending goes through here so that a bad address fails at the sender with a
 clear error and nothing written. A recipient is known if its mailbox is open
 in this post office or its directory exists under the run's mailbox root
 (another process owns it); in the second case the record is appended under
-the directory's lock and the owner notices it by polling.
+the directory's lock, and the owner is woken by inotify (or notices it on
+its next poll).
 """
 
 from __future__ import annotations
@@ -73,12 +74,14 @@ class PostOffice:
         *,
         durability: Durability = Durability.BATCH,
         poll_interval: float | None = 0.2,
+        watch: bool = True,
         segment_bytes: int = DEFAULT_SEGMENT_BYTES,
         events: EventLog | None = None,
     ) -> None:
         self.root = root
         self.durability = durability
         self.poll_interval = poll_interval
+        self.watch = watch
         self.segment_bytes = segment_bytes
         self.events = events
         self._boxes: dict[str, Mailbox] = {}
@@ -100,6 +103,7 @@ class PostOffice:
                 name=name,
                 durability=self.durability,
                 poll_interval=self.poll_interval,
+                watch=self.watch,
                 segment_bytes=self.segment_bytes,
                 on_corruption=self._report_corruption,
             )

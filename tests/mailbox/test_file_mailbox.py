@@ -184,8 +184,8 @@ async def test_opening_the_same_mailbox_twice_in_one_process_is_refused(tmp_path
 async def test_a_writer_elsewhere_is_noticed_by_polling(
     tmp_path: Path, autojump_clock: object
 ) -> None:
-    """A sender that does not share the owner object (as in another process)."""
-    box = open_file_mailbox(tmp_path / "alice", poll_interval=0.05)
+    """Without inotify: a sender that does not share the owner object is seen on a poll."""
+    box = open_file_mailbox(tmp_path / "alice", poll_interval=0.05, watch=False)
     writer = MailboxWriter(tmp_path / "alice")
     async with trio.open_nursery() as nursery:
 
@@ -255,3 +255,32 @@ def test_lock_and_cursor_files_are_all_a_mailbox_directory_holds(tmp_path: Path)
     trio.run(main)
     names = sorted(os.listdir(tmp_path / "alice"))
     assert names == ["0000000000000001.log", "cursor", "lock"]
+
+
+async def test_a_writer_in_another_process_wakes_the_receiver_without_polling(
+    tmp_path: Path,
+) -> None:
+    """inotify: no poll interval at all, yet the record from the child is seen."""
+
+    import sys
+
+    box = open_file_mailbox(tmp_path / "alice", poll_interval=None)
+    script = (
+        "import sys, trio\n"
+        "from pathlib import Path\n"
+        "from coterie.mailbox import MailboxWriter\n"
+        "from coterie.messages import Message\n"
+        "w = MailboxWriter(Path(sys.argv[1]))\n"
+        "trio.run(w.send, Message.new('child', 'alice', 'n', {'n': 42}))\n"
+    )
+    async with trio.open_nursery() as nursery:
+
+        async def child() -> None:
+            await trio.testing.wait_all_tasks_blocked()
+            await trio.run_process([sys.executable, "-c", script, str(tmp_path / "alice")])
+
+        nursery.start_soon(child)
+        with trio.fail_after(30):
+            delivery = await box.receive()
+    assert delivery.message.body == {"n": 42}
+    box.close()
