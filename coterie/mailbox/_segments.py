@@ -27,8 +27,8 @@ import trio
 from coterie.errors import MailboxError
 from coterie.mailbox._base import Durability, Position
 from coterie.mailbox._commit import GroupCommit
-from coterie.mailbox._framing import SEAL
 from coterie.mailbox._cursor import CURSOR_NAME, CURSOR_TMP, fsync_dir
+from coterie.mailbox._framing import SEAL
 
 if TYPE_CHECKING:
     from pathlib import Path

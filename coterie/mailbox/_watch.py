@@ -16,9 +16,12 @@ import os
 import struct
 import sys
 from collections.abc import Callable
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import trio
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 IN_MODIFY = 0x00000002
 IN_MOVED_TO = 0x00000080
