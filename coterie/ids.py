@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import threading
 import time
-import uuid
 
 _lock = threading.Lock()
 _last_ms = 0
@@ -35,7 +34,8 @@ def new_id() -> str:
     value |= counter << 64
     value |= 0b10 << 62
     value |= rand
-    return str(uuid.UUID(int=value))
+    h = f"{value:032x}"  # what str(uuid.UUID(int=value)) gives, at a third of the cost
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def new_run_id() -> str:

@@ -92,7 +92,16 @@ class Message:
         """Encode as compact UTF-8 JSON; raises :class:`InvalidMessage` if the body is not JSON."""
         try:
             return json.dumps(
-                attrs.asdict(self, recurse=False),
+                {
+                    "id": self.id,
+                    "sender": self.sender,
+                    "recipient": self.recipient,
+                    "kind": self.kind,
+                    "body": self.body,
+                    "sent_at": self.sent_at,
+                    "correlation_id": self.correlation_id,
+                    "reply_to": self.reply_to,
+                },
                 separators=(",", ":"),
                 ensure_ascii=False,
                 allow_nan=False,

@@ -36,6 +36,11 @@ class GroupCommit:
         self._done = trio.Event()
         self.flushes = 0
 
+    @property
+    def unflushed(self) -> bool:
+        """Something was written that no finished or running flush covers."""
+        return self._written > self._durable and not self._flushing
+
     def note_write(self) -> int:
         """Record that something was written; returns the generation to wait for."""
         self._written += 1

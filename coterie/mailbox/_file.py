@@ -133,6 +133,7 @@ class FileMailbox:
         self._look_further = True
         self._watch = watch
         self._watcher: _watch.Watcher | None = None
+        self._stale = True  # the log may hold records not read yet
         self._sent = 0
         self._corrupt = 0
         self._closed = False
@@ -276,7 +277,13 @@ class FileMailbox:
 
     def _take(self, where: Predicate | None) -> Delivery | None:
         delivery = self._inbox.take(where)
-        if delivery is None and not self._closed:
+        # Re-read the log only if it may hold unread records: always when no
+        # one will tell us of writes from elsewhere, else after being told.
+        watcher = self._watcher
+        if delivery is None and not self._closed and (
+            self._stale or watcher is None or watcher.closed
+        ):
+            self._stale = False
             self._refill()
             delivery = self._inbox.take(where)
         return delivery
@@ -293,6 +300,7 @@ class FileMailbox:
     async def receive(self, where: Predicate | None = None) -> Delivery:
         """Wait for the next pending message (the first matching *where*, if given)."""
         await trio.lowlevel.checkpoint_if_cancelled()
+        watched = self._watched()
         while True:
             if self._closed:
                 raise trio.ClosedResourceError(f"mailbox {self.name!r} is closed")
@@ -300,12 +308,13 @@ class FileMailbox:
             if delivery is not None:
                 await trio.lowlevel.cancel_shielded_checkpoint()
                 return delivery
-            if self._watched() or self.poll_interval is None:
+            if watched or self.poll_interval is None:
                 await self._inbox.lot.park()
             else:
                 with trio.move_on_after(self.poll_interval) as poll:
                     await self._inbox.lot.park()
-                self._look_further = poll.cancelled_caught
+                if poll.cancelled_caught:
+                    self._look_further = self._stale = True
 
     def _watched(self) -> bool:
         """Make sure the kernel tells us of writes by other processes, if it can."""
@@ -315,14 +324,16 @@ class FileMailbox:
         if w is None:
             return False
         if w is not self._watcher:
+            self._watcher = None
             if not w.watch(self.directory, id(self), self._changed_elsewhere):
                 return False
             self._watcher = w
+            self._stale = True  # anything written before the watch began
         return True
 
     def _changed_elsewhere(self) -> None:
+        self._look_further = self._stale = True
         if len(self._inbox.lot):
-            self._look_further = True
             self._inbox.lot.unpark_all()
 
     # -- sending ---------------------------------------------------------------
@@ -365,10 +376,13 @@ class FileMailbox:
             # Nothing unread lies before it: skip re-reading it from the file.
             inbox.add(Delivery(message, start))
             inbox.moved_scan(end)
+        else:
+            self._stale = True
         inbox.lot.unpark_all()
 
     def wake(self) -> None:
         """Tell waiting receivers that someone else appended to the log."""
+        self._stale = True
         self._inbox.lot.unpark_all()
 
     # -- acknowledging ---------------------------------------------------------
@@ -382,7 +396,11 @@ class FileMailbox:
             self._prepare_cursor_flush()()
             await trio.lowlevel.checkpoint()
         else:
-            await self._cursor_commit.wait_durable(self._cursor_commit.note_write())
+            # Shielded: an acknowledgement cancelled half-way would leave the
+            # cursor on disk behind the one in memory, and a clean stop would
+            # then redeliver what was handled. The wait is one short flush.
+            with trio.CancelScope(shield=True):
+                await self._cursor_commit.wait_durable(self._cursor_commit.note_write())
 
     def _prepare_cursor_flush(self) -> Callable[[], None]:
         data = encode_cursor(self._inbox.cursor, self._inbox.acked_beyond)
@@ -439,6 +457,8 @@ class FileMailbox:
         if self._closed:
             return
         self._closed = True
+        if self._cursor_commit.unflushed:
+            self._cursor_commit.flush_now()
         self._inbox.lot.unpark_all()
         self._writer.close()
         if self._watcher is not None:

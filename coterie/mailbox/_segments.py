@@ -107,8 +107,7 @@ class SegmentWriter:
         """
         self.lock()
         try:
-            fd = self._active_fd()
-            start = os.lseek(fd, 0, os.SEEK_END)
+            fd, start = self._active_fd()
             view = memoryview(data)
             while view:
                 written = os.write(fd, view)
@@ -117,9 +116,12 @@ class SegmentWriter:
         finally:
             self.unlock()
 
-    def _active_fd(self) -> int:
-        if self._fd is not None and os.fstat(self._fd).st_size < self.segment_bytes:
-            return self._fd
+    def _active_fd(self) -> tuple[int, int]:
+        """The newest segment's fd and its size (where the next record starts)."""
+        if self._fd is not None:
+            size = os.fstat(self._fd).st_size
+            if size < self.segment_bytes:
+                return self._fd, size
         segments = list_segments(self.directory)
         newest = segments[-1] if segments else 1
         if newest != self._segment or self._fd is None:
@@ -128,7 +130,8 @@ class SegmentWriter:
         if os.fstat(self._fd).st_size >= self.segment_bytes:
             self._seal(self._fd)
             self._switch_to(newest + 1)
-        return self._fd
+            assert self._fd is not None
+        return self._fd, os.fstat(self._fd).st_size
 
     @staticmethod
     def _seal(fd: int) -> None:

@@ -284,3 +284,21 @@ async def test_a_writer_in_another_process_wakes_the_receiver_without_polling(
             delivery = await box.receive()
     assert delivery.message.body == {"n": 42}
     box.close()
+
+
+async def test_a_cancelled_acknowledgement_still_reaches_the_disk(tmp_path: Path) -> None:
+    """A stop that cancels an actor mid-ack must not redeliver what it handled."""
+    d = tmp_path / "alice"
+    await fill(d, 2)
+    box = open_file_mailbox(d, durability=Durability.BATCH)
+    first, second = await box.receive(), await box.receive()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(box.ack, first)  # leads a flush
+        await trio.sleep(0)
+        with trio.CancelScope() as scope:
+            scope.cancel()
+            await box.ack(second)  # waits for the next flush, cancelled meanwhile
+    box.close()
+    box = open_file_mailbox(d)
+    assert drain(box) == []
+    box.close()
