@@ -77,6 +77,19 @@ class EventLog:
         self.history.append(event)
         if self._fd is not None:
             os.write(self._fd, (event.to_json() + "\n").encode())
+        self._fan_out(event)
+        return event
+
+    def publish(self, type: str, **data: Any) -> Event:
+        """Hand an event to live subscribers only: not numbered, not stored.
+
+        For what only a live display needs (streamed text deltas).
+        """
+        event = Event(seq=0, ts=time.time(), type=type, data=data)
+        self._fan_out(event)
+        return event
+
+    def _fan_out(self, event: Event) -> None:
         for channel in list(self._subscribers):
             try:
                 channel.send_nowait(event)
@@ -84,7 +97,6 @@ class EventLog:
                 self.dropped += 1
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 self._subscribers.remove(channel)
-        return event
 
     @contextlib.contextmanager
     def subscribe(self, buffer: int = 1000) -> Iterator[trio.MemoryReceiveChannel[Event]]:

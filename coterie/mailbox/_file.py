@@ -407,7 +407,14 @@ class FileMailbox:
         cursor_segment = self._inbox.cursor[0]
         doomed = list(range(self._oldest or 1, cursor_segment))
         if doomed:
-            self._oldest = cursor_segment
+            # Never the newest segment, even fully acknowledged (the cursor may
+            # point at a successor not created yet, after a crash between
+            # sealing and creating it): writers number new segments after the
+            # newest one they find, so the numbering must never restart.
+            existing = list_segments(self.directory)
+            newest = existing[-1] if existing else 0
+            doomed = [n for n in doomed if n < newest]
+            self._oldest = doomed[-1] + 1 if doomed else self._oldest
         sync = self._syncs
         directory = self.directory
 

@@ -120,27 +120,29 @@ class SegmentWriter:
         """The newest segment's fd and its size (where the next record starts)."""
         if self._fd is not None:
             size = os.fstat(self._fd).st_size
-            if size < self.segment_bytes:
+            if size < self.segment_bytes and not _sealed(self._fd, size):
                 return self._fd, size
         segments = list_segments(self.directory)
         newest = segments[-1] if segments else 1
         if newest != self._segment or self._fd is None:
             self._switch_to(newest)
         assert self._fd is not None
-        if os.fstat(self._fd).st_size >= self.segment_bytes:
+        size = os.fstat(self._fd).st_size
+        # A segment sealed by someone else (a writer with smaller segments, or
+        # one that died right after sealing) is left too: never write past a seal.
+        if size >= self.segment_bytes or _sealed(self._fd, size):
             self._seal(self._fd)
             self._switch_to(newest + 1)
             assert self._fd is not None
-        return self._fd, os.fstat(self._fd).st_size
+            size = os.fstat(self._fd).st_size
+        return self._fd, size
 
     @staticmethod
     def _seal(fd: int) -> None:
         # A writer that died between sealing and creating the next segment
         # left the seal already there: never write two.
-        size = os.fstat(fd).st_size
-        if size >= len(SEAL) and os.pread(fd, len(SEAL), size - len(SEAL)) == SEAL:
-            return
-        os.write(fd, SEAL)
+        if not _sealed(fd, os.fstat(fd).st_size):
+            os.write(fd, SEAL)
 
     def _switch_to(self, number: int) -> None:
         path = segment_path(self.directory, number)
@@ -198,6 +200,11 @@ class SegmentWriter:
         self._retired.clear()
         self._fd = None
         os.close(self._lock_fd)
+
+
+def _sealed(fd: int, size: int) -> bool:
+    """Whether the segment open as *fd* (of *size* bytes) ends with a seal."""
+    return size >= len(SEAL) and os.pread(fd, len(SEAL), size - len(SEAL)) == SEAL
 
 
 class _Flush:

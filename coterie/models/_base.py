@@ -17,6 +17,9 @@ from coterie.errors import CoterieError
 
 ROLES = ("lead", "teammate", "subagent", "evaluator", "classifier", "summarizer")
 
+#: The model used when neither ``--model`` nor ``ANTHROPIC_MODEL`` names one.
+DEFAULT_MODEL = "claude-sonnet-5-5"
+
 
 @attrs.frozen
 class ModelRequest:
@@ -113,3 +116,12 @@ class ScriptedCrash(Exception):
     Deliberately *not* a :class:`CoterieError`: it must look like any
     unexpected exception, so that supervision treats it as a crash.
     """
+
+
+def api_error(status: int, type: str, message: str) -> ModelAPIError:
+    """The exception for an API error answer: :class:`PromptTooLong` when it is
+    one (HTTP 400 ``invalid_request_error`` saying "prompt is too long"), else
+    :class:`ModelAPIError`. Shared by every client so they classify alike."""
+    if type == "invalid_request_error" and "prompt is too long" in message.lower():
+        return PromptTooLong(status, type, message)
+    return ModelAPIError(status, type, message)

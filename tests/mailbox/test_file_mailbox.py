@@ -302,3 +302,25 @@ async def test_a_cancelled_acknowledgement_still_reaches_the_disk(tmp_path: Path
     box = open_file_mailbox(d)
     assert drain(box) == []
     box.close()
+
+
+async def test_a_sealed_newest_segment_is_never_deleted(tmp_path: Path) -> None:
+    """A writer killed between sealing a segment and creating the next one:
+    acknowledging everything must not delete the sealed segment, or the next
+    writer would restart the numbering below the cursor and be lost."""
+    from coterie.mailbox._framing import SEAL
+    from coterie.mailbox._segments import list_segments, segment_path
+
+    d = tmp_path / "alice"
+    await fill(d, 3)
+    with open(segment_path(d, 1), "ab") as f:
+        f.write(SEAL)  # the writer died right after sealing
+    box = open_file_mailbox(d)
+    for _ in range(3):
+        await box.ack(await box.receive())
+    box.close()
+    assert list_segments(d) == [1]
+    await fill(d, 1)  # the next writer goes on at segment 2
+    box = open_file_mailbox(d)
+    assert drain(box) == [0]
+    box.close()

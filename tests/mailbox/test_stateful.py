@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from coterie.mailbox import Delivery, Durability, FileMailbox, open_file_mailbox
-from coterie.mailbox._framing import Record, is_seal, scan
+from coterie.mailbox._framing import SEAL, Record, is_seal, scan
 from coterie.mailbox._segments import list_segments, segment_path
 from coterie.messages import Message
 
@@ -119,6 +119,18 @@ class MailboxMachine(RuleBasedStateMachine):
                         f.truncate(cut)
                     # Its send never returned, as far as the invariants go.
                     self.destroyed.add(victim)
+        self.box = self._open()
+
+    @rule()
+    def crash_after_sealing(self) -> None:
+        """A writer killed between sealing the newest segment and creating the next."""
+        self.box.close()
+        segments = list_segments(self.dir)
+        if segments:
+            path = segment_path(self.dir, segments[-1])
+            if not path.read_bytes().endswith(SEAL):
+                with open(path, "ab") as f:
+                    f.write(SEAL)
         self.box = self._open()
 
     @rule(data=st.data())

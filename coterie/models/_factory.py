@@ -1,0 +1,53 @@
+"""Choosing a model client from the command line and the environment."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from coterie.models._base import DEFAULT_MODEL, ModelError
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from coterie.models._base import Model
+
+NO_MODEL_MESSAGE = (
+    "no model to talk to: set ANTHROPIC_API_KEY, point ANTHROPIC_BASE_URL at a "
+    "compatible server, or use --scenario / coterie demo"
+)
+
+
+def model_from_env(
+    model_name: str | None = None,
+    scenario_path: str | Path | None = None,
+    state_path: Path | None = None,
+) -> Model:
+    """The model a run should use.
+
+    With a scenario: a :class:`~coterie.models.ScriptedModel` replaying it
+    (reporting *model_name*, default ``scripted``, so costs follow that
+    model's prices), its cursors kept in *state_path*. Otherwise, when
+    ``ANTHROPIC_API_KEY``, ``ANTHROPIC_AUTH_TOKEN`` or ``ANTHROPIC_BASE_URL``
+    is set: an :class:`~coterie.models.AnthropicModel` for *model_name*, else
+    ``ANTHROPIC_MODEL``, else :data:`DEFAULT_MODEL`. Otherwise
+    :class:`ModelError` saying what to set.
+    """
+    if scenario_path is not None:
+        from coterie.models.scenario import load_scenario
+        from coterie.models.scripted import ScriptedModel
+
+        return ScriptedModel(
+            load_scenario(scenario_path),
+            state_path=state_path,
+            model_name=model_name or "scripted",
+        )
+    if any(
+        os.environ.get(var)
+        for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL")
+    ):
+        # Imported here: the SDK takes about a second to import.
+        from coterie.models.anthropic_model import AnthropicModel
+
+        return AnthropicModel(model_name or os.environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL)
+    raise ModelError(NO_MODEL_MESSAGE)

@@ -1,0 +1,253 @@
+"""Replaying a scenario: track cursors, turn resolution and their durable state.
+
+Shared by :class:`~coterie.models.scripted.ScriptedModel` and the mock server,
+so that both serve a scenario identically. No Trio and no I/O besides the
+cursor file: :meth:`ScenarioPlayer.next_turn` is synchronous, which is what
+makes "read the cursor, pick the turn, advance, persist" atomic with respect to
+other Trio tasks sharing a role track.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from coterie.models._base import ModelError, ScenarioError, Usage
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from coterie.models.scenario import Scenario, Turn, TurnError
+
+#: Replies given when an evaluator or classifier track runs out: "not met" and
+#: "block", so a short scenario can never approve anything by accident.
+FALLBACK_TEXT = {
+    "evaluator": '{"ok": false, "reason": "the scenario has no more evaluator turns"}',
+    "classifier": "<block>yes</block><reason>the scenario has no more classifier turns</reason>",
+}
+#: Roughly four characters of English or JSON per token.
+CHARS_PER_TOKEN = 4
+_STATE_VERSION = 1
+
+
+@attrs.frozen
+class ScriptedReply:
+    """A turn that answers normally. ``usage`` is ``None`` when the turn gave none."""
+
+    place: str
+    content: list[dict[str, Any]]
+    stop_reason: str
+    usage: Usage | None
+
+    @property
+    def text(self) -> str:
+        """The reply's text blocks joined."""
+        return "".join(b["text"] for b in self.content if b["type"] == "text")
+
+
+@attrs.frozen
+class ScriptedFailure:
+    """A turn that fails the call with an API error (``error``)."""
+
+    place: str
+    error: TurnError
+
+
+@attrs.frozen
+class ScriptedCrashTurn:
+    """A turn that crashes the calling actor (``crash``)."""
+
+    place: str
+    message: str
+
+
+Outcome = ScriptedReply | ScriptedFailure | ScriptedCrashTurn
+
+
+@attrs.define
+class ScenarioPlayer:
+    """Serves a scenario's turns, one cursor per track, optionally persisted.
+
+    With ``state_path`` the cursors are written atomically (temp file, fsync,
+    rename, fsync of the directory) after every consumed turn and read back on
+    creation, so a restarted actor or a resumed run continues where it
+    stopped. One player (or one state file) per run: two players writing the
+    same file would overwrite each other's cursors.
+    """
+
+    scenario: Scenario
+    state_path: Path | None = None
+    fsync: bool = True
+    _cursors: dict[str, int] = attrs.field(init=False, factory=dict)
+
+    def __attrs_post_init__(self) -> None:
+        if self.state_path is not None:
+            self.state_path.parent.mkdir(parents=True, exist_ok=True)
+            self._cursors = _read_state(self.state_path)
+
+    @property
+    def cursors(self) -> dict[str, int]:
+        """A copy of every track's position (turns consumed so far)."""
+        return dict(self._cursors)
+
+    def next_turn(self, actor: str, role: str, last_user_text: str) -> Outcome:
+        """Consume and resolve the next turn for *actor* of *role*.
+
+        Raises :class:`ScenarioError` when the track's ``expect`` does not
+        match *last_user_text* (the turn is not consumed) or when a lead,
+        teammate, subagent or named actor runs out of turns. Evaluators and
+        classifiers that run out get a fail-closed reply instead.
+        """
+        source = self.scenario.source
+        track = self.scenario.select_track(actor, role)
+        turns = self.scenario.tracks.get(track, ()) if track is not None else ()
+        index = self._cursors.get(track, 0) if track is not None else 0
+        if track is None or index >= len(turns):
+            if role in FALLBACK_TEXT:
+                text = FALLBACK_TEXT[role]
+                return ScriptedReply(
+                    place=f"tracks.{track or role}[{index}]",
+                    content=[{"type": "text", "text": text}],
+                    stop_reason="end_turn",
+                    usage=None,
+                )
+            if track is None:
+                raise ScenarioError(
+                    f"{source}: no track for actor {actor!r} (role {role!r}): "
+                    f"add tracks.{actor} or tracks.{role}"
+                )
+            raise ScenarioError(
+                f"{source}: tracks.{track} has no more turns "
+                f"(all {len(turns)} used; actor {actor!r}, role {role!r})"
+            )
+        turn = turns[index]
+        place = f"tracks.{track}[{index}]"
+        if turn.expect is not None and turn.expect not in last_user_text:
+            shown = last_user_text if len(last_user_text) <= 300 else last_user_text[:300] + "..."
+            raise ScenarioError(
+                f"{source}: {place}: expected the last user message to contain "
+                f"{turn.expect!r}, but it was {shown!r}"
+            )
+        self._advance(track, index + 1)
+        return _resolve(turn, track, index, place)
+
+    def _advance(self, track: str, position: int) -> None:
+        self._cursors[track] = position
+        if self.state_path is not None:
+            _write_state(self.state_path, self._cursors, sync=self.fsync)
+
+
+def _resolve(turn: Turn, track: str, index: int, place: str) -> Outcome:
+    if turn.crash is not None:
+        return ScriptedCrashTurn(place=place, message=turn.crash)
+    if turn.error is not None:
+        return ScriptedFailure(place=place, error=turn.error)
+    content: list[dict[str, Any]] = []
+    if turn.text:
+        content.append({"type": "text", "text": turn.text})
+    for i, use in enumerate(turn.tool_uses):
+        content.append(
+            {
+                "type": "tool_use",
+                "id": use.id if use.id is not None else f"toolu_{track}_{index}_{i}",
+                "name": use.name,
+                "input": use.input,
+            }
+        )
+    stop_reason = turn.stop_reason or ("tool_use" if turn.tool_uses else "end_turn")
+    return ScriptedReply(place=place, content=content, stop_reason=stop_reason, usage=turn.usage)
+
+
+def last_user_text(messages: list[dict[str, Any]]) -> str:
+    """The text of the last ``user`` message, tool_result contents included.
+
+    This is what a turn's ``expect`` is matched against: after a tool call
+    the last user message holds only tool results, and those are what a
+    scenario most often wants to check.
+    """
+    for message in reversed(messages):
+        if isinstance(message, dict) and message.get("role") == "user":
+            return _text_of(message.get("content"))
+    return ""
+
+
+def _text_of(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    parts: list[str] = []
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text" and isinstance(block.get("text"), str):
+            parts.append(block["text"])
+        elif block.get("type") == "tool_result":
+            parts.append(_text_of(block.get("content")))
+    return "\n".join(parts)
+
+
+def estimate_usage(
+    system: object, messages: object, tools: object, content: list[dict[str, Any]]
+) -> Usage:
+    """Token counts at about four characters per token, for turns that give no ``usage``."""
+    prompt = _chars(system) + _chars(messages) + _chars(tools)
+    reply = _chars(content)
+    return Usage(
+        input_tokens=max(1, math.ceil(prompt / CHARS_PER_TOKEN)),
+        output_tokens=max(1, math.ceil(reply / CHARS_PER_TOKEN)),
+    )
+
+
+def _chars(value: object) -> int:
+    if not value:
+        return 0
+    if isinstance(value, str):
+        return len(value)
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str))
+
+
+def _read_state(path: Path) -> dict[str, int]:
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return {}
+    try:
+        data = json.loads(raw)
+        if not isinstance(data, dict) or data.get("v") != _STATE_VERSION:
+            raise ValueError("unknown version")
+        cursors = data["cursors"]
+        if not isinstance(cursors, dict) or not all(
+            isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) and v >= 0
+            for k, v in cursors.items()
+        ):
+            raise ValueError("bad cursors")
+    except (ValueError, KeyError, UnicodeDecodeError) as exc:
+        raise ModelError(
+            f"{path}: not a coterie scenario state file ({exc}); remove it to start over"
+        ) from None
+    return dict(cursors)
+
+
+def _write_state(path: Path, cursors: dict[str, int], *, sync: bool) -> None:
+    data = json.dumps({"v": _STATE_VERSION, "cursors": cursors}, sort_keys=True).encode()
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        os.write(fd, data)
+        if sync:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+    if sync:
+        # The rename is durable only once the directory entry is.
+        dir_fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)

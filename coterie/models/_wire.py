@@ -1,0 +1,111 @@
+"""Messages-API response bodies, JSON and server-sent events, without any I/O.
+
+The event sequence and shapes are the real API's, because the real SDK parses
+them: ``message_start``, then per content block ``content_block_start``, one
+or more ``content_block_delta`` (``text_delta`` or ``input_json_delta``) and
+``content_block_stop``, then ``message_delta`` (stop reason and cumulative
+usage) and ``message_stop``. A ``ping`` follows the first block's start, as the
+API sends one.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from coterie.models._base import Usage
+
+#: Error types by which the mock server tells coterie's client that a scenario
+#: turn crashed (HTTP 418) or the scenario itself failed (expect, exhausted).
+CRASH_ERROR_TYPE = "coterie_scripted_crash"
+SCENARIO_ERROR_TYPE = "coterie_scenario_error"
+#: Deltas per text block or tool input, so clients see real streaming.
+DELTAS_PER_BLOCK = 3
+
+
+def message_json(
+    message_id: str,
+    model: str,
+    content: list[dict[str, Any]],
+    stop_reason: str | None,
+    usage: Usage,
+) -> dict[str, Any]:
+    """The non-streaming response body (``stop_reason`` is ``None`` only in ``message_start``)."""
+    return {
+        "id": message_id,
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": stop_reason,
+        "stop_sequence": None,
+        "usage": usage.to_dict(),
+    }
+
+
+def error_json(error_type: str, message: str) -> dict[str, Any]:
+    """An API error body: ``{"type": "error", "error": {"type", "message"}}``."""
+    return {"type": "error", "error": {"type": error_type, "message": message}}
+
+
+def sse_events(
+    message_id: str,
+    model: str,
+    content: list[dict[str, Any]],
+    stop_reason: str,
+    usage: Usage,
+) -> list[bytes]:
+    """The streaming response body, one encoded event per item."""
+    start = message_json(message_id, model, [], None, usage)
+    # Output tokens grow while streaming; message_start reports what is known.
+    start["usage"] = usage.to_dict() | {"output_tokens": min(1, usage.output_tokens)}
+    events = [_event("message_start", {"type": "message_start", "message": start})]
+    for index, block in enumerate(content):
+        if block["type"] == "text":
+            opening: dict[str, Any] = {"type": "text", "text": ""}
+            deltas = [{"type": "text_delta", "text": part} for part in _split(block["text"])]
+        else:
+            opening = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+            raw = json.dumps(block["input"], ensure_ascii=False)
+            deltas = [{"type": "input_json_delta", "partial_json": part} for part in _split(raw)]
+        events.append(
+            _event(
+                "content_block_start",
+                {"type": "content_block_start", "index": index, "content_block": opening},
+            )
+        )
+        if index == 0:
+            events.append(_event("ping", {"type": "ping"}))
+        for delta in deltas:
+            events.append(
+                _event(
+                    "content_block_delta",
+                    {"type": "content_block_delta", "index": index, "delta": delta},
+                )
+            )
+        events.append(_event("content_block_stop", {"type": "content_block_stop", "index": index}))
+    events.append(
+        _event(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+                "usage": usage.to_dict(),
+            },
+        )
+    )
+    events.append(_event("message_stop", {"type": "message_stop"}))
+    return events
+
+
+def _split(text: str) -> list[str]:
+    if not text:
+        return []
+    size = max(1, math.ceil(len(text) / DELTAS_PER_BLOCK))
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def _event(name: str, data: dict[str, Any]) -> bytes:
+    return f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()

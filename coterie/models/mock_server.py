@@ -1,0 +1,273 @@
+"""``coterie mock-server``: a scenario served over the Messages API (DESIGN §4).
+
+A small HTTP/1.1 server on Trio and h11 answering ``POST /v1/messages`` (JSON
+and SSE streaming) and ``POST /v1/messages/count_tokens`` from a scenario,
+with the same track and cursor logic as :class:`ScriptedModel` (both use
+:class:`~coterie.models._player.ScenarioPlayer`). It checks requests the way
+the real API does and answers what it would refuse with ``400
+invalid_request_error``, so the real SDK path is exercised end to end,
+offline.
+
+Scenario outcomes on the wire:
+
+- an ``error`` turn: its status with ``{"type": "error", "error": {...}}``;
+- a ``crash`` turn: ``418`` with error type ``coterie_scripted_crash``
+  (coterie's client raises :class:`~coterie.models.ScriptedCrash`);
+- an ``expect`` mismatch or an exhausted track: ``400`` with error type
+  ``coterie_scenario_error`` (coterie's client raises ``ScenarioError``).
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import functools
+import json
+import signal
+import sys
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import h11
+import trio
+
+from coterie.models._base import ScenarioError
+from coterie.models._player import (
+    ScenarioPlayer,
+    ScriptedCrashTurn,
+    ScriptedFailure,
+    estimate_usage,
+    last_user_text,
+)
+from coterie.models._validate import RequestInvalid, validate_request
+from coterie.models._wire import (
+    CRASH_ERROR_TYPE,
+    SCENARIO_ERROR_TYPE,
+    error_json,
+    message_json,
+    sse_events,
+)
+from coterie.models.scenario import CRASH_STATUS, Scenario, load_scenario
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+#: The API's request size limit.
+MAX_BODY_BYTES = 32 * 1024 * 1024
+#: How many requests :attr:`MockServer.requests` keeps (newest last).
+KEEP_REQUESTS = 100
+_SERVER = b"coterie-mock-server"
+
+
+@attrs.frozen
+class RecordedRequest:
+    """A request the server received (header names lower-cased)."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        """The body decoded as JSON."""
+        return json.loads(self.body)
+
+
+@attrs.frozen
+class _Response:
+    status: int
+    headers: list[tuple[bytes, bytes]]
+    chunks: list[bytes]
+
+
+@attrs.define
+class MockServer:
+    """A running mock server: its base URL and the requests it has seen."""
+
+    url: str
+    player: ScenarioPlayer
+    requests: collections.deque[RecordedRequest] = attrs.field(
+        factory=lambda: collections.deque(maxlen=KEEP_REQUESTS)
+    )
+    _served: int = 0
+
+    def handle(self, method: str, target: str, headers: dict[str, str], body: bytes) -> _Response:
+        """Answer one request (sans-io: bytes in, response out)."""
+        path = target.split("?", 1)[0]
+        self.requests.append(RecordedRequest(method, path, headers, body))
+        if path not in ("/v1/messages", "/v1/messages/count_tokens"):
+            return _error(404, "not_found_error", f"Not found: {method} {path}")
+        if method != "POST":
+            return _error(405, "invalid_request_error", f"Method {method} not allowed")
+        try:
+            data = json.loads(body)
+        except (ValueError, UnicodeDecodeError):
+            return _error(400, "invalid_request_error", "request body is not valid JSON")
+        if path.endswith("/count_tokens"):
+            return self._count_tokens(data)
+        try:
+            validate_request(data)
+        except RequestInvalid as exc:
+            return _error(400, "invalid_request_error", str(exc))
+        role = headers.get("x-coterie-role") or "lead"
+        actor = headers.get("x-coterie-actor") or role
+        try:
+            outcome = self.player.next_turn(actor, role, last_user_text(data["messages"]))
+        except ScenarioError as exc:
+            return _error(400, SCENARIO_ERROR_TYPE, str(exc))
+        if isinstance(outcome, ScriptedCrashTurn):
+            return _error(CRASH_STATUS, CRASH_ERROR_TYPE, outcome.message)
+        if isinstance(outcome, ScriptedFailure):
+            return _error(outcome.error.status, outcome.error.type, outcome.error.message)
+        usage = outcome.usage or estimate_usage(
+            data.get("system"), data["messages"], data.get("tools"), outcome.content
+        )
+        self._served += 1
+        message_id = f"msg_mock_{self._served:06d}"
+        args = (message_id, data["model"], outcome.content, outcome.stop_reason, usage)
+        request_id = [(b"request-id", f"req_mock_{self._served:06d}".encode())]
+        if data.get("stream"):
+            events = sse_events(*args)
+            return _Response(200, [(b"content-type", b"text/event-stream"), *request_id], events)
+        return _json(200, message_json(*args), request_id)
+
+    def _count_tokens(self, data: object) -> _Response:
+        if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
+            return _error(400, "invalid_request_error", "messages: Field required")
+        usage = estimate_usage(data.get("system"), data["messages"], data.get("tools"), [])
+        return _json(200, {"input_tokens": usage.input_tokens})
+
+
+def _json(status: int, data: object, extra: list[tuple[bytes, bytes]] | None = None) -> _Response:
+    body = json.dumps(data, ensure_ascii=False).encode()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        *(extra or []),
+    ]
+    return _Response(status, headers, [body])
+
+
+def _error(status: int, error_type: str, message: str) -> _Response:
+    return _json(status, error_json(error_type, message))
+
+
+async def serve_scenario(
+    scenario: Scenario,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    state_path: Path | None = None,
+    task_status: trio.TaskStatus[MockServer] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve *scenario* until cancelled; ``nursery.start`` returns the :class:`MockServer`."""
+    listeners = await trio.open_tcp_listeners(port, host=host)
+    await _serve(scenario, listeners, host, state_path, task_status=task_status)
+
+
+async def _serve(
+    scenario: Scenario,
+    listeners: list[trio.SocketListener],
+    host: str,
+    state_path: Path | None,
+    *,
+    task_status: trio.TaskStatus[MockServer] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    bound_port = listeners[0].socket.getsockname()[1]
+    # Print an address a client can connect to, not the wildcard bound to.
+    url_host = {"": "127.0.0.1", "0.0.0.0": "127.0.0.1", "localhost": "127.0.0.1", "::": "::1"}.get(
+        host, host
+    )
+    if ":" in url_host:
+        url_host = f"[{url_host}]"
+    server = MockServer(
+        url=f"http://{url_host}:{bound_port}", player=ScenarioPlayer(scenario, state_path)
+    )
+    handler = functools.partial(_serve_connection, server)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(trio.serve_listeners, handler, listeners)
+        task_status.started(server)
+
+
+async def _serve_connection(server: MockServer, stream: trio.SocketStream) -> None:
+    conn = h11.Connection(h11.SERVER)
+    try:
+        while True:
+            request = await _next_event(stream, conn)
+            if not isinstance(request, h11.Request):
+                return
+            body = bytearray()
+            while isinstance(event := await _next_event(stream, conn), h11.Data):
+                body += event.data
+                if len(body) > MAX_BODY_BYTES:
+                    await _send(stream, conn, _error(413, "request_too_large", "Request too large"))
+                    return
+            if not isinstance(event, h11.EndOfMessage):
+                return
+            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in request.headers}
+            method, target = request.method.decode(), request.target.decode("latin-1")
+            try:
+                response = server.handle(method, target, headers, bytes(body))
+            except Exception as exc:  # a bug here must cost one request, not the server
+                response = _error(500, "api_error", f"mock server error: {exc!r}")
+            await _send(stream, conn, response)
+            if conn.our_state is h11.MUST_CLOSE or conn.their_state is not h11.DONE:
+                return
+            conn.start_next_cycle()
+    except h11.RemoteProtocolError as exc:
+        if conn.our_state in (h11.IDLE, h11.SEND_RESPONSE):
+            error = _error(exc.error_status_hint, "invalid_request_error", str(exc))
+            with contextlib.suppress(trio.BrokenResourceError, h11.LocalProtocolError):
+                await _send(stream, conn, error)
+    except (trio.BrokenResourceError, trio.ClosedResourceError):
+        pass  # the client went away; nothing to answer
+    finally:
+        await stream.aclose()
+
+
+async def _next_event(stream: trio.SocketStream, conn: h11.Connection) -> Any:
+    while True:
+        event = conn.next_event()
+        if event is not h11.NEED_DATA:
+            return event
+        conn.receive_data(await stream.receive_some(65536))
+
+
+async def _send(stream: trio.SocketStream, conn: h11.Connection, response: _Response) -> None:
+    headers = [*response.headers, (b"server", _SERVER)]
+    await stream.send_all(conn.send(h11.Response(status_code=response.status, headers=headers)))
+    for chunk in response.chunks:
+        # One write per event, so a streaming client sees the deltas arrive.
+        await stream.send_all(conn.send(h11.Data(data=chunk)))
+    await stream.send_all(conn.send(h11.EndOfMessage()))
+
+
+def main(scenario_path: str | Path, *, host: str = "127.0.0.1", port: int = 0) -> int:
+    """Run the server for ``coterie mock-server``; returns the exit code.
+
+    The base URL is the first line of standard output. SIGINT stops it with
+    130, SIGTERM with 0; a missing or malformed scenario exits 2, an address
+    that cannot be bound 1.
+    """
+    try:
+        scenario = load_scenario(scenario_path)
+    except ScenarioError as exc:
+        print(f"coterie mock-server: {exc}", file=sys.stderr)
+        return 2
+    return trio.run(_main, scenario, host, port)
+
+
+async def _main(scenario: Scenario, host: str, port: int) -> int:
+    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        try:
+            listeners = await trio.open_tcp_listeners(port, host=host)
+        except OSError as exc:
+            print(f"coterie mock-server: cannot listen on {host}:{port}: {exc}", file=sys.stderr)
+            return 1
+        async with trio.open_nursery() as nursery:
+            server: MockServer = await nursery.start(_serve, scenario, listeners, host, None)
+            print(server.url, flush=True)
+            async for signum in signals:
+                nursery.cancel_scope.cancel()
+                return 130 if signum == signal.SIGINT else 0
+    return 0  # pragma: no cover - the signal iterator never ends

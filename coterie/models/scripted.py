@@ -1,0 +1,127 @@
+"""The scripted model: replays a scenario file offline (DESIGN §4)."""
+
+from __future__ import annotations
+
+import copy
+import math
+from typing import TYPE_CHECKING
+
+import trio
+
+from coterie.models._base import ModelReply, ScriptedCrash, api_error
+from coterie.models._player import (
+    ScenarioPlayer,
+    ScriptedCrashTurn,
+    ScriptedFailure,
+    estimate_usage,
+    last_user_text,
+)
+from coterie.models._validate import RequestInvalid, validate_request
+from coterie.models.pricing import UsageLedger
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from coterie.models._base import Model, ModelRequest, TextSink
+    from coterie.models.scenario import Scenario
+
+#: How many pieces a reply's text is streamed in, so that consumers of
+#: ``on_text`` see several deltas, as they would from the API.
+STREAM_CHUNKS = 3
+
+
+class ScriptedModel:
+    """A :class:`~coterie.models.Model` that answers from a scenario's tracks.
+
+    Share one instance among all the actors of a run: a role track (say
+    ``teammate``) is shared by every actor of that role, and the instance's
+    cursors are what make each call get the next turn. With ``state_path``
+    the cursors survive the instance: a restarted actor or a resumed run
+    gets the turn after the last one consumed.
+
+    ``strict=True`` also checks each request as the Messages API would (the
+    mock server always does) and fails with a 400 :class:`ModelAPIError`
+    where the API would.
+    """
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        *,
+        state_path: Path | None = None,
+        model_name: str = "scripted",
+        ledger: UsageLedger | None = None,
+        strict: bool = False,
+        fsync: bool = True,
+    ) -> None:
+        self.name = model_name
+        self.scenario = scenario
+        self.ledger = ledger if ledger is not None else UsageLedger()
+        self.strict = strict
+        self._player = ScenarioPlayer(scenario, state_path, fsync=fsync)
+
+    @property
+    def cursors(self) -> dict[str, int]:
+        """Turns consumed so far, per track."""
+        return self._player.cursors
+
+    async def complete(
+        self, request: ModelRequest, *, on_text: TextSink | None = None
+    ) -> ModelReply:
+        """Serve the next turn of the caller's track.
+
+        Raises :class:`~coterie.models.ScenarioError` on an ``expect``
+        mismatch or an exhausted track, :class:`~coterie.models.ModelAPIError`
+        (or :class:`~coterie.models.PromptTooLong`) for an ``error`` turn and
+        :class:`~coterie.models.ScriptedCrash` for a ``crash`` turn.
+        """
+        # The only checkpoint: everything after it runs without yielding, so
+        # concurrent callers on a shared role track each get their own turn.
+        await trio.lowlevel.checkpoint()
+        if self.strict:
+            self._validate(request)
+        outcome = self._player.next_turn(
+            request.actor, request.role, last_user_text(request.messages)
+        )
+        if isinstance(outcome, ScriptedCrashTurn):
+            raise ScriptedCrash(outcome.message)
+        if isinstance(outcome, ScriptedFailure):
+            error = outcome.error
+            raise api_error(error.status, error.type, error.message)
+        content = copy.deepcopy(outcome.content)
+        usage = outcome.usage or estimate_usage(
+            request.system, request.messages, request.tools, content
+        )
+        if on_text is not None:
+            for chunk in _chunks(outcome.text, STREAM_CHUNKS):
+                on_text(chunk)
+        self.ledger.record(request.actor, self.name, usage)
+        return ModelReply(
+            content=content, stop_reason=outcome.stop_reason, usage=usage, model=self.name
+        )
+
+    def _validate(self, request: ModelRequest) -> None:
+        body = {
+            "model": self.name,
+            "max_tokens": request.max_tokens,
+            "system": request.system or None,
+            "tools": request.tools or None,
+            "messages": request.messages,
+        }
+        try:
+            validate_request(body)
+        except RequestInvalid as exc:
+            raise api_error(400, "invalid_request_error", str(exc)) from None
+
+
+def _chunks(text: str, count: int) -> list[str]:
+    if not text:
+        return []
+    size = max(1, math.ceil(len(text) / count))
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+if TYPE_CHECKING:
+
+    def _conforms(model: ScriptedModel) -> Model:  # mypy proves ScriptedModel is a Model
+        return model
