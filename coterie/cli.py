@@ -8,6 +8,8 @@ from pathlib import Path
 
 from rich.console import Console
 
+from coterie.commands.options import add_agent_options
+
 DEMOS = ["runtime"]
 
 
@@ -20,6 +22,19 @@ def _parser() -> argparse.ArgumentParser:
         ),
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    run = sub.add_parser(
+        "run",
+        help="run one agent on a prompt (a team of one)",
+        description=(
+            "Run one agent on PROMPT in the workspace. Without an API key, use "
+            "--scenario FILE to replay a scenario offline, or point ANTHROPIC_BASE_URL "
+            "at a compatible server. Exit codes: 0 done, 1 failed, 2 usage error, "
+            "130 interrupted."
+        ),
+    )
+    run.add_argument("prompt", help="what to do")
+    _add_workdir(run)
+    add_agent_options(run)
     demo = sub.add_parser(
         "demo",
         help="run a bundled demonstration offline (no API key needed)",
@@ -30,12 +45,7 @@ def _parser() -> argparse.ArgumentParser:
         ),
     )
     demo.add_argument("name", nargs="?", default="runtime", choices=DEMOS, help="which demo")
-    demo.add_argument(
-        "--workdir",
-        type=Path,
-        default=Path.cwd(),
-        help="workspace whose .coterie/runs/ holds the run (default: current directory)",
-    )
+    _add_workdir(demo)
     mock = sub.add_parser(
         "mock-server",
         help="serve a scenario over the Anthropic Messages API (for testing the real SDK path)",
@@ -49,6 +59,15 @@ def _parser() -> argparse.ArgumentParser:
     mock.add_argument("--port", type=int, default=0, help="port (0: let the system pick)")
     mock.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     return parser
+
+
+def _add_workdir(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        default=Path.cwd(),
+        help="the workspace; its .coterie/runs/ holds the run (default: current directory)",
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -66,6 +85,12 @@ def main(argv: list[str] | None = None) -> int:
             from coterie.demos import runtime
 
             return runtime.run(console, args.workdir)
+        if args.command == "run":
+            import trio
+
+            from coterie.commands.run import run_prompt
+
+            return trio.run(run_prompt, args, console, Console(stderr=True, highlight=False))
         if args.command == "mock-server":
             from coterie.models import mock_server
 

@@ -280,8 +280,10 @@ class FileMailbox:
         # Re-read the log only if it may hold unread records: always when no
         # one will tell us of writes from elsewhere, else after being told.
         watcher = self._watcher
-        if delivery is None and not self._closed and (
-            self._stale or watcher is None or watcher.closed
+        if (
+            delivery is None
+            and not self._closed
+            and (self._stale or watcher is None or watcher.closed)
         ):
             self._stale = False
             self._refill()

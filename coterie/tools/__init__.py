@@ -8,5 +8,74 @@ knows nothing of models or actors; it must not import from ``coterie.agent``,
 """
 
 from coterie.tools._base import FileStamp, Tool, ToolContext, ToolResult
+from coterie.tools._registry import Authorizer, ToolRegistry, UnknownTool, execute_tool_call
+from coterie.tools.bash import BashTool
+from coterie.tools.files import EditTool, ReadTool, WriteTool
+from coterie.tools.permissions import (
+    Asker,
+    Decision,
+    Mode,
+    PermissionGate,
+    PermissionMode,
+    PermissionPolicy,
+    PermissionSettings,
+    Rule,
+    RuleError,
+    SettingsError,
+    load_settings,
+    parse_rule,
+)
+from coterie.tools.sandbox import SandboxViolation, sandboxed_path
+from coterie.tools.search import GlobTool, GrepTool
+from coterie.tools.todo import TodoWriteTool, todo_reminder
 
-__all__ = ["FileStamp", "Tool", "ToolContext", "ToolResult"]
+
+def default_registry() -> ToolRegistry:
+    """A registry of the seven built-in tools: Bash, Read, Write, Edit, Glob, Grep, TodoWrite."""
+    registry = ToolRegistry()
+    for tool in (
+        BashTool(),
+        ReadTool(),
+        WriteTool(),
+        EditTool(),
+        GlobTool(),
+        GrepTool(),
+        TodoWriteTool(),
+    ):
+        registry.register(tool)
+    return registry
+
+
+__all__ = [
+    "Asker",
+    "Authorizer",
+    "BashTool",
+    "Decision",
+    "EditTool",
+    "FileStamp",
+    "GlobTool",
+    "GrepTool",
+    "Mode",
+    "PermissionGate",
+    "PermissionMode",
+    "PermissionPolicy",
+    "PermissionSettings",
+    "ReadTool",
+    "Rule",
+    "RuleError",
+    "SandboxViolation",
+    "SettingsError",
+    "TodoWriteTool",
+    "Tool",
+    "ToolContext",
+    "ToolRegistry",
+    "ToolResult",
+    "UnknownTool",
+    "WriteTool",
+    "default_registry",
+    "execute_tool_call",
+    "load_settings",
+    "parse_rule",
+    "sandboxed_path",
+    "todo_reminder",
+]

@@ -7,12 +7,15 @@ file, a failing command): it returns a :class:`ToolResult` with
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
-from coterie.events import EventLog
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+    from coterie.events import EventLog
 
 
 @attrs.frozen
@@ -43,6 +46,9 @@ class ToolContext:
     read_files: dict[Path, FileStamp] = attrs.field(factory=dict)
     todos: list[dict[str, Any]] = attrs.field(factory=list)
     turns_since_todo_update: int = 0
+    # Set from the permission policy (``policy.read_denied``) so that Glob and
+    # Grep leave out files a Read deny rule covers, as Claude Code does.
+    read_denied: Callable[[Path], bool] | None = None
 
 
 class Tool(Protocol):

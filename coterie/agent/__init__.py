@@ -1,0 +1,14 @@
+"""The agent engine: the turn loop, its limits, and the system prompt.
+
+This package owns one agent's conversation with its model: call the model,
+run the tools it asks for through the permission gate, feed the results
+back, until a reply asks for no tool or a limit is reached (DESIGN §5). It
+uses ``coterie.models`` and ``coterie.tools`` through their public names and
+knows nothing of mailboxes or supervision: the Lead actor
+(``coterie.actors.lead``) runs it inside the runtime.
+"""
+
+from coterie.agent._loop import AgentLoop, Limits, RunResult
+from coterie.agent._prompt import build_system_prompt
+
+__all__ = ["AgentLoop", "Limits", "RunResult", "build_system_prompt"]

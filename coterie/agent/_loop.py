@@ -1,0 +1,171 @@
+"""The turn loop: model, tools, results, repeat (DESIGN §5).
+
+Theory of operation: ``run(prompt)`` appends the prompt to the transcript and
+loops: check the limits, call the model, append its reply; if the reply asks
+for no tool the run is done; else run each requested tool through the
+permission gate and append all results in one user message. Tool errors and
+denials are results (``is_error``), never exceptions; a model failure that
+survived its retries ends the run with an error result. Any other exception
+(a bug, a scenario ``crash``) propagates: the actor crashes and its supervisor
+decides.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from coterie.models import ModelError, ModelRequest, Usage, cost_usd
+from coterie.tools import execute_tool_call, todo_reminder
+
+if TYPE_CHECKING:
+    from coterie.events import EventLog
+    from coterie.models import Model
+    from coterie.tools import PermissionGate, ToolContext, ToolRegistry
+
+
+@attrs.frozen
+class Limits:
+    """Bounds of one run: model turns and spend (None: unbounded)."""
+
+    max_turns: int | None = None
+    max_budget_usd: float | None = None
+
+
+@attrs.frozen
+class RunResult:
+    """How a run ended; the fields of Claude Code's ``result`` message."""
+
+    result: str
+    is_error: bool
+    subtype: str  # success, error_max_turns, error_max_budget_usd, error_model
+    num_turns: int
+    usage: Usage
+    total_cost_usd: float
+    duration_ms: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**attrs.asdict(self, recurse=False), "usage": self.usage.to_dict()}
+
+
+@attrs.define
+class AgentLoop:
+    """One agent's conversation with its model and tools."""
+
+    model: Model
+    registry: ToolRegistry
+    gate: PermissionGate
+    tools: ToolContext
+    system: str
+    actor: str = "lead"
+    role: str = "lead"
+    limits: Limits = Limits()
+    events: EventLog | None = None
+    messages: list[dict[str, Any]] = attrs.field(factory=list)
+    usage: Usage = attrs.field(factory=Usage)
+    cost: float = 0.0
+    turns: int = 0
+
+    async def run(self, prompt: str) -> RunResult:
+        """Work on *prompt* until the model stops asking for tools or a limit is hit."""
+        started = time.monotonic()
+        turns_before = self.turns
+        self.messages.append({"role": "user", "content": [{"type": "text", "text": prompt}]})
+
+        def finish(text: str, subtype: str) -> RunResult:
+            result = RunResult(
+                result=text,
+                is_error=subtype != "success",
+                subtype=subtype,
+                num_turns=self.turns - turns_before,
+                usage=self.usage,
+                total_cost_usd=self.cost,
+                duration_ms=int((time.monotonic() - started) * 1000),
+            )
+            self._emit("agent.result", **result.to_dict())
+            return result
+
+        last_text = ""
+        while True:
+            limits = self.limits
+            if limits.max_turns is not None and self.turns - turns_before >= limits.max_turns:
+                return finish(
+                    f"Stopped: reached the limit of {limits.max_turns} turns.", "error_max_turns"
+                )
+            if limits.max_budget_usd is not None and self.cost >= limits.max_budget_usd:
+                return finish(
+                    f"Stopped: spent ${self.cost:.4f}, the budget is ${limits.max_budget_usd:.4f}.",
+                    "error_max_budget_usd",
+                )
+            self._remind()
+            try:
+                reply = await self.model.complete(
+                    ModelRequest(
+                        system=self.system,
+                        messages=self.messages,
+                        tools=self.registry.schemas(),
+                        actor=self.actor,
+                        role=self.role,
+                    ),
+                    on_text=self._stream,
+                )
+            except ModelError as exc:
+                return finish(f"The model call failed: {exc}", "error_model")
+            self.turns += 1
+            self.tools.turns_since_todo_update += 1
+            self.usage += reply.usage
+            self.cost += cost_usd(reply.model, reply.usage)
+            self.messages.append({"role": "assistant", "content": reply.content})
+            self._emit(
+                "agent.message",
+                content=reply.content,
+                stop_reason=reply.stop_reason,
+                usage=reply.usage.to_dict(),
+            )
+            last_text = reply.text or last_text
+            if not reply.tool_uses:
+                return finish(last_text, "success")
+            results = []
+            for call in reply.tool_uses:
+                self._emit("agent.tool_call", id=call["id"], name=call["name"], input=call["input"])
+                outcome = await execute_tool_call(
+                    self.registry, self.gate, call["name"], call["input"], self.tools
+                )
+                self._emit(
+                    "agent.tool_result",
+                    id=call["id"],
+                    name=call["name"],
+                    content=outcome.content,
+                    is_error=outcome.is_error,
+                )
+                results.append(
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": call["id"],
+                        "content": outcome.content,
+                        "is_error": outcome.is_error,
+                    }
+                )
+            self.messages.append({"role": "user", "content": results})
+
+    def _remind(self) -> None:
+        """Attach a system reminder (a stale plan) to the last user message."""
+        reminder = todo_reminder(self.tools)
+        if reminder is None:
+            return
+        last = self.messages[-1]
+        if last["role"] == "user":
+            last["content"] = [
+                *last["content"],
+                {"type": "text", "text": f"<system-reminder>{reminder}</system-reminder>"},
+            ]
+
+    def _stream(self, text: str) -> None:
+        if self.events is not None:
+            self.events.publish("agent.text_delta", actor=self.actor, text=text)
+
+    def _emit(self, type: str, **data: Any) -> None:
+        if self.events is not None:
+            self.events.emit(type, actor=self.actor, **data)

@@ -1,0 +1,58 @@
+"""Command-line options shared by the commands that run agents (no heavy imports)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+PERMISSION_MODES = ["default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"]
+OUTPUT_FORMATS = ["text", "json", "stream-json"]
+
+
+def add_agent_options(parser: argparse.ArgumentParser) -> None:
+    """Options shared by the commands that run agents."""
+    parser.add_argument("--scenario", type=str, help="replay this scenario file offline")
+    parser.add_argument("--model", default=None, help="model name (default claude-sonnet-4-5)")
+    parser.add_argument(
+        "--permission-mode",
+        choices=PERMISSION_MODES,
+        default=None,
+        help="how tool calls are approved (default: settings' defaultMode, else 'default')",
+    )
+    parser.add_argument("--max-turns", type=_positive_int, help="stop after this many model turns")
+    parser.add_argument(
+        "--max-budget-usd", type=_positive_float, help="stop once this much is spent"
+    )
+    parser.add_argument(
+        "--add-dir",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="another directory the sandbox admits (repeatable)",
+    )
+    parser.add_argument(
+        "-p",
+        "--print",
+        action="store_true",
+        help="headless: print the result and exit; nothing waits for a person",
+    )
+    parser.add_argument(
+        "--output-format",
+        choices=OUTPUT_FORMATS,
+        default="text",
+        help="with -p: text (the result), json (one object), stream-json (JSON lines)",
+    )
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0 or math.isinf(value):
+        raise argparse.ArgumentTypeError("must be a positive number")
+    return value

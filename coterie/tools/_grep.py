@@ -1,0 +1,206 @@
+"""Grep's engine: filtering files, matching, and rendering the three output modes.
+
+Output follows ripgrep, which Claude Code's Grep wraps: ``path:line:text``
+for a match, ``path-line-text`` for context, ``--`` between groups that do
+not touch. Blocking; run it in a worker thread.
+"""
+
+from __future__ import annotations
+
+import bisect
+from typing import TYPE_CHECKING, Literal
+
+import attrs
+
+from coterie.tools._fileio import BINARY_SNIFF_BYTES, is_binary
+from coterie.tools._globbing import compile_glob
+
+if TYPE_CHECKING:
+    import re
+    import threading
+    from collections.abc import Callable, Sequence
+    from pathlib import Path
+
+__all__ = ["TYPE_GLOBS", "GrepOptions", "grep_files"]
+
+# A useful subset of ripgrep's --type list.
+TYPE_GLOBS: dict[str, str] = {
+    "c": "*.{c,h}",
+    "cpp": "*.{cpp,cc,cxx,hpp,hh,hxx,h}",
+    "css": "*.{css,scss,sass,less}",
+    "go": "*.go",
+    "html": "*.{html,htm}",
+    "java": "*.java",
+    "js": "*.{js,mjs,cjs,jsx}",
+    "json": "*.json",
+    "kotlin": "*.{kt,kts}",
+    "md": "*.{md,markdown}",
+    "py": "*.{py,pyi}",
+    "rb": "*.rb",
+    "rust": "*.rs",
+    "sh": "*.{sh,bash,zsh}",
+    "sql": "*.sql",
+    "swift": "*.swift",
+    "toml": "*.toml",
+    "ts": "*.{ts,tsx,mts,cts}",
+    "txt": "*.txt",
+    "yaml": "*.{yaml,yml}",
+}
+
+MAX_FILE_BYTES = 20 * 1024 * 1024  # bigger files are data, not code to search
+MAX_LINE_CHARS = 1000
+
+
+@attrs.frozen
+class GrepOptions:
+    """What to search for and how to show it (validated by the tool)."""
+
+    regex: re.Pattern[str]
+    mode: Literal["content", "files_with_matches", "count"] = "files_with_matches"
+    glob: str | None = None
+    file_type: str | None = None
+    line_numbers: bool = True
+    before: int = 0
+    after: int = 0
+    multiline: bool = False
+    head_limit: int = 0
+    offset: int = 0
+
+
+def _file_filter(options: GrepOptions, root: Path) -> Callable[[Path], bool]:
+    checks: list[Callable[[Path], bool]] = []
+    for pattern in (options.glob, TYPE_GLOBS.get(options.file_type or "")):
+        if not pattern:
+            continue
+        matcher = compile_glob(pattern.removeprefix("./"))
+        if "/" in pattern:
+
+            def by_path(p: Path, m: re.Pattern[str] = matcher) -> bool:
+                rel = p.relative_to(root).as_posix() if p.is_relative_to(root) else p.name
+                return m.match(rel) is not None
+
+            checks.append(by_path)
+        else:
+
+            def by_name(p: Path, m: re.Pattern[str] = matcher) -> bool:
+                # As ripgrep: a glob without a slash matches the file name at any depth.
+                return m.match(p.name) is not None
+
+            checks.append(by_name)
+    return lambda p: all(check(p) for check in checks)
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            return None
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if is_binary(data[:BINARY_SNIFF_BYTES]):
+        return None
+    return data.decode("utf-8", errors="replace")
+
+
+def _matching_lines(text: str, options: GrepOptions) -> tuple[list[str], list[int], int]:
+    """The file's lines, the 0-based indices of lines that match, and the match count."""
+    lines = text.split("\n")
+    if text.endswith("\n"):
+        lines.pop()
+    if not options.multiline:
+        hits = [i for i, line in enumerate(lines) if options.regex.search(line)]
+        count = sum(len(options.regex.findall(lines[i])) for i in hits)
+        return lines, hits, count
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    marked: set[int] = set()
+    count = 0
+    for match in options.regex.finditer(text):
+        count += 1
+        first = _line_of(starts, match.start())
+        last = _line_of(starts, max(match.start(), match.end() - 1))
+        marked.update(range(first, min(last, len(lines) - 1) + 1))
+    return lines, sorted(marked), count
+
+
+def _line_of(starts: list[int], offset: int) -> int:
+    return bisect.bisect_right(starts, offset) - 1
+
+
+def _content_lines(name: str, lines: list[str], hits: list[int], options: GrepOptions) -> list[str]:
+    hit_set = set(hits)
+    shown: list[int] = []
+    for i in hits:
+        lo, hi = max(0, i - options.before), min(len(lines) - 1, i + options.after)
+        shown.extend(range(max(lo, shown[-1] + 1 if shown else lo), hi + 1))
+    out: list[str] = []
+    previous = None
+    for i in shown:
+        if previous is not None and i != previous + 1 and (options.before or options.after):
+            out.append("--")
+        sep = ":" if i in hit_set else "-"
+        line = lines[i].removesuffix("\r")
+        if len(line) > MAX_LINE_CHARS:
+            line = line[:MAX_LINE_CHARS] + " [...]"
+        number = f"{i + 1}{sep}" if options.line_numbers else ""
+        out.append(f"{name}{sep}{number}{line}")
+        previous = i
+    return out
+
+
+def _page(entries: list[str], options: GrepOptions) -> tuple[list[str], bool]:
+    entries = entries[options.offset :]
+    if options.head_limit and len(entries) > options.head_limit:
+        return entries[: options.head_limit], True
+    return entries, False
+
+
+def grep_files(
+    files: Sequence[Path],
+    root: Path,
+    options: GrepOptions,
+    visible: Callable[[Path], bool],
+    stop: threading.Event | None = None,
+) -> str:
+    """Search *files* and render the result as the model will read it."""
+    wanted = _file_filter(options, root)
+    matched: list[tuple[Path, list[str], list[int], int]] = []
+    for path in files:
+        if stop is not None and stop.is_set():
+            break
+        if not wanted(path) or not visible(path):
+            continue
+        text = _read_text(path)
+        if text is None:
+            continue
+        lines, hits, count = _matching_lines(text, options)
+        if hits:
+            matched.append((path, lines, hits, count))
+    if not matched:
+        return "No files found" if options.mode == "files_with_matches" else "No matches found"
+    if options.mode == "files_with_matches":
+        paths = sorted((m[0] for m in matched), key=_mtime, reverse=True)
+        entries, cut = _page([str(p) for p in paths], options)
+        head = f"Found {len(paths)} file{'s' if len(paths) != 1 else ''}"
+        return "\n".join([head, *entries, *(["(more results: raise head_limit)"] if cut else [])])
+    if options.mode == "count":
+        entries = [f"{path}:{count}" for path, _, _, count in matched]
+        total = sum(m[3] for m in matched)
+        entries, cut = _page(entries, options)
+        summary = f"\nFound {total} total occurrences across {len(matched)} files."
+        return "\n".join(entries) + ("\n(more results: raise head_limit)" if cut else "") + summary
+    out: list[str] = []
+    for path, lines, hits, _ in matched:
+        if out and (options.before or options.after):
+            out.append("--")
+        out.extend(_content_lines(str(path), lines, hits, options))
+    entries, cut = _page(out, options)
+    return "\n".join(entries) + ("\n(more results: raise head_limit)" if cut else "")
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0

@@ -1,0 +1,52 @@
+"""Permission rules, settings, the policy and the gate (DESIGN §5).
+
+Owns: parsing Claude Code's rule syntax (``Bash(npm run test *)``,
+``Read(./secrets/**)``), loading and merging its settings files, reading
+shell commands well enough to judge every part, the hard deny list, the pure
+:class:`PermissionPolicy` and the :class:`PermissionGate` that asks a human
+(or the Auto Mode classifier) when the policy cannot decide alone. It must
+not run tools or talk to models.
+"""
+
+from coterie.tools.permissions.gate import Asker, PermissionGate
+from coterie.tools.permissions.harddeny import hard_deny_reason
+from coterie.tools.permissions.policy import Behavior, Decision, PermissionPolicy
+from coterie.tools.permissions.rules import EDIT_TOOLS, READ_TOOLS, Rule, RuleError, parse_rule
+from coterie.tools.permissions.settings import (
+    MODES,
+    USER_SETTINGS,
+    Mode,
+    PermissionMode,
+    PermissionSettings,
+    SettingsError,
+    load_settings,
+    load_settings_file,
+    merge_settings,
+)
+from coterie.tools.permissions.shell import ShellAnalysis, analyze, command_views
+
+__all__ = [
+    "EDIT_TOOLS",
+    "MODES",
+    "READ_TOOLS",
+    "USER_SETTINGS",
+    "Asker",
+    "Behavior",
+    "Decision",
+    "Mode",
+    "PermissionGate",
+    "PermissionMode",
+    "PermissionPolicy",
+    "PermissionSettings",
+    "Rule",
+    "RuleError",
+    "SettingsError",
+    "ShellAnalysis",
+    "analyze",
+    "command_views",
+    "hard_deny_reason",
+    "load_settings",
+    "load_settings_file",
+    "merge_settings",
+    "parse_rule",
+]

@@ -1,0 +1,290 @@
+"""The permission policy: pure logic from a tool call to allow, deny or ask.
+
+Theory of operation. :meth:`PermissionPolicy.check` walks DESIGN §5's gates
+in order and the first that decides wins:
+
+1. deny rules, and for Bash the hard deny list (no mode can lift either);
+2. the workspace sandbox, for tools that take a path (Read, Write, Edit,
+   Glob, Grep): a path resolving outside the workspace and ``--add-dir``s is
+   denied;
+3. plan mode's ceiling: in ``plan`` anything but a read-only tool is denied
+   (allow rules do not lift it: a plan is made without changing anything);
+4. ask rules, and the built-in protection of ``.git`` and ``.claude``
+   (editing them always asks: an agent must not rewrite its own permissions);
+5. allow rules (for Bash every simple command must be allowed, and a command
+   with substitutions or nested shells is never allowed by a narrow rule);
+6. the mode: read-only tools are allowed in every mode; ``default`` asks for
+   the rest; ``acceptEdits`` allows file edits (already inside the sandbox)
+   and asks for the rest; ``auto`` asks (the gate's asker is then the Auto
+   Mode classifier); ``dontAsk`` denies; ``bypassPermissions`` allows.
+
+Whatever would ask in ``dontAsk`` is denied. Deny rules and the hard deny
+list see every simple command of a compound command, in every spelling
+:func:`command_views` produces, so no part can hide behind another.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, cast
+
+import attrs
+
+from coterie.tools.permissions.harddeny import hard_deny_reason
+from coterie.tools.permissions.rules import EDIT_TOOLS, READ_TOOLS, Rule, parse_rule
+from coterie.tools.permissions.settings import MODES, Mode, PermissionSettings
+from coterie.tools.permissions.shell import analyze, command_views
+from coterie.tools.sandbox import SandboxViolation, allowed_roots, check_inside, resolve_path
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+    from coterie.tools._base import Tool, ToolContext
+
+__all__ = ["Behavior", "Decision", "PermissionPolicy"]
+
+Behavior = Literal["allow", "deny", "ask"]
+_PATH_KEYS = {"NotebookEdit": "notebook_path", "Glob": "path", "Grep": "path", "LS": "path"}
+_PROTECTED = (".git", ".claude")
+_UNPROTECTED_CLAUDE = ("commands", "agents", "skills")
+
+
+@attrs.frozen
+class Decision:
+    """The outcome of a permission check; ``reason`` is written for the model."""
+
+    behavior: Behavior
+    reason: str
+    rule: str | None = None
+
+
+def _validate_mode(instance: object, attribute: object, value: str) -> None:
+    if value not in MODES:
+        raise ValueError(f"unknown permission mode {value!r}; expected one of {', '.join(MODES)}")
+
+
+def _rules(rules: Iterable[Rule]) -> tuple[Rule, ...]:
+    return tuple(rules)
+
+
+@attrs.define
+class PermissionPolicy:
+    """Rules and a mode; :meth:`check` is the pure decision."""
+
+    mode: Mode = attrs.field(default="default", validator=_validate_mode)
+    allow: tuple[Rule, ...] = attrs.field(default=(), converter=_rules)
+    ask: tuple[Rule, ...] = attrs.field(default=(), converter=_rules)
+    deny: tuple[Rule, ...] = attrs.field(default=(), converter=_rules)
+
+    @classmethod
+    def from_settings(
+        cls, settings: PermissionSettings, *, mode: Mode | str | None = None
+    ) -> PermissionPolicy:
+        """A policy from loaded settings; *mode* (``--permission-mode``) beats defaultMode.
+
+        An unknown *mode* is a ``ValueError`` (a usage error for the CLI).
+        """
+        return cls(
+            mode=cast("Mode", mode or settings.default_mode or "default"),
+            allow=settings.allow,
+            ask=settings.ask,
+            deny=settings.deny,
+        )
+
+    @classmethod
+    def from_rules(
+        cls,
+        *,
+        allow: Iterable[str] = (),
+        ask: Iterable[str] = (),
+        deny: Iterable[str] = (),
+        mode: Mode = "default",
+        source: str | None = None,
+    ) -> PermissionPolicy:
+        """A policy from rule strings (``--allowedTools``-style, or tests)."""
+        return cls(
+            mode=mode,
+            allow=[parse_rule(r, source=source) for r in allow],
+            ask=[parse_rule(r, source=source) for r in ask],
+            deny=[parse_rule(r, source=source) for r in deny],
+        )
+
+    def check(self, tool: Tool, input: dict[str, Any], ctx: ToolContext) -> Decision:
+        """Decide one call of *tool* with *input* by the agent owning *ctx*."""
+        name = tool.name
+        workspace = Path(os.path.realpath(ctx.workspace))
+        command = str(input.get("command", "")) if name == "Bash" else None
+        paths: list[Path] = []
+        if command is None and (name in EDIT_TOOLS or name in READ_TOOLS):
+            target = input.get(_PATH_KEYS.get(name, "file_path")) or "."
+            try:
+                paths = _candidates(str(target), ctx)
+            except SandboxViolation as exc:
+                return Decision("deny", str(exc))
+
+        # 1. deny rules and the hard deny list
+        if command is not None:
+            reason = hard_deny_reason(command)
+            if reason is not None:
+                return Decision(
+                    "deny",
+                    f"This command is on coterie's hard deny list: {reason}. No rule,"
+                    " mode or approval can allow it; do not try to work around it.",
+                    "hard-deny",
+                )
+        rule = self._match(self.deny, name, input, command, paths, workspace, strict=False)
+        if rule is not None:
+            return Decision("deny", f"A deny rule forbids this: {rule.describe()}.", rule.text)
+
+        # 2. the sandbox (the first candidate is the resolved path)
+        if paths and not check_inside(paths[0], allowed_roots(ctx)):
+            roots = ", ".join(str(r) for r in allowed_roots(ctx))
+            return Decision(
+                "deny",
+                f"{paths[0]} is outside the workspace and the additional directories"
+                f" ({roots}); coterie's file tools only work inside them.",
+                "sandbox",
+            )
+
+        # 3. plan mode's ceiling
+        if self.mode == "plan" and not tool.read_only:
+            return Decision(
+                "deny",
+                f"Plan mode is on: only read-only tools may run, so {name} is not allowed."
+                " Investigate with Read, Glob and Grep, then present your plan instead of"
+                " making changes.",
+                "plan-mode",
+            )
+
+        # 4. ask rules and protected directories
+        rule = self._match(self.ask, name, input, command, paths, workspace, strict=False)
+        if rule is not None:
+            return self._asking(f"An ask rule requires approval: {rule.describe()}.", rule.text)
+        if name in EDIT_TOOLS and paths and _protected(paths[0], ctx):
+            return self._asking(
+                f"{paths[0]} is inside a protected directory (.git or .claude); changing it"
+                " needs explicit approval.",
+                "protected-path",
+            )
+
+        # 5. allow rules
+        rule = self._match(self.allow, name, input, command, paths, workspace, strict=True)
+        if rule is not None:
+            return Decision("allow", f"Allowed by the rule {rule.describe()}.", rule.text)
+
+        # 6. the mode
+        return self._by_mode(tool, command)
+
+    def read_denied(self, path: Path, workspace: Path) -> bool:
+        """Whether a Read deny rule covers *path* (Glob and Grep leave such files out)."""
+        anchor = Path(os.path.realpath(workspace))
+        return any(
+            r.applies_to("Read") and not r.whole_tool and r.matches_path(path, anchor)
+            for r in self.deny
+        )
+
+    def read_filter(self, workspace: Path) -> Callable[[Path], bool]:
+        """:meth:`read_denied` bound to *workspace*, for ``ToolContext.read_denied``."""
+        return functools.partial(self.read_denied, workspace=workspace)
+
+    def _asking(self, reason: str, rule: str | None) -> Decision:
+        if self.mode == "dontAsk":
+            return Decision(
+                "deny",
+                f"{reason} Permission mode dontAsk denies whatever would need approval.",
+                rule,
+            )
+        return Decision("ask", reason, rule)
+
+    def _by_mode(self, tool: Tool, command: str | None) -> Decision:
+        name = tool.name
+        if tool.read_only:
+            return Decision("allow", f"{name} is read-only.", None)
+        if self.mode == "bypassPermissions":
+            return Decision("allow", "Permission mode bypassPermissions allows it.", None)
+        if self.mode == "acceptEdits" and name in EDIT_TOOLS:
+            return Decision("allow", "Permission mode acceptEdits allows file edits.", None)
+        what = f"{name} needs approval"
+        if command is not None:
+            risks = analyze(command).risks
+            if risks:
+                what = f"This command needs approval: it contains {', '.join(risks)}"
+        return self._asking(f"{what} (permission mode {self.mode}).", None)
+
+    def _match(
+        self,
+        rules: tuple[Rule, ...],
+        name: str,
+        input: dict[str, Any],
+        command: str | None,
+        paths: list[Path],
+        workspace: Path,
+        *,
+        strict: bool,
+    ) -> Rule | None:
+        """The first of *rules* covering this call.
+
+        ``strict`` (allow rules) reads Bash as written and requires every part
+        to be covered and nothing hidden; otherwise (deny, ask) any part in any
+        spelling suffices, and a path matches as written or resolved.
+        """
+        relevant = [r for r in rules if r.applies_to(name)]
+        if not relevant:
+            return None
+        whole = next((r for r in relevant if r.whole_tool), None)
+        if whole is not None:
+            return whole
+        if command is not None:
+            return _match_command(relevant, command, strict)
+        if paths:
+            targets = paths[:1] if strict else paths
+            for rule in relevant:
+                if rule.tool in ("Read", "Edit", "Write") and any(
+                    rule.matches_path(p, workspace) for p in targets
+                ):
+                    return rule
+            return None
+        if "url" in input:
+            return next((r for r in relevant if r.matches_url(str(input["url"]))), None)
+        return None
+
+
+def _match_command(rules: list[Rule], command: str, strict: bool) -> Rule | None:
+    analysis = analyze(command)
+    if not strict:
+        for part in analysis.all_commands:
+            for view in command_views(part):
+                for rule in rules:
+                    if rule.matches_command(view):
+                        return rule
+        return None
+    parts = analysis.all_commands
+    if analysis.risks or not parts:
+        return None
+    covering: list[Rule] = []
+    for part in parts:
+        found = next((r for r in rules if r.matches_command(part)), None)
+        if found is None:
+            return None
+        covering.append(found)
+    return covering[0]
+
+
+def _candidates(raw: str, ctx: ToolContext) -> list[Path]:
+    """The resolved target first, then its lexical spelling if that differs."""
+    base = Path(os.path.realpath(ctx.workspace))
+    resolved = resolve_path(raw, base)
+    lexical = Path(os.path.normpath(Path(ctx.workspace) / os.path.expanduser(raw)))
+    return [resolved] if lexical == resolved else [resolved, lexical]
+
+
+def _protected(path: Path, ctx: ToolContext) -> bool:
+    for root in allowed_roots(ctx):
+        if not path.is_relative_to(root):
+            continue
+        parts = path.relative_to(root).parts
+        if parts and parts[0] in _PROTECTED:
+            return not (parts[0] == ".claude" and parts[1:2] and parts[1] in _UNPROTECTED_CLAUDE)
+    return False

@@ -1,0 +1,205 @@
+"""Permission rules in Claude Code's syntax: ``Tool`` or ``Tool(specifier)``.
+
+Bash specifiers match one simple command (compound commands are split by
+the policy, and every part is checked):
+
+- ``Bash`` or ``Bash(*)``: every command;
+- ``Bash(npm run build)``: exactly that command;
+- ``Bash(git diff:*)`` (legacy prefix form): ``git diff`` alone or followed by
+  a space and anything;
+- ``Bash(npm run test *)``: ``*`` matches any text, spaces included; a single
+  trailing `` *`` is optional and keeps a word boundary, so ``Bash(ls *)``
+  matches ``ls`` and ``ls -la`` but not ``lsof``; ``\\*`` is a literal star.
+
+Path specifiers (``Read``, ``Edit``, ``Write``) follow gitignore, anchored by
+their prefix: ``//abs/path`` from the filesystem root, ``~/path`` from the
+home directory, ``/path`` from the directory holding the settings file's
+``.claude`` folder (the project root for project settings), and ``path`` or
+``./path`` from the workspace. A pattern without a ``/`` matches at any depth;
+a pattern naming a directory covers everything below it. ``Edit`` rules apply
+to every file-editing tool (Write, Edit), ``Read`` rules to every tool that
+reads files (Read, Glob, Grep); a ``Write`` rule applies to Write only.
+
+``WebFetch(domain:example.com)`` parses and matches a ``url`` input's host;
+coterie has no WebFetch tool yet.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import attrs
+
+from coterie.errors import CoterieError
+from coterie.tools._globbing import compile_glob, has_magic
+
+__all__ = [
+    "EDIT_TOOLS",
+    "READ_TOOLS",
+    "Rule",
+    "RuleError",
+    "parse_rule",
+]
+
+EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
+READ_TOOLS = frozenset({"Read", "Glob", "Grep", "LS", "NotebookRead"})
+_PATH_RULE_TOOLS = frozenset({"Read", "Edit", "Write"})
+_TOOL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
+
+
+class RuleError(CoterieError, ValueError):
+    """A permission rule string is malformed; the message says how and where."""
+
+
+@attrs.frozen
+class Rule:
+    """One parsed rule. ``root`` anchors ``/path`` patterns; ``source`` names its file."""
+
+    text: str
+    tool: str
+    specifier: str | None = None
+    root: Path | None = None
+    source: str | None = None
+
+    def __str__(self) -> str:
+        return self.text
+
+    def describe(self) -> str:
+        """The rule as written, with where it came from."""
+        return f"{self.text} (from {self.source})" if self.source else self.text
+
+    def applies_to(self, tool_name: str) -> bool:
+        """Whether this rule speaks about calls of *tool_name*."""
+        if self.tool == tool_name:
+            return True
+        if self.tool == "Edit":
+            return tool_name in EDIT_TOOLS
+        if self.tool == "Read":
+            return tool_name in READ_TOOLS
+        return False
+
+    @property
+    def whole_tool(self) -> bool:
+        """``Bash`` or ``Bash(*)``: the rule covers every use of the tool."""
+        return self.specifier is None or self.specifier == "*"
+
+    def matches_command(self, command: str) -> bool:
+        """Whether this Bash rule covers one simple *command* (already split)."""
+        if self.whole_tool:
+            return True
+        assert self.specifier is not None
+        return _bash_regex(self.specifier).match(" ".join(command.split())) is not None
+
+    def matches_path(self, path: Path, workspace: Path) -> bool:
+        """Whether this path rule covers the absolute *path* (a tool's target)."""
+        if self.whole_tool:
+            return True
+        assert self.specifier is not None
+        anchor, pattern = _path_pattern(self.specifier, workspace, self.root)
+        if not (path == anchor or path.is_relative_to(anchor)):
+            return False
+        if pattern is None:
+            return True
+        return pattern.match(path.relative_to(anchor).as_posix()) is not None
+
+    def matches_url(self, url: str) -> bool:
+        """Whether this ``WebFetch(domain:...)`` rule covers *url*."""
+        if self.whole_tool:
+            return True
+        assert self.specifier is not None
+        if not self.specifier.startswith("domain:"):
+            return False
+        domain = self.specifier.removeprefix("domain:").lower()
+        host = (urlsplit(url).hostname or "").lower()
+        return host == domain or host.endswith("." + domain)
+
+
+def parse_rule(text: str, *, root: Path | None = None, source: str | None = None) -> Rule:
+    """Parse ``Tool`` or ``Tool(specifier)``; raise :class:`RuleError` if malformed."""
+    where = f" in {source}" if source else ""
+    if not isinstance(text, str):
+        raise RuleError(f"permission rule {text!r}{where} is not a string")
+    stripped = text.strip()
+    if not stripped:
+        raise RuleError(f"empty permission rule{where}")
+    if "(" not in stripped:
+        if ")" in stripped:
+            raise RuleError(f"permission rule {text!r}{where} has ')' without '('")
+        _check_tool(stripped, text, where)
+        return Rule(stripped, stripped, None, root, source)
+    tool, _, rest = stripped.partition("(")
+    tool = tool.strip()
+    _check_tool(tool, text, where)
+    if not rest.endswith(")"):
+        raise RuleError(f"permission rule {text!r}{where} must end with ')': write Tool(specifier)")
+    specifier = rest[:-1].strip()
+    if not specifier:
+        raise RuleError(
+            f"permission rule {text!r}{where} has an empty specifier; write {tool!r} alone"
+            " to cover every use of the tool"
+        )
+    if tool == "Bash" and ":*" in specifier[:-2]:
+        raise RuleError(
+            f"permission rule {text!r}{where}: the legacy ':*' prefix form is only allowed at"
+            " the end (e.g. Bash(git diff:*)); use '*' for a wildcard elsewhere"
+        )
+    if tool in _PATH_RULE_TOOLS and specifier != "*" and "\0" in specifier:
+        raise RuleError(f"permission rule {text!r}{where} holds a NUL byte")
+    if tool == "WebFetch" and specifier != "*" and not specifier.startswith("domain:"):
+        raise RuleError(f"permission rule {text!r}{where}: WebFetch rules take domain:HOST")
+    return Rule(stripped, tool, specifier, root, source)
+
+
+def _check_tool(tool: str, text: str, where: str) -> None:
+    if not _TOOL_NAME.match(tool):
+        raise RuleError(
+            f"permission rule {text!r}{where}: {tool!r} is not a tool name"
+            " (expected e.g. Bash, Read, Edit, Write, WebFetch)"
+        )
+
+
+@functools.lru_cache(maxsize=512)
+def _bash_regex(specifier: str) -> re.Pattern[str]:
+    spec = " ".join(specifier.split())
+    if spec.endswith(":*"):
+        prefix = re.escape(spec[:-2].rstrip())
+        return re.compile(rf"(?s:{prefix}(?:\s.*)?)\Z")
+    # Split on unescaped stars; `\*` stays a literal star.
+    pieces = re.split(r"(?<!\\)\*", spec)
+    literal = [re.escape(p.replace("\\*", "*")) for p in pieces]
+    if len(pieces) == 2 and pieces[1] == "" and pieces[0].endswith(" "):
+        # `ls *`: the trailing ` *` is optional, and keeps the word boundary.
+        return re.compile(rf"(?s:{re.escape(pieces[0].rstrip())}(?: .*)?)\Z")
+    return re.compile("(?s:" + ".*".join(literal) + r")\Z")
+
+
+@functools.lru_cache(maxsize=512)
+def _path_pattern(
+    specifier: str, workspace: Path, root: Path | None
+) -> tuple[Path, re.Pattern[str] | None]:
+    """The rule's anchor directory (resolved) and its pattern relative to it."""
+    if specifier.startswith("//"):
+        anchor, rest = Path("/"), specifier[2:]
+    elif specifier == "~" or specifier.startswith("~/"):
+        anchor, rest = Path(os.path.expanduser("~")), specifier[2:]
+    elif specifier.startswith("/"):
+        anchor, rest = (root or workspace), specifier[1:]
+    else:
+        anchor, rest = workspace, specifier.removeprefix("./")
+        if "/" not in rest.rstrip("/"):
+            rest = "**/" + rest  # gitignore: a bare name matches at any depth
+    rest = rest.rstrip("/")
+    # Literal leading directories join the anchor, so that resolving it (a
+    # symlinked /tmp, say) keeps matching the resolved paths tools work on.
+    segments = rest.split("/") if rest else []
+    while segments and segments[0] and not has_magic(segments[0]):
+        anchor = anchor / segments.pop(0)
+    anchor = Path(os.path.realpath(anchor))
+    tail = "/".join(segments)
+    if not tail or tail == "**":
+        return anchor, None
+    return anchor, compile_glob(tail, suffix=r"(?:/.*)?")

@@ -1,0 +1,302 @@
+"""Reading a shell command well enough to judge it, without running it.
+
+:func:`analyze` splits a command line into the simple commands it runs: on
+``&&``, ``||``, ``;``, ``|``, ``|&``, ``&`` and newlines, and at subshell
+parentheses, never inside quotes. It also digs out the commands hidden in
+``$(...)``, backticks, ``<(...)``/``>(...)``, ``bash -c '...'``, ``eval ...``
+and ``find -exec ...`` (the *nested* commands), and notes what makes a
+command impossible to approve by a rule alone (the *risks*: substitutions,
+nested shells, here-documents, unbalanced quotes).
+
+:func:`command_views` gives the spellings of one simple command that a deny
+rule must see through: leading ``VAR=value`` assignments, wrappers such as
+``env``, ``nohup``, ``timeout 5``, ``xargs``, ``sudo``, shell keywords
+(``then``, ``do``), ``\\rm`` and ``/bin/rm``.
+
+This is a conservative reader, not a shell: where it cannot tell, it
+over-reports commands and risks (a deny rule may fire on a here-document
+line), never under-reports them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+
+import attrs
+
+__all__ = ["ShellAnalysis", "analyze", "command_views", "tokens"]
+
+_MAX_DEPTH = 4
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
+_KEYWORDS = frozenset({"if", "then", "elif", "else", "do", "while", "until", "!", "{", "(", "time"})
+_CLOSERS = frozenset({"fi", "done", "esac", "}", ")", ";;"})
+# Wrappers run their arguments as a command. Options listed here take a value.
+_WRAPPERS: dict[str, frozenset[str]] = {
+    "command": frozenset(),
+    "builtin": frozenset(),
+    "exec": frozenset({"-a"}),
+    "nohup": frozenset(),
+    "time": frozenset({"-f", "-o"}),
+    "nice": frozenset({"-n"}),
+    "ionice": frozenset({"-c", "-n", "-p"}),
+    "setsid": frozenset(),
+    "stdbuf": frozenset({"-i", "-o", "-e"}),
+    "timeout": frozenset({"-s", "-k", "--signal", "--kill-after"}),
+    "env": frozenset({"-u", "--unset", "-C", "--chdir", "-S", "--split-string"}),
+    "xargs": frozenset({"-I", "-i", "-n", "-P", "-L", "-l", "-d", "-E", "-e", "-s", "-a"}),
+    "sudo": frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U"}),
+    "doas": frozenset({"-u", "-C"}),
+    "taskset": frozenset(),
+    "chrt": frozenset(),
+    "watch": frozenset({"-n", "-d"}),
+}
+_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "ash", "busybox"})
+
+
+@attrs.frozen
+class ShellAnalysis:
+    """What a command line runs, as far as can be told without running it.
+
+    ``commands`` are the top-level simple commands with the operator before
+    each (``""`` for the first); ``nested`` the simple commands found inside
+    substitutions and nested shells, and ``inner`` those command lines as
+    written (to check pipelines in them); ``risks`` why no allow rule may
+    approve it on its own.
+    """
+
+    commands: tuple[tuple[str, str], ...]
+    nested: tuple[str, ...] = ()
+    risks: tuple[str, ...] = ()
+    inner: tuple[str, ...] = ()
+
+    @property
+    def all_commands(self) -> tuple[str, ...]:
+        """Top-level and nested simple commands together."""
+        return tuple(c for c, _ in self.commands) + self.nested
+
+
+def analyze(command: str, _depth: int = 0) -> ShellAnalysis:
+    """Split *command* into simple commands and find what hides inside them."""
+    parts, inner, risks = _split(command)
+    for text, _ in parts:
+        for hidden, why in _hidden_commands(text):
+            if why:
+                risks.append(why)
+            inner.append(hidden)
+    nested: list[str] = []
+    for text in inner:
+        _add_nested(text, _depth, nested, risks)
+    return ShellAnalysis(
+        tuple(parts), tuple(nested), tuple(dict.fromkeys(risks)), tuple(dict.fromkeys(inner))
+    )
+
+
+def _add_nested(text: str, depth: int, nested: list[str], risks: list[str]) -> None:
+    if depth >= _MAX_DEPTH:
+        risks.append("commands nested too deeply to check")
+        nested.append(text)
+        return
+    sub = analyze(text, depth + 1)
+    nested.extend(sub.all_commands)
+    risks.extend(sub.risks)
+
+
+def _closing(command: str, start: int, opener: str, closer: str) -> int:
+    """Index of the *closer* matching the *opener* at *start*, or -1; quotes respected."""
+    depth, i, quote = 0, start, None
+    while i < len(command):
+        c = command[i]
+        if quote:
+            if c == "\\" and quote == '"':
+                i += 2
+                continue
+            if c == quote:
+                quote = None
+        elif c == "\\":
+            i += 2
+            continue
+        elif c in "'\"":
+            quote = c
+        elif c == opener:
+            depth += 1
+        elif c == closer:
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return -1
+
+
+def _split(command: str) -> tuple[list[tuple[str, str]], list[str], list[str]]:
+    parts: list[tuple[str, str]] = []
+    inner: list[str] = []
+    risks: list[str] = []
+    buf: list[str] = []
+    op = ""
+
+    def flush(next_op: str) -> None:
+        nonlocal op
+        text = "".join(buf).strip()
+        buf.clear()
+        if not text:
+            # `a | (b)`: the parenthesis must not hide that b reads a's output.
+            op = op or next_op if parts else ""
+            return
+        if text not in _CLOSERS:
+            parts.append((text, op))
+        op = next_op
+
+    i, n, quote = 0, len(command), None
+    while i < n:
+        c = command[i]
+        nxt = command[i + 1] if i + 1 < n else ""
+        if quote == "'":
+            buf.append(c)
+            quote = None if c == "'" else quote
+            i += 1
+            continue
+        if c == "\\":
+            buf.append(command[i : i + 2])
+            i += 2
+            continue
+        if c == "`" or (c == "$" and nxt == "(") or (c in "<>" and nxt == "(" and not quote):
+            if c == "`":
+                end = command.find("`", i + 1)
+                body_start = i + 1
+                risks.append("command substitution with backticks")
+            else:
+                end = _closing(command, i + 1, "(", ")")
+                body_start = i + 2
+                if command.startswith("$((", i):
+                    pass  # arithmetic: harmless itself, but what it holds is checked
+                elif c == "$":
+                    risks.append("command substitution $(...)")
+                else:
+                    risks.append(f"process substitution {c}(...)")
+            if end < 0:
+                risks.append("an unterminated substitution")
+                end = n
+            inner.append(command[body_start:end])
+            buf.append(command[i : end + 1])
+            i = end + 1
+            continue
+        if quote == '"':
+            buf.append(c)
+            quote = None if c == '"' else quote
+            i += 1
+            continue
+        if c in "'\"":
+            quote = c
+            buf.append(c)
+            i += 1
+            continue
+        if c == "#" and (not buf or buf[-1][-1:].isspace()):
+            end = command.find("\n", i)
+            i = n if end < 0 else end
+            continue
+        if c == "<" and nxt == "<" and "<" not in (command[i + 2 : i + 3], command[i - 1 : i]):
+            risks.append("a here-document")  # `<<`, but not the here-string `<<<`
+        if c in "&|" and nxt == c:
+            flush(c + c)
+            i += 2
+            continue
+        if c == "|":
+            if buf and buf[-1].endswith(">"):  # `>|` clobbers; it is a redirection
+                buf.append(c)
+            else:
+                flush("|&" if nxt == "&" else "|")
+                i += 1 if nxt != "&" else 2
+                continue
+        elif c == "&":
+            if (buf and buf[-1][-1:] in "<>") or nxt == ">":  # 2>&1, >&, &>
+                buf.append(c)
+            else:
+                flush("&")
+        elif c in ";\n()":
+            flush(";" if c != "\n" else "\n")
+        else:
+            buf.append(c)
+        i += 1
+    if quote:
+        risks.append("unbalanced quotes")
+    flush("")
+    return parts, inner, risks
+
+
+def tokens(text: str) -> list[str]:
+    """Shell words of one simple command (quotes removed); whitespace split if unbalanced."""
+    try:
+        return shlex.split(text, comments=False, posix=True)
+    except ValueError:
+        return text.split()
+
+
+def _strip_one(words: list[str]) -> list[str] | None:
+    """*words* with one layer of wrapping removed, or ``None`` if there is none."""
+    if not words:
+        return None
+    first = words[0]
+    if _ASSIGNMENT.match(first) or first in _KEYWORDS:
+        return words[1:]
+    if first.startswith("\\") and len(first) > 1:
+        return [first[1:], *words[1:]]
+    if "/" in first and not first.endswith("/"):
+        return [os.path.basename(first), *words[1:]]
+    if first in ("(", "{") or first.startswith(("(", "{")):
+        return [first.lstrip("({"), *words[1:]] if first.lstrip("({") else words[1:]
+    takes_value = _WRAPPERS.get(first)
+    if takes_value is None:
+        return None
+    rest = words[1:]
+    while rest and (rest[0].startswith("-") or (first == "env" and _ASSIGNMENT.match(rest[0]))):
+        option = rest.pop(0)
+        if option == "--":
+            break
+        if option in takes_value and rest:
+            rest.pop(0)
+    if first == "timeout" and rest:
+        rest = rest[1:]  # the duration
+    return rest
+
+
+def _word_views(text: str) -> list[list[str]]:
+    words = tokens(text)
+    views = [words] if words else []
+    for _ in range(16):  # bounded: each step removes at least one thing
+        stripped = _strip_one(words)
+        if stripped is None or stripped == words:
+            break
+        words = stripped
+        if words:
+            views.append(words)
+    return views
+
+
+def command_views(text: str) -> list[str]:
+    """The ways to read one simple command that a deny or ask rule should see."""
+    views = [" ".join(text.split())] + [" ".join(w) for w in _word_views(text)]
+    return list(dict.fromkeys(v for v in views if v))
+
+
+def _hidden_commands(text: str) -> list[tuple[str, str]]:
+    """Commands one simple command runs through a nested shell, eval or find -exec."""
+    found: list[tuple[str, str]] = []
+    for words in _word_views(text):
+        program = words[0]
+        if program in _SHELLS and "-c" in words[1:]:
+            at = words.index("-c", 1)
+            if at + 1 < len(words):
+                found.append((words[at + 1], "a nested shell (-c)"))
+        elif program == "eval" and len(words) > 1:
+            found.append((" ".join(words[1:]), "eval"))
+        elif program in ("find", "fd"):
+            for j, word in enumerate(words):
+                if word in ("-exec", "-execdir", "-ok", "-okdir", "-x", "--exec"):
+                    end = next(
+                        (k for k in range(j + 1, len(words)) if words[k] in (";", "+")),
+                        len(words),
+                    )
+                    found.append((shlex.join(words[j + 1 : end]), ""))
+    return list(dict.fromkeys(found))

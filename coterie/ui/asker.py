@@ -1,0 +1,35 @@
+"""Asking a person at the terminal whether a tool may run."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TYPE_CHECKING, Any
+
+import trio
+from rich.markup import escape
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+class TerminalAsker:
+    """Implements ``coterie.tools.Asker`` by prompting on the terminal.
+
+    Reading standard input happens in a worker thread that is abandoned on
+    cancellation, so Ctrl-C at the prompt ends the run at once.
+    """
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+
+    async def ask(self, tool_name: str, input: dict[str, Any], reason: str) -> bool:
+        shown = json.dumps(input, ensure_ascii=False)
+        if len(shown) > 400:
+            shown = shown[:400] + "…"
+        self.console.print(f"[bold yellow]?[/] Allow [bold]{escape(tool_name)}[/] {escape(shown)}")
+        if reason:
+            self.console.print(f"  [dim]{escape(reason)}[/]")
+        self.console.print("  allow? [y/N] ", end="")
+        answer = await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
+        return answer.strip().lower() in ("y", "yes")

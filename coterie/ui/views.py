@@ -1,0 +1,156 @@
+"""Views: one object per output format, fed the run's events in order.
+
+``--output-format`` ``text`` prints the final result only, ``json`` one
+object at the end, ``stream-json`` one object per line as things happen (the
+last of type ``result``), all as Claude Code does. Without ``-p`` the
+:class:`ConsoleView` shows streamed text, tool calls and their outcomes, and a
+closing line with turns, tokens and cost.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import IO, TYPE_CHECKING, Any, Protocol
+
+from rich.markup import escape
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from coterie.events import Event
+
+PREVIEW_LINES = 4
+
+
+class View(Protocol):
+    """Something that renders events."""
+
+    def start(self, info: dict[str, Any]) -> None: ...
+    def event(self, event: Event) -> None: ...
+    def finish(self, result: dict[str, Any]) -> None: ...
+
+
+def _summary(name: str, data: dict[str, Any]) -> str:
+    """A one-line label for a tool call, as Claude Code shows it."""
+    for key in ("command", "file_path", "pattern", "description", "subject", "to"):
+        if isinstance(data.get(key), str):
+            text = data[key].splitlines()[0] if data[key] else ""
+            return f"{name}({text[:100]})"
+    return name
+
+
+class ConsoleView:
+    """The interactive view (rich)."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self._mid_text = False
+
+    def start(self, info: dict[str, Any]) -> None:
+        self.console.print(
+            f"[dim]coterie · run {info['run_id']} · model {info['model']} · "
+            f"mode {info['permission_mode']}[/]"
+        )
+
+    def _end_text(self) -> None:
+        if self._mid_text:
+            self.console.file.write("\n")
+            self._mid_text = False
+
+    def event(self, event: Event) -> None:
+        d = event.data
+        match event.type:
+            case "agent.text_delta":
+                self.console.file.write(d["text"])
+                self.console.file.flush()
+                self._mid_text = True
+            case "agent.message":
+                self._end_text()
+            case "agent.tool_call":
+                self._end_text()
+                self.console.print(f"[bold cyan]⏺[/] {escape(_summary(d['name'], d['input']))}")
+            case "agent.tool_result":
+                lines = str(d["content"]).splitlines() or [""]
+                style = "red" if d["is_error"] else "dim"
+                shown = lines[:PREVIEW_LINES]
+                more = len(lines) - len(shown)
+                for i, line in enumerate(shown):
+                    lead = "  ⎿ " if i == 0 else "    "
+                    self.console.print(f"[{style}]{lead}{escape(line[:160])}[/]")
+                if more > 0:
+                    self.console.print(f"[dim]    … +{more} lines[/]")
+            case "actor.crashed":
+                self._end_text()
+                self.console.print(
+                    f"[bold red]✗ {d.get('actor')} crashed:[/] {escape(d['reason'])}"
+                )
+            case "actor.restarted":
+                self.console.print(f"[yellow]↻ restarting {d.get('actor')}[/]")
+
+    def finish(self, result: dict[str, Any]) -> None:
+        self._end_text()
+        u = result["usage"]
+        colour = "red" if result["is_error"] else "green"
+        if result["is_error"]:
+            self.console.print(f"[{colour}]{escape(result['result'])}[/]")
+        self.console.print(
+            f"[{colour}]●[/] [dim]{result['num_turns']} turns · "
+            f"{u['input_tokens']:,} in / {u['output_tokens']:,} out tokens · "
+            f"${result['total_cost_usd']:.4f} · {result['duration_ms'] / 1000:.1f}s[/]"
+        )
+
+
+class TextView:
+    """``-p --output-format text``: the final text only."""
+
+    def __init__(self, out: IO[str] | None = None) -> None:
+        self.out = out or sys.stdout
+
+    def start(self, info: dict[str, Any]) -> None:
+        pass
+
+    def event(self, event: Event) -> None:
+        pass
+
+    def finish(self, result: dict[str, Any]) -> None:
+        self.out.write(result["result"] + "\n")
+        self.out.flush()
+
+
+class JsonView(TextView):
+    """``-p --output-format json``: one object when the run ends."""
+
+    def finish(self, result: dict[str, Any]) -> None:
+        self.out.write(json.dumps({"type": "result", **result}) + "\n")
+        self.out.flush()
+
+
+class StreamJsonView(TextView):
+    """``-p --output-format stream-json``: one object per line as events happen."""
+
+    def _line(self, obj: dict[str, Any]) -> None:
+        self.out.write(json.dumps(obj) + "\n")
+        self.out.flush()
+
+    def start(self, info: dict[str, Any]) -> None:
+        self.run_id = info["run_id"]
+        self._line({"type": "system", "subtype": "init", "session_id": info["run_id"], **info})
+
+    def event(self, event: Event) -> None:
+        d = event.data
+        if event.type == "agent.message":
+            message = {"role": "assistant", "content": d["content"], "usage": d["usage"]}
+            self._line({"type": "assistant", "message": message, "session_id": self.run_id})
+        elif event.type == "agent.tool_result":
+            block = {
+                "type": "tool_result",
+                "tool_use_id": d["id"],
+                "content": d["content"],
+                "is_error": d["is_error"],
+            }
+            message = {"role": "user", "content": [block]}
+            self._line({"type": "user", "message": message, "session_id": self.run_id})
+
+    def finish(self, result: dict[str, Any]) -> None:
+        self._line({"type": "result", "session_id": self.run_id, **result})

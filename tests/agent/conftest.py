@@ -1,0 +1,77 @@
+"""Helpers for running the real ``coterie`` CLI on scenarios in temporary workspaces."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+SCENARIOS = Path(__file__).parent / "scenarios"
+REPO = Path(__file__).parents[2]
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """The environment a user without credentials would have, plus *extra*."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    env["PYTHONPATH"] = str(REPO)
+    env.update(extra)
+    return env
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    return ws
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    """An empty HOME, so the developer's ~/.claude/settings.json never leaks in."""
+    h = tmp_path / "home"
+    h.mkdir()
+    return h
+
+
+def coterie(
+    *args: str, cwd: Path, home: Path, env: dict[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m coterie ARGS`` in *cwd*; no standard input, as in CI."""
+    return subprocess.run(
+        [sys.executable, "-m", "coterie", *args],
+        cwd=cwd,
+        env={**clean_env(HOME=str(home)), **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+@pytest.fixture
+def mock_server(home: Path) -> Iterator[object]:
+    """Start ``coterie mock-server`` for a scenario; yields a starter function."""
+    procs: list[subprocess.Popen[str]] = []
+
+    def start(scenario: Path) -> str:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "coterie", "mock-server", "--scenario", str(scenario), "--port", "0"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=clean_env(HOME=str(home)),
+        )
+        procs.append(proc)
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:"), url
+        return url
+
+    yield start
+    for proc in procs:
+        proc.terminate()
+        proc.wait(timeout=10)

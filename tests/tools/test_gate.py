@@ -1,0 +1,128 @@
+"""The permission gate: asking, headless denial, fail-closed askers."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import pytest
+import trio
+
+from coterie.events import EventLog
+from coterie.tools import (
+    PermissionGate,
+    PermissionPolicy,
+    ToolContext,
+    default_registry,
+    execute_tool_call,
+)
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+TOOLS = {t.name: t for t in default_registry()}
+NPM = {"command": "npm test"}
+
+
+@attrs.define
+class ScriptedAsker:
+    """Answers with a fixed verdict (or raises), recording what it was asked."""
+
+    answer: bool | BaseException = True
+    asked: list[tuple[str, dict[str, Any], str]] = attrs.field(factory=list)
+
+    async def ask(self, tool_name: str, input: dict[str, Any], reason: str) -> bool:
+        self.asked.append((tool_name, input, reason))
+        if isinstance(self.answer, BaseException):
+            raise self.answer
+        return self.answer
+
+
+async def test_allow_needs_no_asker(ctx: ToolContext) -> None:
+    asker = ScriptedAsker()
+    gate = PermissionGate(PermissionPolicy.from_rules(allow=["Bash(npm test)"]), asker)
+    decision = await gate.authorize(TOOLS["Bash"], NPM, ctx)
+    assert decision.behavior == "allow"
+    assert asker.asked == []
+
+
+async def test_ask_goes_to_the_asker(ctx: ToolContext) -> None:
+    asker = ScriptedAsker(True)
+    gate = PermissionGate(PermissionPolicy(), asker)
+    decision = await gate.authorize(TOOLS["Bash"], NPM, ctx)
+    assert decision.behavior == "allow"
+    assert asker.asked[0][:2] == ("Bash", NPM)
+    assert "needs approval" in asker.asked[0][2]
+
+
+async def test_a_declined_ask_is_a_denial(ctx: ToolContext) -> None:
+    gate = PermissionGate(PermissionPolicy(), ScriptedAsker(False))
+    decision = await gate.authorize(TOOLS["Bash"], NPM, ctx)
+    assert decision.behavior == "deny"
+    assert "declined" in decision.reason
+
+
+async def test_headless_ask_is_denied_and_says_why(ctx: ToolContext) -> None:
+    ctx.events = EventLog()
+    gate = PermissionGate(PermissionPolicy())
+    decision = await gate.authorize(TOOLS["Bash"], NPM, ctx)
+    assert decision.behavior == "deny"
+    assert "non-interactive" in decision.reason
+    assert "nobody can approve" in decision.reason
+    assert ctx.events.of_type("permission.denied")
+
+
+async def test_a_failing_asker_fails_closed(ctx: ToolContext) -> None:
+    gate = PermissionGate(PermissionPolicy(), ScriptedAsker(RuntimeError("classifier down")))
+    decision = await gate.authorize(TOOLS["Bash"], NPM, ctx)
+    assert decision.behavior == "deny"
+    assert "classifier down" in decision.reason
+
+
+async def test_cancellation_while_asking_passes_through(
+    ctx: ToolContext, autojump_clock: object
+) -> None:
+    class Slow:
+        async def ask(self, tool_name: str, input: dict[str, Any], reason: str) -> bool:
+            await trio.sleep_forever()
+            return True
+
+    gate = PermissionGate(PermissionPolicy(), Slow())
+    with trio.move_on_after(1) as scope:
+        await gate.authorize(TOOLS["Bash"], NPM, ctx)
+    assert scope.cancelled_caught
+
+
+async def test_denied_calls_are_never_asked(ctx: ToolContext) -> None:
+    asker = ScriptedAsker(True)
+    gate = PermissionGate(PermissionPolicy(mode="bypassPermissions"), asker)
+    decision = await gate.authorize(TOOLS["Bash"], {"command": "sudo rm x"}, ctx)
+    assert decision.behavior == "deny"
+    assert asker.asked == []
+
+
+async def test_the_gate_installs_the_read_filter(ctx: ToolContext, workspace: Path) -> None:
+    gate = PermissionGate(PermissionPolicy.from_rules(deny=["Read(.env)"]))
+    await gate.authorize(TOOLS["Glob"], {"pattern": "*"}, ctx)
+    assert ctx.read_denied is not None
+    assert ctx.read_denied(workspace / ".env")
+
+
+@pytest.mark.parametrize("answer", [True, False])
+async def test_end_to_end_through_execute_tool_call(
+    ctx: ToolContext, workspace: Path, answer: bool
+) -> None:
+    gate = PermissionGate(PermissionPolicy(), ScriptedAsker(answer))
+    input = {"file_path": "made.txt", "content": "hi"}
+    result = await execute_tool_call(default_registry(), gate, "Write", input, ctx)
+    assert result.is_error is (not answer)
+    assert (workspace / "made.txt").exists() is answer
+
+
+async def test_headless_grep_skips_denied_files(ctx: ToolContext, workspace: Path) -> None:
+    (workspace / ".env").write_text("TOKEN=1\n")
+    (workspace / "app.py").write_text("TOKEN = 0\n")
+    gate = PermissionGate(PermissionPolicy.from_rules(deny=["Read(.env)"]))
+    result = await execute_tool_call(default_registry(), gate, "Grep", {"pattern": "TOKEN"}, ctx)
+    assert ".env" not in result.content
+    assert "app.py" in result.content

@@ -1,0 +1,168 @@
+"""The workspace sandbox: resolution, refusal, and the no-escape properties."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+import trio
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from coterie.tools import (
+    EditTool,
+    SandboxViolation,
+    Tool,
+    ToolContext,
+    WriteTool,
+    sandboxed_path,
+)
+from coterie.tools._base import FileStamp
+from coterie.tools.sandbox import resolve_path
+from tests.tools.strategies import path_spellings
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+
+def test_relative_paths_resolve_against_the_workspace(ctx: ToolContext, workspace: Path) -> None:
+    assert sandboxed_path("a/b.txt", ctx) == workspace / "a/b.txt"
+
+
+def test_dot_dot_inside_the_workspace_is_fine(ctx: ToolContext, workspace: Path) -> None:
+    assert sandboxed_path("a/../b.txt", ctx) == workspace / "b.txt"
+
+
+def test_the_workspace_itself_is_inside(ctx: ToolContext, workspace: Path) -> None:
+    assert sandboxed_path(".", ctx) == workspace
+
+
+@pytest.mark.parametrize("spelling", ["../x", "../ws2/x", "/etc/passwd", "~/x", "//etc/passwd"])
+def test_paths_outside_are_refused(ctx: ToolContext, spelling: str) -> None:
+    with pytest.raises(SandboxViolation, match="outside the workspace"):
+        sandboxed_path(spelling, ctx)
+
+
+def test_a_sibling_with_a_common_prefix_is_outside(ctx: ToolContext, workspace: Path) -> None:
+    """``/tmp/ws2`` starts with ``/tmp/ws`` but is not inside it."""
+    with pytest.raises(SandboxViolation):
+        sandboxed_path(str(workspace) + "2/x", ctx)
+
+
+def test_a_symlinked_directory_leading_out_is_refused(
+    ctx: ToolContext, workspace: Path, outside: Path
+) -> None:
+    (workspace / "out").symlink_to(outside)
+    with pytest.raises(SandboxViolation):
+        sandboxed_path("out/new/deeper.txt", ctx)
+
+
+def test_a_dangling_symlink_leading_out_is_refused(
+    ctx: ToolContext, workspace: Path, outside: Path
+) -> None:
+    (workspace / "d").symlink_to(outside / "not-yet")
+    with pytest.raises(SandboxViolation):
+        sandboxed_path("d", ctx)
+
+
+def test_a_symlink_within_the_workspace_resolves_to_its_target(
+    ctx: ToolContext, workspace: Path
+) -> None:
+    (workspace / "real").mkdir()
+    (workspace / "alias").symlink_to(workspace / "real")
+    assert sandboxed_path("alias/f.txt", ctx) == workspace / "real/f.txt"
+
+
+def test_added_directories_are_inside(ctx: ToolContext, outside: Path) -> None:
+    ctx.extra_dirs.append(outside)
+    assert sandboxed_path(str(outside / "f"), ctx) == outside / "f"
+
+
+@pytest.mark.parametrize("bad", ["", "   ", "a\0b"])
+def test_unusable_paths_are_refused(ctx: ToolContext, bad: str) -> None:
+    with pytest.raises(SandboxViolation):
+        sandboxed_path(bad, ctx)
+
+
+def test_the_message_says_where_it_resolved(ctx: ToolContext, workspace: Path) -> None:
+    with pytest.raises(SandboxViolation) as info:
+        sandboxed_path("../escape.txt", ctx)
+    assert str(workspace.parent / "escape.txt") in str(info.value)
+
+
+# -- properties ----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tree() -> Iterator[tuple[Path, Path, Path]]:
+    """base/{ws, outside, home} with symlinks in ws that lead out, and HOME=base/home."""
+    with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as mp:
+        base = Path(tmp).resolve()
+        ws, outside, home = base / "ws", base / "outside", base / "home"
+        for d in (ws / "sub", outside, home):
+            d.mkdir(parents=True)
+        (outside / "existing.txt").write_text("keep")
+        (ws / "link_out").symlink_to(outside)
+        (ws / "link_in").symlink_to(ws / "sub")
+        (ws / "link_up").symlink_to(base)
+        (ws / "dangling_out").symlink_to(outside / "newfile")
+        (ws / "link_file").symlink_to(outside / "existing.txt")
+        mp.setenv("HOME", str(home))
+        yield base, ws, outside
+
+
+def _outside_state(base: Path, ws: Path) -> list[tuple[str, bytes]]:
+    state = []
+    for dirpath, dirnames, filenames in os.walk(base):
+        if Path(dirpath) == base:
+            dirnames.remove("ws")
+        for name in filenames:
+            path = Path(dirpath, name)
+            state.append((str(path), path.read_bytes()))
+    return sorted(state)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_no_spelling_resolves_outside(tree: tuple[Path, Path, Path], data: st.DataObject) -> None:
+    """Whatever the spelling, an accepted path really lies inside the workspace."""
+    base, ws, _ = tree
+    spelling = data.draw(path_spellings(str(ws), str(base)))
+    ctx = ToolContext(workspace=ws)
+    try:
+        path = sandboxed_path(spelling, ctx)
+    except SandboxViolation:
+        return
+    assert os.path.realpath(path) == str(path)
+    assert path == ws or ws in path.parents
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), use_edit=st.booleans())
+def test_write_and_edit_never_change_anything_outside(
+    tree: tuple[Path, Path, Path], data: st.DataObject, use_edit: bool
+) -> None:
+    """Running the real tools on any spelling leaves everything outside untouched."""
+    base, ws, outside = tree
+    spelling = data.draw(path_spellings(str(ws), str(base)))
+    before = _outside_state(base, ws)
+    ctx = ToolContext(workspace=ws)
+    # Even a stamp the agent should not have cannot open the way out.
+    existing = outside / "existing.txt"
+    ctx.read_files[existing] = FileStamp(existing.stat().st_mtime_ns, existing.stat().st_size)
+    tool: Tool
+    if use_edit:
+        old = data.draw(st.sampled_from(["", "keep"]))
+        tool, input = EditTool(), {"file_path": spelling, "old_string": old, "new_string": "x"}
+    else:
+        tool, input = WriteTool(), {"file_path": spelling, "content": "pwned"}
+    trio.run(tool.run, input, ctx)
+    assert _outside_state(base, ws) == before
+
+
+def test_resolve_path_expands_the_home_directory(tree: tuple[Path, Path, Path]) -> None:
+    base, ws, _ = tree
+    assert resolve_path("~/f", ws) == base / "home/f"
