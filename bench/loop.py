@@ -28,6 +28,7 @@ import trio
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from coterie.agent import AgentLoop  # noqa: E402
+from coterie.events import EventLog  # noqa: E402
 from coterie.models import ModelRequest, ScriptedModel, load_scenario  # noqa: E402
 from coterie.tools import (  # noqa: E402
     PermissionGate,
@@ -55,14 +56,15 @@ def scenario(turns: int, directory: Path) -> Path:
     return path
 
 
-def make_loop(path: Path, workdir: Path) -> AgentLoop:
-    policy = PermissionPolicy.for_mode("bypassPermissions", workspace=workdir)
+def make_loop(path: Path, workdir: Path, events: EventLog | None = None) -> AgentLoop:
+    policy = PermissionPolicy.from_rules(mode="bypassPermissions")
     return AgentLoop(
         model=ScriptedModel(load_scenario(path)),
         registry=default_registry(),
         gate=PermissionGate(policy, None),
         tools=ToolContext(workspace=workdir),
         system="bench",
+        events=events,
     )
 
 
@@ -82,8 +84,9 @@ async def bare(path: Path, workdir: Path, turns: int) -> float:
     return time.perf_counter() - start
 
 
-async def looped(path: Path, workdir: Path) -> tuple[float, int]:
-    loop = make_loop(path, workdir)
+async def looped(path: Path, workdir: Path, log: bool = False) -> tuple[float, int]:
+    events = EventLog(workdir / "events.jsonl") if log else None
+    loop = make_loop(path, workdir, events)
     start = time.perf_counter()
     result = await loop.run("go")
     elapsed = time.perf_counter() - start
@@ -103,6 +106,7 @@ def main() -> None:
         path = scenario(turns, workdir)
         t_bare = trio.run(bare, path, workdir, turns)
         t_loop, n = trio.run(looped, path, workdir)
+        t_logged, _ = trio.run(looped, path, workdir, True)
         small = min(turns, 1000)
         path_small = scenario(small, workdir)
         tracemalloc.start()
@@ -120,6 +124,8 @@ def main() -> None:
     print(f"agent loop:          {t_loop:8.3f} s  ({t_loop / n * 1e3:.3f} ms/turn)")
     print(f"harness time per turn (loop - bare): {per_turn:.3f} ms   (target < 2 ms)")
     print(f"loop / bare: {t_loop / t_bare:.2f}x")
+    print(f"agent loop + event log file (as `coterie run`): {t_logged:.3f} s "
+          f"({(t_logged - t_bare) / n * 1e3:.3f} ms/turn harness)")
     print(f"peak traced memory over {small} turns: bare {bare_alloc / 1e6:.1f} MB, "
           f"loop {loop_alloc / 1e6:.1f} MB ({(loop_alloc - bare_alloc) / small:.0f} B/turn extra)")
 

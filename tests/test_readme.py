@@ -2,24 +2,41 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 README = Path(__file__).parents[1] / "README.md"
 
 
-def test_the_embedding_example_runs(tmp_path: Path) -> None:
+EXPECTED = {
+    "open_agent": ["Wrote hello.txt. 2 hi"],
+    "actor_spec": ["greeter got hello", "greeter got bye"],
+}
+
+
+@pytest.mark.parametrize("marker", sorted(EXPECTED))
+def test_the_examples_run_as_written(tmp_path: Path, marker: str) -> None:
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
-    (example,) = [b for b in blocks if "trio.run(main)" in b]
+    (example,) = [b for b in blocks if marker in b]
     script = tmp_path / "example.py"
     script.write_text(example)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    env["HOME"] = str(tmp_path)
     result = subprocess.run(
-        [sys.executable, str(script)], capture_output=True, text=True, timeout=60, cwd=tmp_path
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+        env=env,
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines() == ["greeter got hello", "greeter got bye"]
+    assert result.stdout.splitlines() == EXPECTED[marker]
 
 
 def test_the_readme_opens_with_the_two_commands() -> None:

@@ -148,12 +148,15 @@ class FileMailbox:
             self._open_end = self._log_end()
         finally:
             self._writer.unlock()
-        # Positions at or past the end of the log (its tail was cut off, or
-        # lost after being acknowledged) will be reused by the next records:
-        # forget them, and persist that before anything new is written.
-        if cursor > self._open_end and cursor[0] == self._open_end[0]:
-            cursor = self._open_end
-        kept = {p for p in acked if not (p >= self._open_end and p[0] == self._open_end[0])}
+        # The next record goes at the end of the newest segment, or at the
+        # start of the next one if the newest is sealed. Positions at or past
+        # that point (a tail cut off after being acknowledged, a damaged seal
+        # cut off with it) will be reused: forget them, and persist that
+        # before anything new is written.
+        end = self._write_point()
+        if cursor > end:
+            cursor = end
+        kept = {p for p in acked if p < end}
         if kept != acked or cursor != cursor_on_disk:
             acked = kept
             write_cursor(directory, encode_cursor(cursor, acked), sync=self._syncs)
@@ -161,6 +164,16 @@ class FileMailbox:
         self._normalise_scan()
 
     # -- opening ---------------------------------------------------------------
+
+    def _write_point(self) -> Position:
+        """Where the next record will be written (as of opening)."""
+        seg, size = self._open_end
+        if seg == 0:
+            return (0, 0)
+        with open(segment_path(self.directory, seg), "rb") as f:
+            f.seek(max(0, size - len(_framing.SEAL)))
+            sealed = size >= len(_framing.SEAL) and f.read() == _framing.SEAL
+        return (seg + 1, 0) if sealed else (seg, size)
 
     def _log_end(self) -> Position:
         segments = list_segments(self.directory)
@@ -379,7 +392,7 @@ class FileMailbox:
             inbox.add(Delivery(message, start))
             inbox.moved_scan(end)
         else:
-            self._stale = True
+            self._stale = self._look_further = True
         inbox.lot.unpark_all()
 
     def wake(self) -> None:
