@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 
 import trio
 
+from coterie.mailbox._sync import DISK, SyncRunner
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -24,12 +26,12 @@ class GroupCommit:
         self,
         prepare: Callable[[], Callable[[], None]],
         *,
-        in_thread: bool = True,
+        runner: SyncRunner = DISK,
     ) -> None:
         # prepare() runs in the Trio thread and returns the blocking job (the
         # fsyncs), so the job sees a consistent snapshot of what to flush.
         self._prepare = prepare
-        self._in_thread = in_thread
+        self._runner = runner
         self._written = 0
         self._durable = 0
         self._flushing = False
@@ -53,15 +55,13 @@ class GroupCommit:
                 await self._done.wait()
                 continue
             self._flushing = True
-            target = self._written
             try:
-                job = self._prepare()
-                if self._in_thread:
-                    # abandon_on_cancel=False: the fsync finishes even if the
-                    # waiter is cancelled, so the file is never left half-synced.
-                    await trio.to_thread.run_sync(job)
-                else:
-                    job()
+                if self._runner.inline:
+                    # The flush will block the loop: first let the writers that
+                    # are ready to run write, so that it covers them too.
+                    await trio.lowlevel.cancel_shielded_checkpoint()
+                target = self._written
+                await self._runner.run(self._prepare())
                 self.flushes += 1
                 self._durable = max(self._durable, target)
             finally:

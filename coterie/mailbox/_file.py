@@ -134,6 +134,7 @@ class FileMailbox:
         self._watch = watch
         self._watcher: _watch.Watcher | None = None
         self._stale = True  # the log may hold records not read yet
+        self._unarrived: set[Position] = set()  # appended here, not yet durable
         self._sent = 0
         self._corrupt = 0
         self._closed = False
@@ -242,6 +243,11 @@ class FileMailbox:
             if fd is None:
                 return
             size = os.fstat(fd).st_size
+            # Records this process appended are delivered by their own send once
+            # durable (``_arrived``), never read early from the file.
+            horizon = min(self._unarrived) if self._unarrived else None
+            if horizon is not None and horizon[0] <= seg:
+                size = min(size, horizon[1])
             stuck_at: int | None = None
             sealed = False
             if size > off:
@@ -258,6 +264,8 @@ class FileMailbox:
                     else:
                         stuck_at = item.start
                         break
+            if horizon is not None and horizon[0] <= seg and not sealed:
+                return
             if not sealed:
                 # Normally a seal says when to move on. A seal lost to damage is
                 # caught by a thorough look (on open, on a poll, for statistics).
@@ -346,7 +354,9 @@ class FileMailbox:
             self._stale = True  # anything written before the watch began
         return True
 
-    def _changed_elsewhere(self) -> None:
+    def _changed_elsewhere(self, name: str, mask: int) -> None:
+        if mask == _watch.IN_MODIFY and self._writer.wrote_last(name):
+            return  # our own append: already delivered or flagged
         self._look_further = self._stale = True
         if len(self._inbox.lot):
             self._inbox.lot.unpark_all()
@@ -362,6 +372,7 @@ class FileMailbox:
             )
         data = _framing.encode(message.to_json_bytes())
         start, end, fd = self._writer.append(data)
+        self._unarrived.add(start)
         self._sent += 1
         return start, end, fd
 
@@ -373,9 +384,9 @@ class FileMailbox:
             await self._writer.make_durable(fd)
         finally:
             self._arrived(start, end, message)
-        if self.durability is Durability.NONE:
-            # Nothing above yielded: let other tasks run, as every send should.
-            await trio.lowlevel.cancel_shielded_checkpoint()
+        # Let the receiver we just woke run before this task writes again (and,
+        # under ``none``, this is the checkpoint every send should have).
+        await trio.lowlevel.cancel_shielded_checkpoint()
 
     def send_nowait(self, message: Message) -> None:
         """Like :meth:`send`, but any fsync blocks the event loop."""
@@ -386,6 +397,7 @@ class FileMailbox:
             self._arrived(start, end, message)
 
     def _arrived(self, start: Position, end: Position, message: Message) -> None:
+        self._unarrived.discard(start)
         inbox = self._inbox
         if inbox.scan_pos == start and not self._closed:
             # Nothing unread lies before it: skip re-reading it from the file.

@@ -22,13 +22,12 @@ import os
 import re
 from typing import TYPE_CHECKING
 
-import trio
-
 from coterie.errors import MailboxError
 from coterie.mailbox._base import Durability, Position
 from coterie.mailbox._commit import GroupCommit
 from coterie.mailbox._cursor import CURSOR_NAME, CURSOR_TMP, fsync_dir
 from coterie.mailbox._framing import SEAL
+from coterie.mailbox._sync import DISK
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -87,7 +86,15 @@ class SegmentWriter:
         self._retired: list[int] = []  # fds of segments left behind, closed once synced
         self._syncs_running = 0
         self._commit = GroupCommit(self._prepare_flush)
+        self._last_end = -1
         self.closed = False
+
+    def wrote_last(self, name: str) -> bool:
+        """Whether segment *name* ends where this writer's last record did (nobody
+        else has appended since)."""
+        if self._fd is None or name != segment_path(self.directory, self._segment).name:
+            return False
+        return os.fstat(self._fd).st_size == self._last_end
 
     # -- locking -------------------------------------------------------------
 
@@ -112,6 +119,7 @@ class SegmentWriter:
             while view:
                 written = os.write(fd, view)
                 view = view[written:]
+            self._last_end = start + len(data)
             return (self._segment, start), (self._segment, start + len(data)), fd
         finally:
             self.unlock()
@@ -164,7 +172,7 @@ class SegmentWriter:
         self._syncs_running += 1
         try:
             if self.durability is Durability.ALWAYS:
-                await trio.to_thread.run_sync(os.fdatasync, fd)
+                await DISK.run(lambda: os.fdatasync(fd))
             else:
                 await self._commit.wait_durable(self._commit.note_write())
         finally:

@@ -38,7 +38,8 @@ if sys.platform.startswith("linux"):
     except (OSError, AttributeError):
         _libc = None
 
-Wake = Callable[[], None]
+Wake = Callable[[str, int], None]
+"""Called with the name of the file that changed (``""`` if unknown) and the event mask."""
 
 
 class Watcher:
@@ -83,18 +84,21 @@ class Watcher:
                     data = os.read(self._fd, 64 * 1024)
                 except BlockingIOError:
                     continue
-                woken: set[int] = set()
+                woken: dict[tuple[int, str], int] = {}
                 pos = 0
                 while pos + _EVENT.size <= len(data):
                     wd, mask, _cookie, length = _EVENT.unpack_from(data, pos)
-                    pos += _EVENT.size + length
+                    start = pos + _EVENT.size
+                    name = data[start : start + length].rstrip(b"\0").decode(errors="replace")
+                    pos = start + length
                     if mask & IN_Q_OVERFLOW:
-                        woken.update(self._by_wd)  # events were lost: wake everyone
-                    else:
-                        woken.add(wd)
-                for wd in woken:
+                        for every in self._by_wd:  # events were lost: wake everyone
+                            woken[(every, "")] = IN_CREATE
+                    elif name.endswith(".log"):  # the cursor and lock files are ours
+                        woken[(wd, name)] = woken.get((wd, name), 0) | mask
+                for (wd, name), mask in woken.items():
                     for wake in list(self._by_wd.get(wd, {}).values()):
-                        wake()
+                        wake(name, mask)
         finally:
             self.closed = True
             _WATCHERS.pop(id(trio.lowlevel.current_root_task()), None)
