@@ -10,10 +10,10 @@ A run lives in ``<workdir>/.coterie/runs/<run_id>/``::
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
+from coterie.fsutil import atomic_write
 from coterie.ids import new_run_id
 
 RUNS_DIR = Path(".coterie") / "runs"
@@ -29,7 +29,6 @@ def create_run(workdir: Path, config: dict[str, Any]) -> tuple[str, Path]:
     run_id = new_run_id()
     path = runs_root(workdir) / run_id
     (path / "mailboxes").mkdir(parents=True)
-    tmp = path / "config.json.tmp"
-    tmp.write_text(json.dumps({"run_id": run_id, **config}, indent=2) + "\n")
-    os.replace(tmp, path / "config.json")
+    text = json.dumps({"run_id": run_id, **config}, indent=2) + "\n"
+    atomic_write(path / "config.json", text.encode(), sync=True)
     return run_id, path

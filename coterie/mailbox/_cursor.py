@@ -9,10 +9,10 @@ directory) so a crash leaves either the old or the new cursor, never a mix.
 from __future__ import annotations
 
 import json
-import os
 from typing import TYPE_CHECKING
 
 from coterie.errors import MailboxError
+from coterie.fsutil import atomic_write
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -63,23 +63,4 @@ def encode_cursor(at: Position, acked: set[Position]) -> bytes:
 
 def write_cursor(directory: Path, data: bytes, *, sync: bool) -> None:
     """Atomically replace the cursor with *data* (from :func:`encode_cursor`)."""
-    tmp = directory / CURSOR_TMP
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        os.write(fd, data)
-        if sync:
-            os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, directory / CURSOR_NAME)
-    if sync:
-        fsync_dir(directory)
-
-
-def fsync_dir(directory: Path) -> None:
-    """fsync a directory, so that a rename or a new file in it is durable."""
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    atomic_write(directory / CURSOR_NAME, data, sync=sync)

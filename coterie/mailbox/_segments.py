@@ -23,9 +23,10 @@ import re
 from typing import TYPE_CHECKING
 
 from coterie.errors import MailboxError
+from coterie.fsutil import fsync_dir
 from coterie.mailbox._base import Durability, Position
 from coterie.mailbox._commit import GroupCommit
-from coterie.mailbox._cursor import CURSOR_NAME, CURSOR_TMP, fsync_dir
+from coterie.mailbox._cursor import CURSOR_NAME, CURSOR_TMP
 from coterie.mailbox._framing import SEAL
 from coterie.mailbox._sync import DISK
 

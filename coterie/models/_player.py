@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from coterie.fsutil import atomic_write
 from coterie.models._base import ModelError, ScenarioError, Usage
 
 if TYPE_CHECKING:
@@ -235,19 +235,4 @@ def _read_state(path: Path) -> dict[str, int]:
 
 def _write_state(path: Path, cursors: dict[str, int], *, sync: bool) -> None:
     data = json.dumps({"v": _STATE_VERSION, "cursors": cursors}, sort_keys=True).encode()
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        os.write(fd, data)
-        if sync:
-            os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
-    if sync:
-        # The rename is durable only once the directory entry is.
-        dir_fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+    atomic_write(path, data, sync=sync)
