@@ -91,12 +91,26 @@ async def coterie_run(
         for k in range(senders):
             nursery.start_soon(sender, k)
     elapsed = time.perf_counter() - start
+    flushes = box._writer._commit.flushes  # group commits (batch); 0 otherwise
     await po.aclose()
     return {
+        "per_fsync": total / flushes if flushes else None,
         "rate": total / elapsed,
         "p50_ms": pct(latencies, 0.50) * 1e3,
         "p99_ms": pct(latencies, 0.99) * 1e3,
     }
+
+
+async def send_only(directory: Path, durability: Durability, count: int) -> float:
+    """One sender, no receiver running: the send path alone; returns sends/s."""
+    po = PostOffice(directory, durability=durability, poll_interval=None)
+    po.open("sink")
+    start = time.perf_counter()
+    for _ in range(count):
+        await po.send(Message.new("s0", "sink", "n", BODY))
+    elapsed = time.perf_counter() - start
+    await po.aclose()
+    return count / elapsed
 
 
 async def tutorial_run(directory: Path, durable: bool, senders: int, per_sender: int) -> dict:
@@ -229,6 +243,7 @@ def main() -> None:
                     senders,
                     per,
                 )
+        send_always = trio.run(send_only, fresh("send_only"), Durability.ALWAYS, n_sync)
         wake_file = trio.run(wakeup_latency, fresh("wake"), max(200, int(5000 * scale)))
         wake_mem = trio.run(wakeup_latency, None, max(200, int(5000 * scale)))
 
@@ -238,6 +253,9 @@ def main() -> None:
         p99 = f"{r['p99_ms']:.3f}" if "p99_ms" in r else "-"
         lost = str(r.get("lost", 0 if key.startswith("coterie") else "-"))
         print(f"{key:40} {r['rate']:10.0f} {p50:>9} {p99:>9}  {lost}")
+    print(f"{'coterie always x1, send only':40} {send_always:10.0f}")
+    per_fsync = results["coterie batch x16"]["per_fsync"]
+    print(f"{'batch x16: messages per fsync':40} {per_fsync:10.1f}")
     print(
         f"{'wake-up, file mailbox (none)':40} {'':>10} {wake_file['p50_ms']:9.3f} {wake_file['p99_ms']:9.3f}"
     )
@@ -248,6 +266,7 @@ def main() -> None:
     batch16 = results["coterie batch x16"]["rate"]
     print()
     print(f"always x1 / raw fsync loop      = {always1 / raw:6.2f}  (target >= 0.70)")
+    print(f"  send only, no receiver running = {send_always / raw:6.2f}")
     print(f"batch x16 / always x1           = {batch16 / always1:6.2f}  (target >= 10)")
     print(f"wake-up p99 (file)              = {wake_file['p99_ms']:.3f} ms  (target < 1 ms)")
     tut = results["tutorial jsonl fsync x1 (b)"]["rate"]
