@@ -5,10 +5,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 SCENARIOS = Path(__file__).parent / "scenarios"
 REPO = Path(__file__).parents[2]
@@ -59,7 +62,16 @@ def mock_server(home: Path) -> Iterator[object]:
 
     def start(scenario: Path) -> str:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "coterie", "mock-server", "--scenario", str(scenario), "--port", "0"],
+            [
+                sys.executable,
+                "-m",
+                "coterie",
+                "mock-server",
+                "--scenario",
+                str(scenario),
+                "--port",
+                "0",
+            ],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

@@ -8,11 +8,14 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.agent.conftest import SCENARIOS, clean_env, coterie
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def pid_alive(pid: int) -> bool:
@@ -30,8 +33,15 @@ def pid_alive(pid: int) -> bool:
 
 def test_write_read_edit_and_bash(workspace: Path, home: Path) -> None:
     result = coterie(
-        "run", "make hello.txt", "--scenario", str(SCENARIOS / "edit_cycle.json"),
-        "--permission-mode", "bypassPermissions", "-p", cwd=workspace, home=home,
+        "run",
+        "make hello.txt",
+        "--scenario",
+        str(SCENARIOS / "edit_cycle.json"),
+        "--permission-mode",
+        "bypassPermissions",
+        "-p",
+        cwd=workspace,
+        home=home,
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "The file now says hello coterie."
@@ -40,9 +50,17 @@ def test_write_read_edit_and_bash(workspace: Path, home: Path) -> None:
 
 def test_json_output_has_the_result_fields(workspace: Path, home: Path) -> None:
     result = coterie(
-        "run", "make hello.txt", "--scenario", str(SCENARIOS / "edit_cycle.json"),
-        "--permission-mode", "bypassPermissions", "-p", "--output-format", "json",
-        cwd=workspace, home=home,
+        "run",
+        "make hello.txt",
+        "--scenario",
+        str(SCENARIOS / "edit_cycle.json"),
+        "--permission-mode",
+        "bypassPermissions",
+        "-p",
+        "--output-format",
+        "json",
+        cwd=workspace,
+        home=home,
     )
     assert result.returncode == 0, result.stderr
     out = json.loads(result.stdout)
@@ -56,9 +74,17 @@ def test_json_output_has_the_result_fields(workspace: Path, home: Path) -> None:
 
 def test_stream_json_prints_events_then_the_result(workspace: Path, home: Path) -> None:
     result = coterie(
-        "run", "make hello.txt", "--scenario", str(SCENARIOS / "edit_cycle.json"),
-        "--permission-mode", "bypassPermissions", "-p", "--output-format", "stream-json",
-        cwd=workspace, home=home,
+        "run",
+        "make hello.txt",
+        "--scenario",
+        str(SCENARIOS / "edit_cycle.json"),
+        "--permission-mode",
+        "bypassPermissions",
+        "-p",
+        "--output-format",
+        "stream-json",
+        cwd=workspace,
+        home=home,
     )
     assert result.returncode == 0, result.stderr
     lines = [json.loads(line) for line in result.stdout.splitlines()]
@@ -73,8 +99,13 @@ def test_stream_json_prints_events_then_the_result(workspace: Path, home: Path) 
 def test_a_denial_goes_back_to_the_model_and_the_loop_goes_on(workspace: Path, home: Path) -> None:
     """Headless, default mode: Bash needs approval, nobody can give it."""
     result = coterie(
-        "run", "touch a file", "--scenario", str(SCENARIOS / "denied.json"), "-p",
-        cwd=workspace, home=home,
+        "run",
+        "touch a file",
+        "--scenario",
+        str(SCENARIOS / "denied.json"),
+        "-p",
+        cwd=workspace,
+        home=home,
     )
     assert result.returncode == 0, result.stderr
     assert "denied" in result.stdout
@@ -88,8 +119,15 @@ def test_a_deny_rule_beats_bypass_permissions(workspace: Path, home: Path) -> No
         json.dumps({"permissions": {"deny": ["Bash(rm *)"]}})
     )
     result = coterie(
-        "run", "clean up", "--scenario", str(SCENARIOS / "deny_rule.json"),
-        "--permission-mode", "bypassPermissions", "-p", cwd=workspace, home=home,
+        "run",
+        "clean up",
+        "--scenario",
+        str(SCENARIOS / "deny_rule.json"),
+        "--permission-mode",
+        "bypassPermissions",
+        "-p",
+        cwd=workspace,
+        home=home,
     )
     assert result.returncode == 0, result.stderr
     assert (workspace / "precious.txt").read_text() == "keep me\n"
@@ -99,8 +137,15 @@ def test_a_deny_rule_beats_bypass_permissions(workspace: Path, home: Path) -> No
 def test_overwriting_needs_an_earlier_read(workspace: Path, home: Path) -> None:
     (workspace / "notes.md").write_text("original\n")
     result = coterie(
-        "run", "rewrite notes", "--scenario", str(SCENARIOS / "read_before_write.json"),
-        "--permission-mode", "acceptEdits", "-p", cwd=workspace, home=home,
+        "run",
+        "rewrite notes",
+        "--scenario",
+        str(SCENARIOS / "read_before_write.json"),
+        "--permission-mode",
+        "acceptEdits",
+        "-p",
+        cwd=workspace,
+        home=home,
     )
     assert result.returncode == 0, result.stderr
     assert (workspace / "notes.md").read_text() == "rewritten\n"
@@ -116,8 +161,15 @@ def test_writes_outside_the_workspace_are_refused(
     text = json.dumps(scenario).replace("OUTSIDE_ABS", str(outside / "absolute.txt"))
     (tmp_path / "escape.json").write_text(text)
     result = coterie(
-        "run", "escape", "--scenario", str(tmp_path / "escape.json"),
-        "--permission-mode", "bypassPermissions", "-p", cwd=workspace, home=home,
+        "run",
+        "escape",
+        "--scenario",
+        str(tmp_path / "escape.json"),
+        "--permission-mode",
+        "bypassPermissions",
+        "-p",
+        cwd=workspace,
+        home=home,
     )
     assert result.returncode == 0, result.stderr
     assert list(outside.iterdir()) == []
@@ -126,8 +178,15 @@ def test_writes_outside_the_workspace_are_refused(
 
 def test_a_bash_timeout_kills_the_background_grandchild(workspace: Path, home: Path) -> None:
     result = coterie(
-        "run", "wait", "--scenario", str(SCENARIOS / "bash_timeout.json"),
-        "--permission-mode", "bypassPermissions", "-p", cwd=workspace, home=home,
+        "run",
+        "wait",
+        "--scenario",
+        str(SCENARIOS / "bash_timeout.json"),
+        "--permission-mode",
+        "bypassPermissions",
+        "-p",
+        cwd=workspace,
+        home=home,
     )
     assert result.returncode == 0, result.stderr
     grandchild = int((workspace / "grandchild.pid").read_text())
@@ -141,10 +200,24 @@ def test_ctrl_c_during_a_long_command_exits_130_and_leaves_no_child(
     workspace: Path, home: Path
 ) -> None:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "coterie", "run", "wait", "--scenario",
-         str(SCENARIOS / "long_bash.json"), "--permission-mode", "bypassPermissions", "-p"],
-        cwd=workspace, env=clean_env(HOME=str(home)), stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "coterie",
+            "run",
+            "wait",
+            "--scenario",
+            str(SCENARIOS / "long_bash.json"),
+            "--permission-mode",
+            "bypassPermissions",
+            "-p",
+        ],
+        cwd=workspace,
+        env=clean_env(HOME=str(home)),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     deadline = time.monotonic() + 60
     while not (workspace / "shell.pid").exists():
@@ -160,9 +233,7 @@ def test_ctrl_c_during_a_long_command_exits_130_and_leaves_no_child(
         assert not pid_alive(pid), f"{name} survived"
 
 
-def test_without_a_key_or_a_scenario_the_error_says_what_to_do(
-    workspace: Path, home: Path
-) -> None:
+def test_without_a_key_or_a_scenario_the_error_says_what_to_do(workspace: Path, home: Path) -> None:
     result = coterie("run", "hello", "-p", cwd=workspace, home=home)
     assert result.returncode == 2
     assert "ANTHROPIC_API_KEY" in result.stderr
@@ -171,16 +242,27 @@ def test_without_a_key_or_a_scenario_the_error_says_what_to_do(
 
 @pytest.mark.parametrize("args", [["--max-turns", "0"], ["--max-budget-usd", "-1"]])
 def test_bad_limits_are_usage_errors(workspace: Path, home: Path, args: list[str]) -> None:
-    result = coterie("run", "x", "--scenario", str(SCENARIOS / "denied.json"), *args,
-                     cwd=workspace, home=home)
+    result = coterie(
+        "run", "x", "--scenario", str(SCENARIOS / "denied.json"), *args, cwd=workspace, home=home
+    )
     assert result.returncode == 2
 
 
 def test_max_turns_stops_the_run_with_exit_1(workspace: Path, home: Path) -> None:
     result = coterie(
-        "run", "make hello.txt", "--scenario", str(SCENARIOS / "edit_cycle.json"),
-        "--permission-mode", "bypassPermissions", "-p", "--max-turns", "2",
-        "--output-format", "json", cwd=workspace, home=home,
+        "run",
+        "make hello.txt",
+        "--scenario",
+        str(SCENARIOS / "edit_cycle.json"),
+        "--permission-mode",
+        "bypassPermissions",
+        "-p",
+        "--max-turns",
+        "2",
+        "--output-format",
+        "json",
+        cwd=workspace,
+        home=home,
     )
     assert result.returncode == 1
     out = json.loads(result.stdout)
@@ -195,8 +277,15 @@ def test_max_turns_stops_the_run_with_exit_1(workspace: Path, home: Path) -> Non
 def test_the_edit_cycle_through_the_real_sdk(workspace: Path, home: Path, mock_server) -> None:  # type: ignore[no-untyped-def]
     url = mock_server(SCENARIOS / "edit_cycle.json")
     result = coterie(
-        "run", "make hello.txt", "--permission-mode", "bypassPermissions", "-p",
-        "--output-format", "json", cwd=workspace, home=home,
+        "run",
+        "make hello.txt",
+        "--permission-mode",
+        "bypassPermissions",
+        "-p",
+        "--output-format",
+        "json",
+        cwd=workspace,
+        home=home,
         env={"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "test-key"},
     )
     assert result.returncode == 0, result.stderr
@@ -208,7 +297,11 @@ def test_the_edit_cycle_through_the_real_sdk(workspace: Path, home: Path, mock_s
 def test_a_denial_through_the_real_sdk(workspace: Path, home: Path, mock_server) -> None:  # type: ignore[no-untyped-def]
     url = mock_server(SCENARIOS / "denied.json")
     result = coterie(
-        "run", "touch a file", "-p", cwd=workspace, home=home,
+        "run",
+        "touch a file",
+        "-p",
+        cwd=workspace,
+        home=home,
         env={"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "test-key"},
     )
     assert result.returncode == 0, result.stderr
@@ -218,7 +311,11 @@ def test_a_denial_through_the_real_sdk(workspace: Path, home: Path, mock_server)
 def test_an_overloaded_answer_is_retried(workspace: Path, home: Path, mock_server) -> None:  # type: ignore[no-untyped-def]
     url = mock_server(SCENARIOS / "overloaded.json")
     result = coterie(
-        "run", "hi", "-p", cwd=workspace, home=home,
+        "run",
+        "hi",
+        "-p",
+        cwd=workspace,
+        home=home,
         env={"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "test-key"},
     )
     assert result.returncode == 0, result.stderr

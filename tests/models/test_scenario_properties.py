@@ -12,8 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from coterie.models import Scenario, ScenarioError, load_scenario, parse_scenario
-from tests.models.strategies import scenario_dicts
-from tests.strategies import json_values
+from tests.strategies import json_values, scenario_dicts
 
 #: Where a scenario's fixed-schema objects sit: an unknown key in any is refused.
 SCHEMA_OBJECTS = ("top", "setup", "turn", "tool_use", "error", "usage")

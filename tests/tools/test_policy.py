@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from coterie.tools import PermissionPolicy, ToolContext, default_registry
 from coterie.tools.permissions import MODES, Mode
-from tests.tools.strategies import hard_denied_commands, modes, safe_commands, smuggled
+from tests.strategies import hard_denied_commands, modes, safe_commands, smuggled
 
 TOOLS = {t.name: t for t in default_registry()}
 WS = Path("/nonexistent/coterie-ws")  # pure logic: nothing is touched on disk

@@ -22,7 +22,7 @@ from coterie.tools import (
 )
 from coterie.tools._base import FileStamp
 from coterie.tools.sandbox import resolve_path
-from tests.tools.strategies import path_spellings
+from tests.strategies import path_spellings
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
