@@ -19,7 +19,7 @@ import attrs
 import trio
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
     from pathlib import Path
 
 
@@ -62,6 +62,7 @@ class EventLog:
     _seq: int = attrs.field(init=False, default=0)
     _fd: int | None = attrs.field(init=False, default=None)
     _subscribers: list[trio.MemorySendChannel[Event]] = attrs.field(init=False, factory=list)
+    _listeners: list[Callable[[Event], None]] = attrs.field(init=False, factory=list)
 
     def __attrs_post_init__(self) -> None:
         self.history = deque(maxlen=self.keep)
@@ -90,6 +91,8 @@ class EventLog:
         return event
 
     def _fan_out(self, event: Event) -> None:
+        for listener in list(self._listeners):
+            listener(event)
         for channel in list(self._subscribers):
             try:
                 channel.send_nowait(event)
@@ -109,6 +112,20 @@ class EventLog:
             if send in self._subscribers:
                 self._subscribers.remove(send)
             send.close()
+
+    @contextlib.contextmanager
+    def listen(self, callback: Callable[[Event], None]) -> Iterator[None]:
+        """Call *callback* synchronously for every event while the block runs.
+
+        For displays that must show events in order with other output (a
+        permission prompt after the tool call it is about). The callback must
+        be quick and must not raise.
+        """
+        self._listeners.append(callback)
+        try:
+            yield
+        finally:
+            self._listeners.remove(callback)
 
     def of_type(self, prefix: str) -> list[Event]:
         """Events in :attr:`history` whose type starts with *prefix*."""

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import math
 import sys
-from typing import TYPE_CHECKING, Any
-
-import trio
+from typing import TYPE_CHECKING
 
 from coterie.models import ModelError
 from coterie.session import open_agent
@@ -16,8 +13,6 @@ if TYPE_CHECKING:
     import argparse
 
     from rich.console import Console
-
-    from coterie.events import Event
 
 
 def _view(args: argparse.Namespace, console: Console) -> View:
@@ -49,33 +44,10 @@ async def run_prompt(args: argparse.Namespace, console: Console, err: Console) -
                 "permission_mode": session.config.permission_mode,
             }
             view.start(info)
-            with session.events.subscribe(buffer=math.inf) as feed:  # type: ignore[arg-type]
-                result = await _query_showing(session.query, args.prompt, feed, view)
+            with session.events.listen(view.event):
+                result = (await session.query(args.prompt)).to_dict()
     except ModelError as exc:
         err.print(f"[red]error:[/] {exc}")
         return 2
     view.finish({**result, "run_id": session.run_id})
     return 1 if result["is_error"] else 0
-
-
-async def _query_showing(
-    query: Any, prompt: str, feed: trio.MemoryReceiveChannel[Event], view: View
-) -> dict[str, Any]:
-    """Run the query while the view renders events as they come."""
-    out: dict[str, Any] = {}
-    async with trio.open_nursery() as nursery:
-
-        async def show() -> None:
-            async for event in feed:
-                view.event(event)
-
-        nursery.start_soon(show)
-        out = (await query(prompt)).to_dict()
-        # Everything emitted before the result is already in the channel.
-        while True:
-            try:
-                view.event(feed.receive_nowait())
-            except trio.WouldBlock:
-                break
-        nursery.cancel_scope.cancel()
-    return out

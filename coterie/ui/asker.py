@@ -30,6 +30,6 @@ class TerminalAsker:
         self.console.print(f"[bold yellow]?[/] Allow [bold]{escape(tool_name)}[/] {escape(shown)}")
         if reason:
             self.console.print(f"  [dim]{escape(reason)}[/]")
-        self.console.print("  allow? [y/N] ", end="")
+        self.console.print(escape("  allow? [y/N] "), end="")
         answer = await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
         return answer.strip().lower() in ("y", "yes")

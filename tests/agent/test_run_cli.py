@@ -18,6 +18,23 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 
+@pytest.fixture(params=["scripted", "sdk"])
+def run_scenario(request: pytest.FixtureRequest, workspace: Path, home: Path, mock_server):  # type: ignore[no-untyped-def]
+    """Run ``coterie run`` on a scenario offline (--scenario) or through the real
+    SDK against ``coterie mock-server`` (ANTHROPIC_BASE_URL): same results expected."""
+
+    def run(scenario: Path, *args: str) -> subprocess.CompletedProcess[str]:
+        if request.param == "scripted":
+            return coterie(
+                "run", "go", "--scenario", str(scenario), *args, cwd=workspace, home=home
+            )
+        url = mock_server(scenario)
+        env = {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "test-key"}
+        return coterie("run", "go", *args, cwd=workspace, home=home, env=env)
+
+    return run
+
+
 def pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -31,17 +48,9 @@ def pid_alive(pid: int) -> bool:
         return False
 
 
-def test_write_read_edit_and_bash(workspace: Path, home: Path) -> None:
-    result = coterie(
-        "run",
-        "make hello.txt",
-        "--scenario",
-        str(SCENARIOS / "edit_cycle.json"),
-        "--permission-mode",
-        "bypassPermissions",
-        "-p",
-        cwd=workspace,
-        home=home,
+def test_write_read_edit_and_bash(workspace: Path, run_scenario) -> None:  # type: ignore[no-untyped-def]
+    result = run_scenario(
+        SCENARIOS / "edit_cycle.json", "--permission-mode", "bypassPermissions", "-p"
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "The file now says hello coterie."
@@ -96,63 +105,43 @@ def test_stream_json_prints_events_then_the_result(workspace: Path, home: Path) 
     assert kinds.count("user") == 4
 
 
-def test_a_denial_goes_back_to_the_model_and_the_loop_goes_on(workspace: Path, home: Path) -> None:
+def test_a_denial_goes_back_to_the_model_and_the_loop_goes_on(
+    workspace: Path, run_scenario
+) -> None:  # type: ignore[no-untyped-def]
     """Headless, default mode: Bash needs approval, nobody can give it."""
-    result = coterie(
-        "run",
-        "touch a file",
-        "--scenario",
-        str(SCENARIOS / "denied.json"),
-        "-p",
-        cwd=workspace,
-        home=home,
-    )
+    result = run_scenario(SCENARIOS / "denied.json", "-p")
     assert result.returncode == 0, result.stderr
     assert "denied" in result.stdout
     assert not (workspace / "made-by-bash.txt").exists()
 
 
-def test_a_deny_rule_beats_bypass_permissions(workspace: Path, home: Path) -> None:
+def test_a_deny_rule_beats_bypass_permissions(workspace: Path, run_scenario) -> None:  # type: ignore[no-untyped-def]
     (workspace / "precious.txt").write_text("keep me\n")
     (workspace / ".claude").mkdir()
     (workspace / ".claude" / "settings.json").write_text(
         json.dumps({"permissions": {"deny": ["Bash(rm *)"]}})
     )
-    result = coterie(
-        "run",
-        "clean up",
-        "--scenario",
-        str(SCENARIOS / "deny_rule.json"),
-        "--permission-mode",
-        "bypassPermissions",
-        "-p",
-        cwd=workspace,
-        home=home,
+    result = run_scenario(
+        SCENARIOS / "deny_rule.json", "--permission-mode", "bypassPermissions", "-p"
     )
     assert result.returncode == 0, result.stderr
     assert (workspace / "precious.txt").read_text() == "keep me\n"
     assert (workspace / "other.txt").read_text() == "allowed-anyway\n"
 
 
-def test_overwriting_needs_an_earlier_read(workspace: Path, home: Path) -> None:
+def test_overwriting_needs_an_earlier_read(workspace: Path, run_scenario) -> None:  # type: ignore[no-untyped-def]
     (workspace / "notes.md").write_text("original\n")
-    result = coterie(
-        "run",
-        "rewrite notes",
-        "--scenario",
-        str(SCENARIOS / "read_before_write.json"),
-        "--permission-mode",
-        "acceptEdits",
-        "-p",
-        cwd=workspace,
-        home=home,
+    result = run_scenario(
+        SCENARIOS / "read_before_write.json", "--permission-mode", "acceptEdits", "-p"
     )
     assert result.returncode == 0, result.stderr
     assert (workspace / "notes.md").read_text() == "rewritten\n"
 
 
 def test_writes_outside_the_workspace_are_refused(
-    workspace: Path, home: Path, tmp_path: Path
+    workspace: Path,
+    tmp_path: Path,
+    run_scenario,  # type: ignore[no-untyped-def]
 ) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -160,17 +149,7 @@ def test_writes_outside_the_workspace_are_refused(
     scenario = json.loads((SCENARIOS / "escape.json").read_text())
     text = json.dumps(scenario).replace("OUTSIDE_ABS", str(outside / "absolute.txt"))
     (tmp_path / "escape.json").write_text(text)
-    result = coterie(
-        "run",
-        "escape",
-        "--scenario",
-        str(tmp_path / "escape.json"),
-        "--permission-mode",
-        "bypassPermissions",
-        "-p",
-        cwd=workspace,
-        home=home,
-    )
+    result = run_scenario(tmp_path / "escape.json", "--permission-mode", "bypassPermissions", "-p")
     assert result.returncode == 0, result.stderr
     assert list(outside.iterdir()) == []
     assert not (tmp_path / "outside-relative.txt").exists()
@@ -272,40 +251,6 @@ def test_max_turns_stops_the_run_with_exit_1(workspace: Path, home: Path) -> Non
 
 
 # -- the same through the real SDK against `coterie mock-server` ---------------
-
-
-def test_the_edit_cycle_through_the_real_sdk(workspace: Path, home: Path, mock_server) -> None:  # type: ignore[no-untyped-def]
-    url = mock_server(SCENARIOS / "edit_cycle.json")
-    result = coterie(
-        "run",
-        "make hello.txt",
-        "--permission-mode",
-        "bypassPermissions",
-        "-p",
-        "--output-format",
-        "json",
-        cwd=workspace,
-        home=home,
-        env={"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "test-key"},
-    )
-    assert result.returncode == 0, result.stderr
-    out = json.loads(result.stdout)
-    assert out["result"] == "The file now says hello coterie."
-    assert (workspace / "hello.txt").read_text() == "hello coterie\n"
-
-
-def test_a_denial_through_the_real_sdk(workspace: Path, home: Path, mock_server) -> None:  # type: ignore[no-untyped-def]
-    url = mock_server(SCENARIOS / "denied.json")
-    result = coterie(
-        "run",
-        "touch a file",
-        "-p",
-        cwd=workspace,
-        home=home,
-        env={"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "test-key"},
-    )
-    assert result.returncode == 0, result.stderr
-    assert not (workspace / "made-by-bash.txt").exists()
 
 
 def test_an_overloaded_answer_is_retried(workspace: Path, home: Path, mock_server) -> None:  # type: ignore[no-untyped-def]
