@@ -228,6 +228,7 @@ def main() -> None:
                 if durability is Durability.BATCH and senders == 16:
                     per = max(1, n_sync)  # group commit makes this cheap
                 key = f"coterie {durability.value} x{senders}"
+                print(f"... {key}", file=sys.stderr, flush=True)
                 results[key] = trio.run(
                     coterie_run, fresh(key.replace(" ", "_")), durability, senders, per
                 )

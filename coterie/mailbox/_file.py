@@ -265,6 +265,9 @@ class FileMailbox:
                         stuck_at = item.start
                         break
             if horizon is not None and horizon[0] <= seg and not sealed:
+                # Stopped short of records that may already be durable (ours,
+                # arrived out of order): read on once the horizon moves.
+                self._stale = True
                 return
             if not sealed:
                 # Normally a seal says when to move on. A seal lost to damage is

@@ -324,3 +324,28 @@ async def test_a_sealed_newest_segment_is_never_deleted(tmp_path: Path) -> None:
     box = open_file_mailbox(d)
     assert drain(box) == [0]
     box.close()
+
+
+@pytest.mark.parametrize("durability", [Durability.BATCH, Durability.ALWAYS])
+async def test_concurrent_senders_never_strand_a_message(
+    tmp_path: Path, durability: Durability
+) -> None:
+    """Sends completing out of order (group commit) must all reach the receiver."""
+    box = open_file_mailbox(tmp_path / "alice", durability=durability, poll_interval=None)
+    senders, each = 16, 40
+    got: list[int] = []
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+
+            async def sender(k: int) -> None:
+                for n in range(each):
+                    await box.send(msg(k * 1000 + n))
+
+            for k in range(senders):
+                nursery.start_soon(sender, k)
+            while len(got) < senders * each:
+                delivery = await box.receive()
+                got.append(delivery.message.body["n"])
+                await box.ack(delivery)
+    assert sorted(got) == sorted(k * 1000 + n for k in range(senders) for n in range(each))
+    box.close()
