@@ -35,6 +35,7 @@ __all__ = [
     "HistoryInvalid",
     "Message",
     "blocks",
+    "changed_span",
     "check_history",
     "is_note",
     "is_reminder",
@@ -103,9 +104,14 @@ def user_texts(messages: list[Message]) -> list[str]:
             continue
         for block in blocks(message):
             text = block.get("text")
-            if block.get("type") == "text" and isinstance(text, str) and text:
-                if not is_note(text) and not is_reminder(text):
-                    found.append(text)
+            if (
+                block.get("type") == "text"
+                and isinstance(text, str)
+                and text
+                and not is_note(text)
+                and not is_reminder(text)
+            ):
+                found.append(text)
     return found
 
 
@@ -125,7 +131,9 @@ def result_text(block: Block) -> str:
         return content
     if isinstance(content, list):
         return "".join(
-            str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text"
+            str(b.get("text", ""))
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "text"
         )
     return ""
 
@@ -146,6 +154,20 @@ def check_history(messages: list[Message]) -> None:
         validate_request({"model": "coterie", "max_tokens": 1, "messages": messages})
     except RequestInvalid as exc:
         raise HistoryInvalid(str(exc)) from None
+
+
+def changed_span(before: list[Message], after: list[Message]) -> tuple[int, int, int]:
+    """``(start, end_before, end_after)``: ``before[start:end_before]`` became
+    ``after[start:end_after]``. Messages are compared by identity, as the
+    compaction stages keep the objects they do not change."""
+    limit = min(len(before), len(after))
+    start = 0
+    while start < limit and before[start] is after[start]:
+        start += 1
+    tail = 0
+    while tail < limit - start and before[-1 - tail] is after[-1 - tail]:
+        tail += 1
+    return start, len(before) - tail, len(after) - tail
 
 
 # -- repair ------------------------------------------------------------------
@@ -217,7 +239,9 @@ def _clean(message: object) -> tuple[Message | None, Message] | None:
             or not isinstance(block.get("input"), dict)
         ):
             continue
-        if kind == "tool_result" and (role != "user" or not isinstance(block.get("tool_use_id"), str)):
+        if kind == "tool_result" and (
+            role != "user" or not isinstance(block.get("tool_use_id"), str)
+        ):
             continue
         kept.append(block)
     if not kept:
@@ -234,7 +258,10 @@ def _merge(
             continue
         if out and out[-1][1]["role"] == item[1]["role"]:
             prev = out[-1][1]
-            out[-1] = (None, {"role": prev["role"], "content": prev["content"] + item[1]["content"]})
+            out[-1] = (
+                None,
+                {"role": prev["role"], "content": prev["content"] + item[1]["content"]},
+            )
         else:
             out.append(item)
     return out

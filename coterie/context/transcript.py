@@ -1,0 +1,366 @@
+"""The durable transcript: one actor's conversation as a crash-safe, append-only log.
+
+Theory of operation
+-------------------
+The log is one file of records framed exactly as the mailbox frames its
+records (``coterie.mailbox._framing``); each payload is one JSON entry:
+
+* ``{"type": "message", "message": {...}}``: a user or assistant message,
+  appended as the loop appends it to its history;
+* ``{"type": "tool_started", "id", "name", "input"}``: written (and made
+  durable) *before* a tool runs;
+* ``{"type": "tool_finished", "id", "content", "is_error"}``: optional, after
+  a tool ran, so that a result survives a crash before the message holding
+  all of a turn's results is written;
+* ``{"type": "compaction", "stage", "start", "end", "messages", ...}``: the
+  history's ``[start:end)`` was replaced by ``messages`` (the funnel's
+  stages, or a repair on open).
+
+Replaying the entries in order rebuilds the history the loop had. On open a
+torn tail (a crash mid-write) is cut off and kept in a ``.torn-<offset>``
+file beside the log, and corrupt records are skipped and reported, like the
+mailbox does. A tool call whose ``tool_started`` has no result in the log
+(a crash mid-tool) is answered with an ``is_error`` result saying it was
+interrupted and its effects are unknown: it is never run again. That
+result, and any repair a damaged log needed, is appended to the log on
+open, so the file and the history handed out agree from then on.
+
+Durability policies are the mailbox's: ``always`` fsyncs before each append
+returns, ``batch`` shares fsyncs among concurrent appends (an append still
+returns only once durable), ``none`` never fsyncs (survives kill -9, not a
+power loss).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Self
+
+import attrs
+import trio
+
+from coterie.context.history import (
+    INTERRUPTED,
+    NOT_RUN,
+    Message,
+    changed_span,
+    repair_history,
+    tool_use_ids,
+)
+from coterie.mailbox import Durability
+from coterie.mailbox._commit import GroupCommit
+from coterie.mailbox._framing import Corrupt, Incomplete, Record, encode, is_seal, scan
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from types import TracebackType
+
+__all__ = ["TranscriptCorruption", "TranscriptLog"]
+
+
+@attrs.frozen
+class TranscriptCorruption:
+    """Bytes in a transcript that were not a valid entry: skipped, or cut off the tail."""
+
+    path: str
+    start: int
+    end: int
+    action: str  # "skipped" or "truncated"
+    reason: str
+    saved_to: str | None = None
+
+
+@attrs.define
+class _Replay:
+    """The history rebuilt from a log's entries, before any settling."""
+
+    messages: list[Message] = attrs.field(factory=list)
+    started: dict[str, str] = attrs.field(factory=dict)  # tool id -> name, this round
+    finished: dict[str, dict[str, Any]] = attrs.field(factory=dict)  # tool id -> result block
+    problems: list[TranscriptCorruption] = attrs.field(factory=list)
+    torn_at: int | None = None
+
+    def apply(self, entry: dict[str, Any]) -> None:
+        kind = entry.get("type")
+        if kind == "message":
+            self.messages.append(entry["message"])
+            # A new message starts a new round of tool calls.
+            self.started.clear()
+            self.finished.clear()
+        elif kind == "tool_started":
+            self.started[str(entry["id"])] = str(entry.get("name", ""))
+        elif kind == "tool_finished":
+            self.finished[str(entry["id"])] = {
+                "type": "tool_result",
+                "tool_use_id": str(entry["id"]),
+                "content": entry.get("content", ""),
+                "is_error": bool(entry.get("is_error", False)),
+            }
+        elif kind == "compaction":
+            size = len(self.messages)
+            start = max(0, min(int(entry["start"]), size))
+            end = max(start, min(int(entry["end"]), size))
+            self.messages[start:end] = list(entry["messages"])
+        else:
+            raise ValueError(f"unknown entry type {kind!r}")
+
+    def settled(self) -> tuple[list[Message], list[str]]:
+        """The history as the resumed loop must see it, and the interrupted tool ids."""
+        messages = list(self.messages)
+        interrupted: list[str] = []
+        if messages and messages[-1].get("role") == "assistant":
+            ids = tool_use_ids(messages[-1])
+            if ids:
+                results = []
+                for tool_id in ids:
+                    if tool_id in self.finished:
+                        results.append(self.finished[tool_id])
+                        continue
+                    if tool_id in self.started:
+                        interrupted.append(tool_id)
+                    text = INTERRUPTED if tool_id in self.started else NOT_RUN
+                    results.append(
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": tool_id,
+                            "content": text,
+                            "is_error": True,
+                        }
+                    )
+                messages.append({"role": "user", "content": results})
+        return repair_history(messages), interrupted
+
+
+def _replay(data: bytes, path: Path) -> _Replay:
+    replay = _Replay()
+    for item in scan(data):
+        if isinstance(item, Incomplete):
+            replay.torn_at = item.start
+            break
+        if isinstance(item, Corrupt):
+            replay.problems.append(
+                TranscriptCorruption(str(path), item.start, item.end, "skipped", "bad framing")
+            )
+            continue
+        assert isinstance(item, Record)
+        if is_seal(item):
+            continue
+        try:
+            entry = json.loads(item.payload)
+            if not isinstance(entry, dict):
+                raise ValueError("not an object")
+            replay.apply(entry)
+        except (ValueError, KeyError, TypeError) as exc:
+            replay.problems.append(
+                TranscriptCorruption(
+                    str(path), item.start, item.end, "skipped", f"bad entry: {exc}"
+                )
+            )
+    return replay
+
+
+class TranscriptLog:
+    """One actor's conversation, append-only and crash-safe. Open with :meth:`open`.
+
+    One writer at a time: the actor that owns the conversation (close it
+    before a restarted actor reopens it). Appends are async because they
+    wait for the fsync their policy promises.
+    """
+
+    def __init__(self, path: Path, durability: Durability, fd: int) -> None:
+        self.path = path
+        self.durability = durability
+        #: What :meth:`open` found damaged (skipped records, a torn tail cut off).
+        self.corruption: list[TranscriptCorruption] = []
+        #: Tool calls answered on open as interrupted (started, no result recorded).
+        self.interrupted: list[str] = []
+        self._fd: int | None = fd
+        self._commit = GroupCommit(self._prepare_flush)
+
+    @classmethod
+    def open(
+        cls,
+        path: str | Path,
+        durability: Durability | str = Durability.BATCH,
+        *,
+        on_corruption: Callable[[TranscriptCorruption], None] | None = None,
+    ) -> Self:
+        """Open (creating if needed) the transcript at *path*, repairing it after a crash.
+
+        A torn tail is cut off (and saved beside the log), corrupt records are
+        skipped; each is reported to *on_corruption* and kept in
+        :attr:`corruption`. Interrupted tool calls are answered as described
+        in the module docstring.
+        """
+        path = Path(path)
+        durability = Durability(durability)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        log = cls(path, durability, fd)
+        try:
+            log._recover(on_corruption)
+        except BaseException:
+            log.close()
+            raise
+        return log
+
+    def _recover(self, on_corruption: Callable[[TranscriptCorruption], None] | None) -> None:
+        assert self._fd is not None
+        data = self.path.read_bytes()
+        replay = _replay(data, self.path)
+        problems = list(replay.problems)
+        if replay.torn_at is not None:
+            saved = self.path.with_name(f"{self.path.name}.torn-{replay.torn_at}")
+            saved.write_bytes(data[replay.torn_at :])
+            os.ftruncate(self._fd, replay.torn_at)
+            problems.append(
+                TranscriptCorruption(
+                    str(self.path),
+                    replay.torn_at,
+                    len(data),
+                    "truncated",
+                    "torn tail",
+                    str(saved),
+                )
+            )
+        self.corruption = problems
+        if on_corruption is not None:
+            for problem in problems:
+                on_corruption(problem)
+        settled, self.interrupted = replay.settled()
+        raw = replay.messages
+        start, end, end_after = changed_span(raw, settled)
+        if start == end == end_after:
+            pass  # nothing to repair
+        elif start == end == len(raw):
+            # Only answers to interrupted calls were added: ordinary messages.
+            for message in settled[start:end_after]:
+                self._write({"type": "message", "message": message})
+        else:
+            self._write(
+                {
+                    "type": "compaction",
+                    "stage": "repair",
+                    "start": start,
+                    "end": end,
+                    "messages": settled[start:end_after],
+                }
+            )
+        if self.durability is not Durability.NONE:
+            os.fsync(self._fd)
+
+    # -- reading ---------------------------------------------------------------
+
+    def load(self) -> list[Message]:
+        """The history the log holds, as a resumed loop must see it.
+
+        Read from the file each time (not from memory), so it is exactly what
+        a reopen after a crash would give. Tool calls still running count as
+        interrupted.
+        """
+        replay = _replay(self.path.read_bytes(), self.path)
+        messages, _ = replay.settled()
+        return messages
+
+    # -- appending -------------------------------------------------------------
+
+    async def append_message(self, message: Message) -> None:
+        """Record a user or assistant message the loop added to its history."""
+        await self._append({"type": "message", "message": message})
+
+    async def tool_started(self, tool_use_id: str, name: str, input: dict[str, Any]) -> None:
+        """Record that a tool is about to run; returns once that is durable (per policy)."""
+        await self._append(
+            {"type": "tool_started", "id": tool_use_id, "name": name, "input": input}
+        )
+
+    async def tool_finished(
+        self, tool_use_id: str, content: Any, *, is_error: bool = False
+    ) -> None:
+        """Record one tool's result before the message holding all results is written."""
+        await self._append(
+            {"type": "tool_finished", "id": tool_use_id, "content": content, "is_error": is_error}
+        )
+
+    async def record_compaction(
+        self, before: list[Message], after: list[Message], *, stage: str, **detail: Any
+    ) -> bool:
+        """Record that the history *before* became *after*; False if nothing changed.
+
+        Unchanged messages are recognised by identity (the funnel's stages
+        reuse the message objects they do not change), so only the span that
+        differs is written.
+        """
+        start, end, end_after = changed_span(before, after)
+        if start == end == end_after:
+            return False
+        await self._append(
+            {
+                "type": "compaction",
+                "stage": stage,
+                "start": start,
+                "end": end,
+                "messages": after[start:end_after],
+                **detail,
+            }
+        )
+        return True
+
+    def _write(self, entry: dict[str, Any]) -> int:
+        if self._fd is None:
+            raise trio.ClosedResourceError("the transcript is closed")
+        data = encode(json.dumps(entry, separators=(",", ":"), default=str).encode())
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self._fd, view) :]
+        return self._fd
+
+    async def _append(self, entry: dict[str, Any]) -> None:
+        fd = self._write(entry)
+        if self.durability is Durability.ALWAYS:
+            # Not abandoned on cancel: a cancelled append still finishes its fsync.
+            await trio.to_thread.run_sync(os.fdatasync, fd)
+        elif self.durability is Durability.BATCH:
+            await self._commit.wait_durable(self._commit.note_write())
+        else:
+            await trio.lowlevel.checkpoint()
+
+    def _prepare_flush(self) -> Callable[[], None]:
+        fd = self._fd
+
+        def flush() -> None:
+            if fd is not None:
+                os.fdatasync(fd)
+
+        return flush
+
+    # -- closing ---------------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return self._fd is None
+
+    def close(self) -> None:
+        """Flush (per policy) and close the file. Idempotent."""
+        if self._fd is None:
+            return
+        fd, self._fd = self._fd, None
+        try:
+            if self.durability is not Durability.NONE:
+                os.fdatasync(fd)
+        finally:
+            os.close(fd)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
