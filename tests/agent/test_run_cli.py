@@ -253,6 +253,29 @@ def test_max_turns_stops_the_run_with_exit_1(workspace: Path, home: Path) -> Non
 # -- the same through the real SDK against `coterie mock-server` ---------------
 
 
+def test_the_budget_stops_the_run_with_exit_1(workspace: Path, home: Path) -> None:
+    result = coterie(
+        "run",
+        "make hello.txt",
+        "--scenario",
+        str(SCENARIOS / "edit_cycle.json"),
+        "--permission-mode",
+        "bypassPermissions",
+        "-p",
+        "--max-budget-usd",
+        "0.000001",
+        "--output-format",
+        "json",
+        cwd=workspace,
+        home=home,
+    )
+    assert result.returncode == 1
+    out = json.loads(result.stdout)
+    assert out["subtype"] == "error_max_budget_usd"
+    assert out["num_turns"] == 1
+    assert out["total_cost_usd"] > 0.000001
+
+
 def test_an_overloaded_answer_is_retried(workspace: Path, home: Path, mock_server) -> None:  # type: ignore[no-untyped-def]
     url = mock_server(SCENARIOS / "overloaded.json")
     result = coterie(
