@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+import time
+from typing import TYPE_CHECKING, Any
 
-from coterie.models import ModelError
+from rich.console import Console
+
+from coterie.errors import SupervisorGaveUp
+from coterie.models import ModelError, Usage
 from coterie.session import open_agent
+from coterie.tools import RuleError, SettingsError
 from coterie.ui import ConsoleView, JsonView, StreamJsonView, TerminalAsker, TextView, View
 
 if TYPE_CHECKING:
     import argparse
-
-    from rich.console import Console
 
 
 def _view(args: argparse.Namespace, console: Console) -> View:
@@ -25,6 +28,38 @@ async def run_prompt(args: argparse.Namespace, console: Console, err: Console) -
     """Run the agent on ``args.prompt``; returns the exit code."""
     view = _view(args, console)
     interactive = not args.print and sys.stdin.isatty()
+    started = time.monotonic()
+    started_run: dict[str, str] = {}
+    result: dict[str, Any] | None = None
+    try:
+        result = await _run(args, console, view, interactive, started_run)
+    except* SupervisorGaveUp as group:
+        # The Lead kept crashing past its supervisor's restart intensity.
+        reason = str(group.exceptions[0])
+        err.print(f"[red]error:[/] the run was stopped: {reason}")
+        result = {
+            "result": f"The run was stopped after repeated crashes: {reason}",
+            "is_error": True,
+            "subtype": "error_during_execution",
+            "num_turns": 0,
+            "usage": Usage().to_dict(),
+            "total_cost_usd": 0.0,
+            "duration_ms": int((time.monotonic() - started) * 1000),
+        }
+    if result is None:
+        return 2  # a usage error, already reported
+    view.finish({**result, "run_id": started_run.get("run_id", "")})
+    return 1 if result["is_error"] else 0
+
+
+async def _run(
+    args: argparse.Namespace,
+    console: Console,
+    view: View,
+    interactive: bool,
+    started_run: dict[str, str],
+) -> dict[str, Any] | None:
+    err = Console(stderr=True, highlight=False)
     try:
         agent = open_agent(
             args.workdir,
@@ -43,11 +78,11 @@ async def run_prompt(args: argparse.Namespace, console: Console, err: Console) -
                 "model": session.config.model if not args.scenario else "scripted",
                 "permission_mode": session.config.permission_mode,
             }
+            started_run["run_id"] = session.run_id
             view.start(info)
             with session.events.listen(view.event):
-                result = (await session.query(args.prompt)).to_dict()
-    except ModelError as exc:
+                return (await session.query(args.prompt)).to_dict()
+    except (ModelError, SettingsError, RuleError, ValueError) as exc:
+        # No credentials, a malformed scenario or settings file, a bad mode.
         err.print(f"[red]error:[/] {exc}")
-        return 2
-    view.finish({**result, "run_id": session.run_id})
-    return 1 if result["is_error"] else 0
+        return None

@@ -288,3 +288,42 @@ def test_an_overloaded_answer_is_retried(workspace: Path, home: Path, mock_serve
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "Answered after a retry."
+
+
+def test_a_lead_that_crashes_once_is_restarted_and_finishes(workspace: Path, home: Path) -> None:
+    result = coterie(
+        "run",
+        "x",
+        "--scenario",
+        str(SCENARIOS / "crash_once.json"),
+        "-p",
+        cwd=workspace,
+        home=home,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "recovered"
+    (run,) = (workspace / ".coterie" / "runs").iterdir()
+    events = (run / "events.jsonl").read_text()
+    assert '"type":"actor.crashed"' in events
+    assert "a deliberate bug" in events
+
+
+def test_a_lead_that_keeps_crashing_ends_the_run_cleanly(workspace: Path, home: Path) -> None:
+    result = coterie(
+        "run",
+        "x",
+        "--scenario",
+        str(SCENARIOS / "crash_always.json"),
+        "-p",
+        "--output-format",
+        "json",
+        cwd=workspace,
+        home=home,
+    )
+    assert result.returncode == 1
+    out = json.loads(result.stdout)
+    assert out["is_error"] is True
+    assert out["subtype"] == "error_during_execution"
+    assert "gave up" in out["result"]
+    assert out["run_id"]
+    assert "Traceback" not in result.stderr
