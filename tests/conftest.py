@@ -2,17 +2,34 @@
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 import pytest
 
 from coterie.mailbox import Durability, PostOffice
+from coterie.mailbox._sync import DISK
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable
+    from collections.abc import AsyncIterator, Callable, Iterator
     from pathlib import Path
 
 MAILBOX_KINDS = ["memory", "file-none", "file-batch", "file-always"]
+
+
+@pytest.fixture(autouse=True)
+def inline_fsyncs() -> Iterator[None]:
+    """Keep fsyncs in the Trio thread during tests.
+
+    On a loaded disk the shared runner moves fsyncs to a worker thread, and a
+    task waiting on a thread looks blocked to ``autojump_clock``, which then
+    jumps straight past every timeout. tests/mailbox/test_sync.py covers the
+    threaded path on its own.
+    """
+    saved = DISK.inline_below
+    DISK.inline_below = math.inf
+    yield
+    DISK.inline_below = saved
 
 
 @pytest.fixture(params=MAILBOX_KINDS)
