@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import enum
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from coterie.board._errors import (
     InvalidTaskField,
@@ -36,7 +36,6 @@ from coterie.board._errors import (
     TaskCycle,
     UnknownTask,
 )
-from coterie.board._state import BoardState
 from coterie.board._task import (
     Lease,
     Task,
@@ -46,6 +45,9 @@ from coterie.board._task import (
     task_id_for,
 )
 from coterie.messages import check_actor_name
+
+if TYPE_CHECKING:
+    from coterie.board._state import BoardState
 
 Record = dict[str, Any]
 
@@ -104,7 +106,7 @@ def check_owner(value: object) -> str | None:
 def check_status(value: object) -> TaskStatus:
     """A :class:`TaskStatus` or its name."""
     try:
-        return TaskStatus(value)
+        return TaskStatus(value)  # type: ignore[arg-type]  # any value is tried, bad ones refused
     except ValueError:
         names = ", ".join(s.value for s in TaskStatus)
         raise InvalidTaskField(f"unknown status {value!r}: use one of {names}") from None
@@ -147,7 +149,11 @@ def change(task: Task, op: str, **fields: Any) -> Record:
 
 
 def create(
-    state: BoardState, subject: str, description: str, blocked_by: tuple[str, ...], owner: str | None
+    state: BoardState,
+    subject: str,
+    description: str,
+    blocked_by: tuple[str, ...],
+    owner: str | None,
 ) -> Record:
     """The record creating the next task (blockers must exist; no cycle is possible yet)."""
     for b in blocked_by:
@@ -165,9 +171,7 @@ def create(
 
 def claim(task: Task, worker: str, now: float, lease_seconds: float) -> Record:
     """The record giving the ready *task* to *worker* under a fresh lease."""
-    return change(
-        task, "claim", status=R, owner=worker, lease=Lease(worker, now + lease_seconds)
-    )
+    return change(task, "claim", status=R, owner=worker, lease=Lease(worker, now + lease_seconds))
 
 
 def expire(task: Task) -> Record:
@@ -187,9 +191,7 @@ def held(state: BoardState, task_id: str, worker: str) -> Task:
             if task.status is R
             else "pending" + (f", assigned to {task.owner}" if task.owner else "")
         )
-        raise NotTaskOwner(
-            f"{worker} does not hold {task_id}: it is {now} (did its lease expire?)"
-        )
+        raise NotTaskOwner(f"{worker} does not hold {task_id}: it is {now} (did its lease expire?)")
     return task
 
 
@@ -198,7 +200,7 @@ def update(
     task_id: str,
     *,
     status: TaskStatus | None,
-    owner: str | None | Unset,
+    owner: str | Unset | None,
     add_blocked_by: tuple[str, ...],
     result: str | None,
     lease_seconds: float | None,

@@ -30,9 +30,14 @@ from __future__ import annotations
 import heapq
 from typing import Any
 
-import attrs
-
-from coterie.board._task import Task, TaskStatus, check_task_id, fields_from_json, task_number
+from coterie.board._task import (
+    Task,
+    TaskStatus,
+    check_task_id,
+    fields_from_json,
+    replace,
+    task_number,
+)
 
 
 class BadRecord(ValueError):
@@ -170,7 +175,7 @@ class BoardState:
 
     def _change(self, n: int, fields: dict[str, Any]) -> Task:
         old = self.tasks[n]
-        new = attrs.evolve(old, **fields)
+        new = replace(old, fields)
         added = tuple(b for b in new.blocked_by if b not in old.blocked_by)
         if len(set(new.blocked_by)) != len(new.blocked_by) or set(old.blocked_by) - set(
             new.blocked_by

@@ -143,8 +143,18 @@ def _flag(value: object) -> bool:
     return value
 
 
+def _status(value: object) -> TaskStatus:
+    # A dict lookup: calling the enum costs more than the rest of a replay step.
+    try:
+        return _STATUSES[value]  # type: ignore[index]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown status {value!r}") from None
+
+
+_STATUSES = {s.value: s for s in TaskStatus}
+
 _CHANGEABLE: dict[str, Any] = {
-    "status": TaskStatus,
+    "status": _status,
     "owner": _optional_string,
     "assigned": _flag,
     "blocked_by": _blockers,
@@ -166,6 +176,21 @@ def fields_from_json(changes: dict[str, Any]) -> dict[str, Any]:
             raise ValueError(f"field {key!r} cannot change")
         out[key] = convert(value)
     return out
+
+
+def replace(task: Task, fields: dict[str, Any]) -> Task:
+    """*task* with *fields* changed (``attrs.evolve``, at half the cost, for replay)."""
+    return Task(
+        id=task.id,
+        subject=task.subject,
+        description=task.description,
+        status=fields.get("status", task.status),
+        owner=fields.get("owner", task.owner),
+        blocked_by=fields.get("blocked_by", task.blocked_by),
+        result=fields.get("result", task.result),
+        lease=fields.get("lease", task.lease),
+        assigned=fields.get("assigned", task.assigned),
+    )
 
 
 def fields_to_json(fields: dict[str, Any]) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from coterie.context import HistoryInvalid, check_history, repair_history, user_texts
 from coterie.context.history import LOST
 from tests.context.helpers import assistant, exchange, results, user
-from tests.context.strategies import histories
+from tests.strategies import histories
 
 
 def test_user_texts_leave_out_reminders_notes_and_tool_results() -> None:

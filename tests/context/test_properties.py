@@ -20,7 +20,7 @@ from coterie.context.stages import (
     spill_large_results,
 )
 from tests.context.models import scripted
-from tests.context.strategies import histories
+from tests.strategies import histories
 
 Message = dict[str, Any]
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -1,0 +1,65 @@
+"""The task board of a run (DESIGN §6): durable, atomic across threads and processes.
+
+This package owns the board directory of a run (``<run_dir>/board/``): an
+append-only log of operations (framed like the mailbox's, torn tail cut off,
+damaged records skipped and reported), its flock, and the in-memory index
+rebuilt from the log. It decides every rule of the board: sequential ids,
+``blocked_by`` dependencies without unknown ids or cycles, the legal status
+transitions, claims and leases. It knows nothing of actors, mailboxes,
+supervision or agents and must not import them (only the pure record
+framing of ``coterie.mailbox`` and the actor-name check of
+``coterie.messages``); the team runtime and the team tools call it.
+
+Rules (details in ``_rules.py``): ``pending -> in_progress -> completed``,
+``pending | in_progress -> failed``, ``in_progress -> pending`` (release,
+lease expiry, update); completed and failed are final. A claim takes the
+lowest-numbered ready task assigned to the worker, else the lowest unassigned
+one, and leases it; a claim first returns expired leases to ``pending``. On
+expiry an explicit assignment (``owner`` at creation or by ``update``) is
+kept, so a restarted teammate gets its task back, and a claimed task goes
+back to everyone; ``release`` always clears the owner.
+
+Two faces, same semantics: :class:`Board` (blocking, for threads, plain
+processes and tests) and :class:`AsyncBoard` (Trio; opened with
+:func:`open_board`), which runs operations inline when the locks are free
+and in a worker thread when they are not. Every change is fsynced before
+its call returns, with concurrent callers sharing fsyncs. Time is
+injectable (``now=``) wherever a lease is involved.
+"""
+
+from coterie.board._async import AsyncBoard, open_board
+from coterie.board._board import Board, BoardStatistics
+from coterie.board._errors import (
+    BoardError,
+    InvalidTaskField,
+    InvalidTaskId,
+    InvalidTransition,
+    NotTaskOwner,
+    TaskCycle,
+    UnknownTask,
+)
+from coterie.board._log import BoardCorruption, LogEntry, read_log
+from coterie.board._rules import UNSET
+from coterie.board._task import Lease, Task, TaskStatus, check_task_id
+
+__all__ = [
+    "UNSET",
+    "AsyncBoard",
+    "Board",
+    "BoardCorruption",
+    "BoardError",
+    "BoardStatistics",
+    "InvalidTaskField",
+    "InvalidTaskId",
+    "InvalidTransition",
+    "Lease",
+    "LogEntry",
+    "NotTaskOwner",
+    "Task",
+    "TaskCycle",
+    "TaskStatus",
+    "UnknownTask",
+    "check_task_id",
+    "open_board",
+    "read_log",
+]

@@ -1,0 +1,231 @@
+"""The Trio face of the board: the same operations, awaitable.
+
+An operation holds the board's locks for microseconds (read the new tail,
+decide, one ``write``), so it runs *inline* in the Trio thread whenever both
+locks are free, found by trying them without blocking. Only when one is
+taken (another thread, or another process, is mid-operation) does it move
+to a worker thread to wait for it, so the event loop never blocks on a lock.
+A thread hop costs more than the whole operation on the fast path.
+
+Durability is a group commit for Trio tasks in front of the one for threads:
+the first task to need an fsync becomes the leader, lets every task that is
+ready run first (their writes then share the flush), and flushes; the others
+wait on a Trio event. The fsync runs inline while the disk is fast (under
+``INLINE_BELOW`` seconds on average), else in a worker thread.
+
+Cancellation: an operation that has not started when its task is cancelled
+raises ``Cancelled`` and does nothing. Once started it is shielded and
+finishes, durably, and its result is returned: a claim is never lost to a
+cancel between the write and the return. The cancel is delivered at the
+caller's next checkpoint.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import time
+from typing import TYPE_CHECKING, TypeVar
+
+import trio
+
+from coterie.board import _ops as ops
+from coterie.board._board import Board, BoardStatistics, BusyError
+from coterie.board._rules import UNSET, Unset
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Callable, Iterable
+    from os import PathLike
+
+    from coterie.board._log import BoardCorruption
+    from coterie.board._ops import TaskList, Txn
+    from coterie.board._state import BoardState
+    from coterie.board._task import Task, TaskStatus
+
+T = TypeVar("T")
+
+INLINE_BELOW = 0.0005
+
+
+@contextlib.asynccontextmanager
+async def open_board(
+    directory: str | PathLike[str],
+    *,
+    fsync: bool = True,
+    on_corruption: Callable[[BoardCorruption], None] | None = None,
+) -> AsyncIterator[AsyncBoard]:
+    """Open the board in *directory* for Trio code; closed on exit.
+
+    Opening replays the log, which can take a while for a long one, so it
+    runs in a worker thread.
+    """
+    board = await trio.to_thread.run_sync(
+        functools.partial(Board, directory, fsync=fsync, on_corruption=on_corruption)
+    )
+    try:
+        yield AsyncBoard(board)
+    finally:
+        board.close()
+
+
+class AsyncBoard:
+    """Awaitable wrappers around a :class:`Board`; see :class:`Board` for each method."""
+
+    def __init__(self, board: Board) -> None:
+        self.board = board
+        self._flushing = False
+        self._flushed = trio.Event()
+        self._changed = trio.Event()
+        self._sync_average = 0.0
+
+    # -- machinery -----------------------------------------------------------
+
+    async def _mutate(self, op: Callable[[Txn], T]) -> T:
+        await trio.lowlevel.checkpoint_if_cancelled()
+        with trio.CancelScope(shield=True):
+            try:
+                generation, result = self.board._run(op, blocking=False)
+            except BusyError:
+                generation, result = await trio.to_thread.run_sync(
+                    functools.partial(self.board._run, op, blocking=True)
+                )
+            await self._wait_durable(generation)
+        if generation:
+            self._changed.set()
+            self._changed = trio.Event()
+        return result
+
+    async def _read(self, fn: Callable[[BoardState], T]) -> T:
+        await trio.lowlevel.checkpoint_if_cancelled()
+        try:
+            result = self.board._read(fn, blocking=False)
+        except BusyError:
+            return await trio.to_thread.run_sync(
+                functools.partial(self.board._read, fn, blocking=True)
+            )
+        await trio.lowlevel.cancel_shielded_checkpoint()
+        return result
+
+    async def _wait_durable(self, generation: int) -> None:
+        commit = self.board._commit
+        if commit.durable >= generation:
+            await trio.lowlevel.checkpoint()
+            return
+        while commit.durable < generation:
+            if self._flushing:
+                await self._flushed.wait()
+                continue
+            self._flushing = True
+            try:
+                # Let every task that is ready run first, so that this flush
+                # covers their writes too.
+                await trio.lowlevel.checkpoint()
+                target = commit.written
+                if self._sync_average < INLINE_BELOW:
+                    took = self._timed_flush(target)
+                else:
+                    # Not abandoned on cancel (we are shielded anyway): the
+                    # fsync always finishes.
+                    took = await trio.to_thread.run_sync(self._timed_flush, target)
+                self._sync_average += 0.1 * (took - self._sync_average)
+            finally:
+                self._flushing = False
+                self._flushed.set()
+                self._flushed = trio.Event()
+
+    def _timed_flush(self, target: int) -> float:
+        start = time.perf_counter()
+        self.board._commit.wait_durable(target)
+        return time.perf_counter() - start
+
+    # -- the public API ------------------------------------------------------
+
+    async def create(
+        self,
+        subject: str,
+        description: str,
+        blocked_by: Iterable[str] = (),
+        owner: str | None = None,
+    ) -> Task:
+        """:meth:`Board.create`."""
+        return await self._mutate(ops.create(subject, description, blocked_by, owner))
+
+    async def get(self, task_id: str) -> Task:
+        """:meth:`Board.get`."""
+        return await self._read(ops.lookup(task_id))
+
+    async def list(self) -> TaskList:
+        """:meth:`Board.list`."""
+        return await self._read(ops.all_tasks)
+
+    async def update(
+        self,
+        task_id: str,
+        *,
+        status: TaskStatus | str | None = None,
+        owner: str | Unset | None = UNSET,
+        add_blocked_by: Iterable[str] = (),
+        result: str | None = None,
+        lease_seconds: float | None = None,
+        now: float | None = None,
+    ) -> Task:
+        """:meth:`Board.update`."""
+        return await self._mutate(
+            ops.update(task_id, status, owner, add_blocked_by, result, lease_seconds, now)
+        )
+
+    async def claim(
+        self, worker: str, *, lease_seconds: float, now: float | None = None
+    ) -> Task | None:
+        """:meth:`Board.claim`."""
+        return await self._mutate(ops.claim(worker, lease_seconds, now))
+
+    async def renew(
+        self, task_id: str, worker: str, *, lease_seconds: float, now: float | None = None
+    ) -> Task:
+        """:meth:`Board.renew`."""
+        return await self._mutate(ops.renew(task_id, worker, lease_seconds, now))
+
+    async def complete(self, task_id: str, worker: str, result: str) -> Task:
+        """:meth:`Board.complete`."""
+        return await self._mutate(ops.complete(task_id, worker, result))
+
+    async def fail(self, task_id: str, worker: str, reason: str) -> Task:
+        """:meth:`Board.fail`."""
+        return await self._mutate(ops.fail(task_id, worker, reason))
+
+    async def release(self, task_id: str, worker: str) -> Task:
+        """:meth:`Board.release`."""
+        return await self._mutate(ops.release(task_id, worker))
+
+    async def expire_leases(self, now: float | None = None) -> TaskList:
+        """:meth:`Board.expire_leases`."""
+        return await self._mutate(ops.expire(now))
+
+    async def statistics(self) -> BoardStatistics:
+        """:meth:`Board.statistics`."""
+        return await self._read(self.board._stats)
+
+    async def wait_for_change(self, after: int, *, poll_interval: float = 0.2) -> int:
+        """Wait until the board's sequence number exceeds *after*; returns it.
+
+        Changes made through this object wake the waiter at once; changes by
+        other processes are noticed within *poll_interval* seconds (a cheap
+        ``fstat`` of the log). Use it to idle without polling hot:
+        ``seq = await board.wait_for_change(seq)``.
+        """
+        while True:
+            seq = await self._read(_last_seq)
+            if seq > after:
+                return seq
+            with trio.move_on_after(poll_interval):
+                await self._changed.wait()
+
+    async def aclose(self) -> None:
+        """Close the underlying board."""
+        self.board.close()
+        await trio.lowlevel.checkpoint()
+
+
+def _last_seq(state: BoardState) -> int:
+    return state.last_seq

@@ -1,0 +1,276 @@
+"""The board directory on disk: the operation log, its lock, damaged bytes.
+
+Layout of a board directory::
+
+    lock                   flock()ed: exclusively by a writer around
+                           read-tail / decide / append, shared by a reader
+                           catching up with the tail
+    board.log              the operation log: framed records, oldest first
+    corrupt-<offset>.bin   bytes of a torn tail cut off, kept for inspection
+
+Records use the mailbox's framing (``coterie.mailbox._framing``: magic,
+length, checksums), so a torn tail is told apart from a damaged record in
+the middle. The payload is one JSON object: ``{"s": seq, "t": wall time,
+"op": name, "task": {...}}`` for a creation, ``{"s", "t", "op", "id", "set":
+{field: value}}`` for any other change (see ``_state.py``).
+
+Every append happens under the exclusive lock with one ``write`` to an
+``O_APPEND`` file, so whoever holds the lock and finds an unfinished record
+at the end knows its writer died mid-write: that tail is torn, and is cut
+off before anything is appended after it. A reader holding only the shared
+lock never cuts; it stops before the unfinished record.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from coterie.board._errors import BoardError
+from coterie.mailbox._framing import Corrupt, Incomplete, Record, scan
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from os import PathLike
+
+LOG_NAME = "board.log"
+LOCK_NAME = "lock"
+CORRUPT_RE = re.compile(r"corrupt-\d{16}\.bin")
+
+
+@attrs.frozen
+class BoardCorruption:
+    """Bytes of the log that are not a valid record: skipped, or cut off as a torn tail."""
+
+    start: int
+    end: int
+    action: str  # "skipped" or "truncated"
+    reason: str
+    saved_to: str | None = None
+
+
+@attrs.frozen
+class LogEntry:
+    """One record of a board's log, as :func:`read_log` returns it.
+
+    ``seq`` numbers records 1, 2, ... in log order: the order in which the
+    operations took effect, across every process. ``fields`` is the whole task
+    for ``op == "create"``, else the fields the operation set.
+    """
+
+    seq: int
+    time: float
+    op: str
+    task_id: str
+    fields: dict[str, Any]
+
+
+class LogShrankError(Exception):
+    """The log is shorter than what was already read: someone cut it. Re-read it all."""
+
+
+def check_directory(directory: Path) -> None:
+    """Refuse a board directory holding anything the board does not write there."""
+    if not directory.is_dir():
+        raise BoardError(f"{directory}: board path exists but is not a directory")
+    for name in sorted(os.listdir(directory)):
+        path = directory / name
+        if name in (LOG_NAME, LOCK_NAME) or CORRUPT_RE.fullmatch(name):
+            if not path.is_file() or path.is_symlink():
+                raise BoardError(f"{path}: expected a regular file")
+            continue
+        raise BoardError(
+            f"{path}: unexpected file in a task board directory; coterie refuses to open "
+            "a board it did not write (move the file away)"
+        )
+
+
+def fsync_dir(directory: Path) -> None:
+    """fsync a directory, so that a file just created in it is durable."""
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def decode(payload: bytes) -> dict[str, Any]:
+    """The JSON object of a record; ``ValueError`` if it is not one."""
+    value = json.loads(payload.decode())  # from str: skips json's encoding detection
+    if not isinstance(value, dict):
+        raise ValueError("record is not a JSON object")
+    return value
+
+
+class BoardLog:
+    """The open log file and lock of one board directory, and how far it was read."""
+
+    def __init__(self, directory: Path, report: Callable[[BoardCorruption], None]) -> None:
+        if directory.exists():
+            check_directory(directory)
+        else:
+            directory.mkdir(parents=True)
+        self.directory = directory
+        self._report = report
+        path = directory / LOG_NAME
+        created = not path.exists()
+        self._fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        self._lock_fd = os.open(directory / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+        if created:
+            fsync_dir(directory)
+        self.offset = 0  # everything before this was read (and applied or reported)
+        self.closed = False
+
+    # -- locking ---------------------------------------------------------------
+
+    def lock(self, *, exclusive: bool, blocking: bool) -> bool:
+        """Take the directory's flock; ``False`` if *blocking* is false and it is taken."""
+        mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
+        try:
+            fcntl.flock(self._lock_fd, mode if blocking else mode | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
+
+    def unlock(self) -> None:
+        """Release the flock."""
+        fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+
+    # -- reading ---------------------------------------------------------------
+
+    def read_tail(self, *, exclusive: bool) -> list[Record]:
+        """The whole records appended since the last call, advancing :attr:`offset`.
+
+        Damaged records are reported and skipped. An unfinished record at the
+        end is cut off when *exclusive* (the lock holder knows no one is
+        writing it), else left for later.
+        """
+        size = os.fstat(self._fd).st_size
+        if size < self.offset:
+            raise LogShrankError
+        if size == self.offset:
+            return []
+        records: list[Record] = []
+        for item in scan(os.pread(self._fd, size - self.offset, self.offset), self.offset):
+            if isinstance(item, Record):
+                if item.payload:
+                    records.append(item)
+                else:
+                    self.report(item.start, item.end, "an empty record")
+                self.offset = item.end
+            elif isinstance(item, Corrupt):
+                self.report(item.start, item.end, "bytes that are not a record")
+                self.offset = item.end
+            elif isinstance(item, Incomplete) and exclusive:
+                self._cut(item.start, size)
+        return records
+
+    def read_ahead(self) -> tuple[list[Record], bool]:
+        """Whole records appended since the last read, taken without any lock.
+
+        Only a run of valid records starting exactly at :attr:`offset` is
+        taken; it stops at the first thing that is not one (a record being
+        written, a torn tail, damage) and leaves it to :meth:`read_tail` under
+        the lock. That is safe even while a lock holder cuts a torn tail and
+        appends in its place: bytes that pass both checksums at this offset
+        are a record that is really there. Returns the records and whether
+        they reach the end of the file.
+
+        This lets a process replay what others wrote *before* queueing for the
+        exclusive lock, so replay runs in parallel across processes instead of
+        inside everyone's critical section.
+        """
+        size = os.fstat(self._fd).st_size
+        if size <= self.offset:
+            return [], size == self.offset
+        records: list[Record] = []
+        for item in scan(os.pread(self._fd, size - self.offset, self.offset), self.offset):
+            if not isinstance(item, Record) or not item.payload or item.start != self.offset:
+                return records, False
+            records.append(item)
+            self.offset = item.end
+        return records, True
+
+    def report(self, start: int, end: int, reason: str) -> None:
+        """Report a skipped record."""
+        self._report(BoardCorruption(start, end, "skipped", reason))
+
+    def _cut(self, start: int, size: int) -> None:
+        # A writer died mid-append (we hold the lock, so no one is writing):
+        # keep the bytes for inspection, then cut them so appends follow a
+        # whole record.
+        saved = self.directory / f"corrupt-{start:016d}.bin"
+        saved.write_bytes(os.pread(self._fd, size - start, start))
+        os.ftruncate(self._fd, start)
+        self.offset = start
+        self._report(BoardCorruption(start, size, "truncated", "a torn tail", str(saved)))
+
+    # -- writing ---------------------------------------------------------------
+
+    def append(self, data: bytes) -> None:
+        """Write *data* (whole records) at the end; call with the exclusive lock held.
+
+        On failure (a full disk) whatever part was written is cut off again,
+        so the log never keeps half a record of an operation that raised.
+        """
+        start = self.offset
+        view = memoryview(data)
+        try:
+            while view:
+                view = view[os.write(self._fd, view) :]
+        except BaseException:
+            os.ftruncate(self._fd, start)
+            raise
+        self.offset = start + len(data)
+
+    def sync(self) -> None:
+        """Make everything written so far durable (fdatasync covers the new size too)."""
+        os.fdatasync(self._fd)
+
+    def size(self) -> int:
+        """The log's length in bytes."""
+        return os.fstat(self._fd).st_size
+
+    def close(self) -> None:
+        """Close the files (releasing any lock)."""
+        if not self.closed:
+            self.closed = True
+            os.close(self._fd)
+            os.close(self._lock_fd)
+
+
+def read_log(directory: str | PathLike[str]) -> list[LogEntry]:
+    """Every readable record of the board in *directory*, in log order.
+
+    For inspection and audits (``coterie tasks``, tests): it takes no lock and
+    changes nothing, skipping damaged records and an unfinished tail.
+    """
+    try:
+        data = (Path(directory) / LOG_NAME).read_bytes()
+    except FileNotFoundError:
+        return []
+    entries: list[LogEntry] = []
+    for item in scan(data):
+        if not isinstance(item, Record) or not item.payload:
+            continue
+        try:
+            rec = decode(item.payload)
+            created = rec["op"] == "create"
+            entries.append(
+                LogEntry(
+                    seq=rec["s"],
+                    time=rec["t"],
+                    op=rec["op"],
+                    task_id=rec["task"]["id"] if created else rec["id"],
+                    fields=rec["task"] if created else rec["set"],
+                )
+            )
+        except (ValueError, KeyError, TypeError):
+            continue
+    return entries
