@@ -27,10 +27,10 @@ import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from coterie.agent import AgentLoop  # noqa: E402
-from coterie.events import EventLog  # noqa: E402
-from coterie.models import ModelRequest, ScriptedModel, load_scenario  # noqa: E402
-from coterie.tools import (  # noqa: E402
+from coterie.agent import AgentLoop
+from coterie.events import EventLog
+from coterie.models import ModelRequest, ScriptedModel, load_scenario
+from coterie.tools import (
     PermissionGate,
     PermissionPolicy,
     ToolContext,
@@ -45,11 +45,17 @@ def scenario(turns: int, directory: Path) -> Path:
     for i in range(turns - 1):
         if i % 2 == 0:
             todos = [{"content": f"step {i}", "status": "in_progress", "activeForm": "working"}]
-            track.append({"tool_uses": [{"name": "TodoWrite", "input": {"todos": todos}}],
-                          "usage": USAGE})
+            track.append(
+                {"tool_uses": [{"name": "TodoWrite", "input": {"todos": todos}}], "usage": USAGE}
+            )
         else:
-            track.append({"text": f"turn {i}", "tool_uses": [
-                {"name": "TodoWrite", "input": {"todos": []}}], "usage": USAGE})
+            track.append(
+                {
+                    "text": f"turn {i}",
+                    "tool_uses": [{"name": "TodoWrite", "input": {"todos": []}}],
+                    "usage": USAGE,
+                }
+            )
     track.append({"text": "done", "usage": USAGE})
     path = directory / "loop.json"
     path.write_text(json.dumps({"name": "loop-bench", "tracks": {"lead": track}}))
@@ -78,9 +84,20 @@ async def bare(path: Path, workdir: Path, turns: int) -> float:
         reply = await model.complete(ModelRequest(system="bench", messages=messages, tools=tools))
         messages.append({"role": "assistant", "content": reply.content})
         if reply.tool_uses:
-            messages.append({"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": t["id"], "content": "ok", "is_error": False}
-                for t in reply.tool_uses]})
+            messages.append(
+                {
+                    "role": "user",
+                    "content": [
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": t["id"],
+                            "content": "ok",
+                            "is_error": False,
+                        }
+                        for t in reply.tool_uses
+                    ],
+                }
+            )
     return time.perf_counter() - start
 
 
@@ -95,8 +112,9 @@ async def looped(path: Path, workdir: Path, log: bool = False) -> tuple[float, i
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--turns", type=int, default=10_000)
     parser.add_argument("--quick", action="store_true", help="1,000 turns")
     args = parser.parse_args()
@@ -124,10 +142,14 @@ def main() -> None:
     print(f"agent loop:          {t_loop:8.3f} s  ({t_loop / n * 1e3:.3f} ms/turn)")
     print(f"harness time per turn (loop - bare): {per_turn:.3f} ms   (target < 2 ms)")
     print(f"loop / bare: {t_loop / t_bare:.2f}x")
-    print(f"agent loop + event log file (as `coterie run`): {t_logged:.3f} s "
-          f"({(t_logged - t_bare) / n * 1e3:.3f} ms/turn harness)")
-    print(f"peak traced memory over {small} turns: bare {bare_alloc / 1e6:.1f} MB, "
-          f"loop {loop_alloc / 1e6:.1f} MB ({(loop_alloc - bare_alloc) / small:.0f} B/turn extra)")
+    print(
+        f"agent loop + event log file (as `coterie run`): {t_logged:.3f} s "
+        f"({(t_logged - t_bare) / n * 1e3:.3f} ms/turn harness)"
+    )
+    print(
+        f"peak traced memory over {small} turns: bare {bare_alloc / 1e6:.1f} MB, "
+        f"loop {loop_alloc / 1e6:.1f} MB ({(loop_alloc - bare_alloc) / small:.0f} B/turn extra)"
+    )
 
 
 if __name__ == "__main__":
