@@ -13,9 +13,10 @@ The API is modelled on Trio's memory channels: ``send`` / ``send_nowait``,
 """
 
 from coterie.mailbox._base import Delivery, Durability, Mailbox, MailboxStatistics, Position
-from coterie.mailbox._file import CorruptRecord, FileMailbox, open_file_mailbox
+from coterie.mailbox._file import FileMailbox, open_file_mailbox
 from coterie.mailbox._memory import MemoryMailbox
 from coterie.mailbox._postoffice import MailboxWriter, PostOffice
+from coterie.mailbox._reader import CorruptRecord
 
 __all__ = [
     "CorruptRecord",

@@ -18,7 +18,6 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import attrs
 import trio
 
 from coterie.errors import InvalidMessage, MailboxError
@@ -33,6 +32,7 @@ from coterie.mailbox._base import (
 )
 from coterie.mailbox._commit import GroupCommit
 from coterie.mailbox._cursor import encode_cursor, read_cursor, write_cursor
+from coterie.mailbox._reader import CorruptRecord, LogReader, log_end, repair_tail, write_point
 from coterie.mailbox._segments import (
     DEFAULT_SEGMENT_BYTES,
     SegmentWriter,
@@ -40,26 +40,15 @@ from coterie.mailbox._segments import (
     list_segments,
     segment_path,
 )
-from coterie.messages import Message
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from coterie.messages import Message
+
 # Owners open in this process, by resolved directory, so that any sender in
 # the process can wake the receiver without polling.
 _OWNERS: dict[Path, FileMailbox] = {}
-
-
-@attrs.frozen
-class CorruptRecord:
-    """Bytes in a mailbox log that are not a valid record, skipped or cut off."""
-
-    mailbox: str
-    segment: int
-    start: int
-    end: int | None
-    action: str  # "skipped" or "truncated"
-    saved_to: str | None = None
 
 
 def owner_of(directory: Path) -> FileMailbox | None:
@@ -130,7 +119,6 @@ class FileMailbox:
         self._on_corruption = on_corruption
         self._syncs = durability is not Durability.NONE
         self._writer = SegmentWriter(directory, durability, segment_bytes)
-        self._look_further = True
         self._watch = watch
         self._watcher: _watch.Watcher | None = None
         self._stale = True  # the log may hold records not read yet
@@ -138,15 +126,12 @@ class FileMailbox:
         self._sent = 0
         self._corrupt = 0
         self._closed = False
-        self._read_segment = -1
-        self._read_fd: int | None = None
         self._cursor_commit = GroupCommit(self._prepare_cursor_flush)
-        self._oldest = 0
         cursor_on_disk = cursor
         self._writer.lock()
         try:
-            self._repair_tail()
-            self._open_end = self._log_end()
+            self._oldest = repair_tail(directory, name, self._report)
+            open_end = log_end(directory)
         finally:
             self._writer.unlock()
         # The next record goes at the end of the newest segment, or at the
@@ -154,7 +139,7 @@ class FileMailbox:
         # that point (a tail cut off after being acknowledged, a damaged seal
         # cut off with it) will be reused: forget them, and persist that
         # before anything new is written.
-        end = self._write_point()
+        end = write_point(directory, open_end)
         if cursor > end:
             cursor = end
         kept = {p for p in acked if p < end}
@@ -162,137 +147,13 @@ class FileMailbox:
             acked = kept
             write_cursor(directory, encode_cursor(cursor, acked), sync=self._syncs)
         self._inbox = _Inbox(cursor=cursor, acked_beyond=acked, scan_pos=cursor)
-        self._normalise_scan()
-
-    # -- opening ---------------------------------------------------------------
-
-    def _write_point(self) -> Position:
-        """Where the next record will be written (as of opening)."""
-        seg, size = self._open_end
-        if seg == 0:
-            return (0, 0)
-        with open(segment_path(self.directory, seg), "rb") as f:
-            f.seek(max(0, size - len(_framing.SEAL)))
-            sealed = size >= len(_framing.SEAL) and f.read() == _framing.SEAL
-        return (seg + 1, 0) if sealed else (seg, size)
-
-    def _log_end(self) -> Position:
-        segments = list_segments(self.directory)
-        if not segments:
-            return (0, 0)
-        return (segments[-1], segment_path(self.directory, segments[-1]).stat().st_size)
-
-    def _repair_tail(self) -> None:
-        """Cut a torn record off the newest segment (we hold the writer lock)."""
-        segments = list_segments(self.directory)
-        if not segments:
-            return
-        self._oldest = segments[0]
-        number = segments[-1]
-        path = segment_path(self.directory, number)
-        data = path.read_bytes()
-        tail = None
-        for item in _framing.scan(data):
-            if isinstance(item, _framing.Incomplete):
-                tail = item.start
-        if tail is None:
-            return
-        saved = self.directory / f"corrupt-{number:016d}-{tail}.bin"
-        saved.write_bytes(data[tail:])
-        with open(path, "r+b") as f:
-            f.truncate(tail)
-            os.fsync(f.fileno())
-        self._report(CorruptRecord(self.name, number, tail, len(data), "truncated", str(saved)))
-
-    def _normalise_scan(self) -> None:
-        """Start reading at the cursor, or at the first segment after it that exists."""
-        segments = list_segments(self.directory)
-        seg, _off = self._inbox.scan_pos
-        if segments and seg not in segments:
-            later = [s for s in segments if s > seg]
-            if later:
-                self._inbox.moved_scan((later[0], 0))
-
-    # -- reading ---------------------------------------------------------------
-
-    def _reader_fd(self, segment: int) -> int | None:
-        if self._read_segment != segment:
-            if self._read_fd is not None:
-                os.close(self._read_fd)
-                self._read_fd = None
-            try:
-                self._read_fd = os.open(segment_path(self.directory, segment), os.O_RDONLY)
-            except FileNotFoundError:
-                self._read_segment = -1
-                return None
-            self._read_segment = segment
-        return self._read_fd
+        self._reader = LogReader(directory, name, self._inbox, open_end, self._report)
 
     def _refill(self) -> None:
-        """Read whatever complete records the log has past the scan position."""
-        inbox = self._inbox
-        while True:
-            seg, off = inbox.scan_pos
-            if seg == 0:  # nothing has ever been written when we last looked
-                segments = list_segments(self.directory)
-                if not segments:
-                    return
-                inbox.moved_scan((segments[0], 0))
-                continue
-            fd = self._reader_fd(seg)
-            if fd is None:
-                return
-            size = os.fstat(fd).st_size
-            # Records this process appended are delivered by their own send once
-            # durable (``_arrived``), never read early from the file.
-            horizon = min(self._unarrived) if self._unarrived else None
-            if horizon is not None and horizon[0] <= seg:
-                size = min(size, horizon[1])
-            stuck_at: int | None = None
-            sealed = False
-            if size > off:
-                buf = os.pread(fd, size - off, off)
-                for item in _framing.scan(buf, base=off):
-                    if isinstance(item, _framing.Record):
-                        if _framing.is_seal(item):
-                            sealed = True
-                            break
-                        self._take_record(seg, item)
-                    elif isinstance(item, _framing.Corrupt):
-                        self._report(CorruptRecord(self.name, seg, item.start, item.end, "skipped"))
-                        inbox.moved_scan((seg, item.end))
-                    else:
-                        stuck_at = item.start
-                        break
-            if horizon is not None and horizon[0] <= seg and not sealed:
-                # Stopped short of records that may already be durable (ours,
-                # arrived out of order): read on once the horizon moves.
-                self._stale = True
-                return
-            if not sealed:
-                # Normally a seal says when to move on. A seal lost to damage is
-                # caught by a thorough look (on open, on a poll, for statistics).
-                if not self._look_further:
-                    return
-                if not segment_path(self.directory, seg + 1).exists():
-                    self._look_further = False
-                    return  # newest segment: wait (an incomplete tail may still finish)
-            if stuck_at is not None:
-                # Writers have moved on: the tail of this segment will never finish.
-                self._report(CorruptRecord(self.name, seg, stuck_at, size, "skipped"))
-            inbox.moved_scan((seg + 1, 0))
-
-    def _take_record(self, seg: int, item: _framing.Record) -> None:
-        pos = (seg, item.start)
-        inbox = self._inbox
-        if not inbox.is_acked(pos):
-            try:
-                message = Message.from_json_bytes(item.payload)
-            except ValueError:
-                self._report(CorruptRecord(self.name, seg, item.start, item.end, "skipped"))
-            else:
-                inbox.add(Delivery(message, pos, redelivered=pos < self._open_end))
-        inbox.moved_scan((seg, item.end))
+        if self._reader.refill(self._unarrived):
+            # Stopped short of records that may already be durable (ours,
+            # arrived out of order): read on once the horizon moves.
+            self._stale = True
 
     def _report(self, record: CorruptRecord) -> None:
         self._corrupt += 1
@@ -340,7 +201,7 @@ class FileMailbox:
                 with trio.move_on_after(self.poll_interval) as poll:
                     await self._inbox.lot.park()
                 if poll.cancelled_caught:
-                    self._look_further = self._stale = True
+                    self._reader.look_further = self._stale = True
 
     def _watched(self) -> bool:
         """Make sure the kernel tells us of writes by other processes, if it can."""
@@ -360,7 +221,7 @@ class FileMailbox:
     def _changed_elsewhere(self, name: str, mask: int) -> None:
         if mask == _watch.IN_MODIFY and self._writer.wrote_last(name):
             return  # our own append: already delivered or flagged
-        self._look_further = self._stale = True
+        self._reader.look_further = self._stale = True
         if len(self._inbox.lot):
             self._inbox.lot.unpark_all()
 
@@ -407,7 +268,7 @@ class FileMailbox:
             inbox.add(Delivery(message, start))
             inbox.moved_scan(end)
         else:
-            self._stale = self._look_further = True
+            self._stale = self._reader.look_further = True
         inbox.lot.unpark_all()
 
     def wake(self) -> None:
@@ -466,7 +327,7 @@ class FileMailbox:
     def statistics(self) -> MailboxStatistics:
         """A snapshot of this mailbox's counters."""
         if not self._closed:
-            self._look_further = True
+            self._reader.look_further = True
             self._refill()
         inbox = self._inbox
         return MailboxStatistics(
@@ -501,7 +362,5 @@ class FileMailbox:
         if self._watcher is not None:
             self._watcher.unwatch(id(self))
             self._watcher = None
-        if self._read_fd is not None:
-            os.close(self._read_fd)
-            self._read_fd = None
+        self._reader.close()
         _OWNERS.pop(self.directory.resolve(), None)

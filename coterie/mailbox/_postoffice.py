@@ -18,7 +18,7 @@ import trio
 from coterie.errors import InvalidMessage, MailboxError, UnknownActor
 from coterie.mailbox import _framing
 from coterie.mailbox._base import Durability, Mailbox
-from coterie.mailbox._file import CorruptRecord, open_file_mailbox, owner_of
+from coterie.mailbox._file import open_file_mailbox, owner_of
 from coterie.mailbox._memory import MemoryMailbox
 from coterie.mailbox._segments import DEFAULT_SEGMENT_BYTES, SegmentWriter, check_directory
 from coterie.messages import ACTOR_NAME_RE, Message, check_actor_name
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from coterie.events import EventLog
+    from coterie.mailbox._reader import CorruptRecord
 
 
 class MailboxWriter:
