@@ -4,7 +4,7 @@ One directory per actor (layout in ``_segments.py``). The owner of a mailbox
 (its receiver) opens it with :func:`open_file_mailbox`; on open it refuses a
 directory holding foreign files, reads the cursor, and cuts a torn tail off
 the newest segment (keeping the cut bytes in a ``corrupt-*.bin`` file). It
-then reads the log lazily from the cursor. Senders in the same process write
+then reads the log lazily from the cursor (``_reader.py``). Senders in the same process write
 through the owner and wake its receivers directly; senders in other
 processes append under the directory's flock, and the owner is woken by
 inotify (``_watch.py``), or notices within ``poll_interval`` seconds where
