@@ -35,6 +35,22 @@ def run_scenario(request: pytest.FixtureRequest, workspace: Path, home: Path, mo
     return run
 
 
+def edit_cycle(workspace: Path, home: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    """The edit-cycle scenario, offline, allowed to do everything, headless."""
+    return coterie(
+        "run",
+        "make hello.txt",
+        "--scenario",
+        str(SCENARIOS / "edit_cycle.json"),
+        "--permission-mode",
+        "bypassPermissions",
+        "-p",
+        *extra,
+        cwd=workspace,
+        home=home,
+    )
+
+
 def pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -58,19 +74,7 @@ def test_write_read_edit_and_bash(workspace: Path, run_scenario) -> None:  # typ
 
 
 def test_json_output_has_the_result_fields(workspace: Path, home: Path) -> None:
-    result = coterie(
-        "run",
-        "make hello.txt",
-        "--scenario",
-        str(SCENARIOS / "edit_cycle.json"),
-        "--permission-mode",
-        "bypassPermissions",
-        "-p",
-        "--output-format",
-        "json",
-        cwd=workspace,
-        home=home,
-    )
+    result = edit_cycle(workspace, home, "--output-format", "json")
     assert result.returncode == 0, result.stderr
     out = json.loads(result.stdout)
     assert out["result"] == "The file now says hello coterie."
@@ -82,19 +86,7 @@ def test_json_output_has_the_result_fields(workspace: Path, home: Path) -> None:
 
 
 def test_stream_json_prints_events_then_the_result(workspace: Path, home: Path) -> None:
-    result = coterie(
-        "run",
-        "make hello.txt",
-        "--scenario",
-        str(SCENARIOS / "edit_cycle.json"),
-        "--permission-mode",
-        "bypassPermissions",
-        "-p",
-        "--output-format",
-        "stream-json",
-        cwd=workspace,
-        home=home,
-    )
+    result = edit_cycle(workspace, home, "--output-format", "stream-json")
     assert result.returncode == 0, result.stderr
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     assert lines[0]["type"] == "system"
@@ -228,21 +220,7 @@ def test_bad_limits_are_usage_errors(workspace: Path, home: Path, args: list[str
 
 
 def test_max_turns_stops_the_run_with_exit_1(workspace: Path, home: Path) -> None:
-    result = coterie(
-        "run",
-        "make hello.txt",
-        "--scenario",
-        str(SCENARIOS / "edit_cycle.json"),
-        "--permission-mode",
-        "bypassPermissions",
-        "-p",
-        "--max-turns",
-        "2",
-        "--output-format",
-        "json",
-        cwd=workspace,
-        home=home,
-    )
+    result = edit_cycle(workspace, home, "--max-turns", "2", "--output-format", "json")
     assert result.returncode == 1
     out = json.loads(result.stdout)
     assert out["is_error"] is True
@@ -254,21 +232,7 @@ def test_max_turns_stops_the_run_with_exit_1(workspace: Path, home: Path) -> Non
 
 
 def test_the_budget_stops_the_run_with_exit_1(workspace: Path, home: Path) -> None:
-    result = coterie(
-        "run",
-        "make hello.txt",
-        "--scenario",
-        str(SCENARIOS / "edit_cycle.json"),
-        "--permission-mode",
-        "bypassPermissions",
-        "-p",
-        "--max-budget-usd",
-        "0.000001",
-        "--output-format",
-        "json",
-        cwd=workspace,
-        home=home,
-    )
+    result = edit_cycle(workspace, home, "--max-budget-usd", "0.000001", "--output-format", "json")
     assert result.returncode == 1
     out = json.loads(result.stdout)
     assert out["subtype"] == "error_max_budget_usd"
