@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from coterie.board._errors import BoardError
+from coterie.fsutil import fsync_dir
 from coterie.mailbox._framing import Corrupt, Incomplete, Record, scan
 
 if TYPE_CHECKING:
@@ -89,15 +90,6 @@ def check_directory(directory: Path) -> None:
             f"{path}: unexpected file in a task board directory; coterie refuses to open "
             "a board it did not write (move the file away)"
         )
-
-
-def fsync_dir(directory: Path) -> None:
-    """fsync a directory, so that a file just created in it is durable."""
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def decode(payload: bytes) -> dict[str, Any]:
