@@ -21,8 +21,9 @@ import trio
 from coterie.actors import ActorContext, actor_spec
 from coterie.actors.lead import PROMPT, Lead
 from coterie.agent import AgentLoop, Limits, RunResult, build_system_prompt
+from coterie.context import TranscriptLog
 from coterie.events import EventLog
-from coterie.mailbox import PostOffice
+from coterie.mailbox import Durability, PostOffice
 from coterie.models import DEFAULT_MODEL, Model, Usage, model_from_env
 from coterie.runs import create_run
 from coterie.supervisors import Strategy, Supervisor
@@ -172,6 +173,9 @@ async def open_agent(
     system = build_system_prompt(workdir, headless=asker is None, extra_dirs=list(config.add_dirs))
 
     def make_loop() -> AgentLoop:
+        # One transcript per incarnation: a restarted Lead reopens (and, after
+        # a crash, repairs) the log its predecessor wrote.
+        transcript = TranscriptLog.open(run_dir / "transcripts" / "lead.log", Durability.BATCH)
         return AgentLoop(
             model=the_model,
             registry=registry,
@@ -180,6 +184,8 @@ async def open_agent(
             system=system,
             limits=Limits(max_turns=max_turns, max_budget_usd=max_budget_usd),
             events=events,
+            transcript=transcript,
+            messages=transcript.load(),
         )
 
     team = Supervisor(

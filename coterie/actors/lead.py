@@ -20,16 +20,37 @@ RESULT = "result"
 class Lead(Actor):
     """Answers each ``prompt`` message with a ``result`` reply (a RunResult as a dict).
 
-    A fresh incarnation builds a fresh loop; a crash mid-run leaves the
-    prompt unacknowledged, so the restarted Lead runs it again.
+    Each incarnation builds its loop afresh, from the durable transcript when
+    the loop has one: a Lead restarted after a crash gets the unacknowledged
+    prompt again, sees in the transcript that it had begun it, and goes on
+    from where the transcript ends instead of starting over. A tool that was
+    running when it crashed is reported to the model as interrupted, never
+    run twice.
     """
 
     def __init__(self, make_loop: Callable[[], AgentLoop]) -> None:
         self.loop = make_loop()
 
+    async def run(self, ctx: ActorContext) -> None:
+        try:
+            await super().run(ctx)
+        finally:
+            if self.loop.transcript is not None:
+                self.loop.transcript.close()
+
     async def handle(self, ctx: ActorContext, message: Message) -> None:
         if message.kind != PROMPT:
             ctx.emit("actor.unexpected_message", kind=message.kind, sender=message.sender)
             return
-        result = await self.loop.run(str(message.body["text"]))
+        transcript = self.loop.transcript
+        if transcript is not None and message.id in transcript.prompt_ids:
+            ctx.emit(
+                "agent.resumed",
+                prompt=message.id,
+                messages=len(self.loop.messages),
+                interrupted=list(transcript.interrupted),
+            )
+            result = await self.loop.resume()
+        else:
+            result = await self.loop.run(str(message.body["text"]), prompt_id=message.id)
         await ctx.reply(message, RESULT, result.to_dict())

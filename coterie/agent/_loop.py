@@ -21,6 +21,7 @@ from coterie.models import ModelError, ModelRequest, Usage, cost_usd
 from coterie.tools import execute_tool_call, todo_reminder
 
 if TYPE_CHECKING:
+    from coterie.context import TranscriptLog
     from coterie.events import EventLog
     from coterie.models import Model
     from coterie.tools import PermissionGate, ToolContext, ToolRegistry
@@ -63,29 +64,54 @@ class AgentLoop:
     role: str = "lead"
     limits: Limits = Limits()
     events: EventLog | None = None
+    transcript: TranscriptLog | None = None
     messages: list[dict[str, Any]] = attrs.field(factory=list)
     usage: Usage = attrs.field(factory=Usage)
     cost: float = 0.0
     turns: int = 0
 
-    async def run(self, prompt: str) -> RunResult:
-        """Work on *prompt* until the model stops asking for tools or a limit is hit."""
-        started = time.monotonic()
-        turns_before = self.turns
-        self.messages.append({"role": "user", "content": [{"type": "text", "text": prompt}]})
+    async def run(self, prompt: str, *, prompt_id: str | None = None) -> RunResult:
+        """Work on *prompt* until the model stops asking for tools or a limit is hit.
 
+        *prompt_id* (the request message's id) is recorded with the prompt in
+        the durable transcript, so a restarted agent knows it began this work.
+        """
+        message = {"role": "user", "content": [{"type": "text", "text": prompt}]}
+        started, turns_before = time.monotonic(), self.turns
+        await self._add(message, prompt_id=prompt_id)
+        return await self._work(started, turns_before)
+
+    async def resume(self) -> RunResult:
+        """Go on from the history loaded from the transcript (after a restart).
+
+        If the history already ends with a final answer, that answer is the
+        result and the model is not called again.
+        """
+        started, turns_before = time.monotonic(), self.turns
+        last = self.messages[-1] if self.messages else None
+        if last is not None and last["role"] == "assistant":
+            blocks = last["content"]
+            if not any(b.get("type") == "tool_use" for b in blocks):
+                text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
+                return self._finish(text, "success", started, turns_before)
+        return await self._work(started, turns_before)
+
+    def _finish(self, text: str, subtype: str, started: float, turns_before: int) -> RunResult:
+        result = RunResult(
+            result=text,
+            is_error=subtype != "success",
+            subtype=subtype,
+            num_turns=self.turns - turns_before,
+            usage=self.usage,
+            total_cost_usd=self.cost,
+            duration_ms=int((time.monotonic() - started) * 1000),
+        )
+        self._emit("agent.result", **result.to_dict())
+        return result
+
+    async def _work(self, started: float, turns_before: int) -> RunResult:
         def finish(text: str, subtype: str) -> RunResult:
-            result = RunResult(
-                result=text,
-                is_error=subtype != "success",
-                subtype=subtype,
-                num_turns=self.turns - turns_before,
-                usage=self.usage,
-                total_cost_usd=self.cost,
-                duration_ms=int((time.monotonic() - started) * 1000),
-            )
-            self._emit("agent.result", **result.to_dict())
-            return result
+            return self._finish(text, subtype, started, turns_before)
 
         last_text = ""
         while True:
@@ -117,7 +143,7 @@ class AgentLoop:
             self.tools.turns_since_todo_update += 1
             self.usage += reply.usage
             self.cost += cost_usd(reply.model, reply.usage)
-            self.messages.append({"role": "assistant", "content": reply.content})
+            await self._add({"role": "assistant", "content": reply.content})
             self._emit(
                 "agent.message",
                 content=reply.content,
@@ -127,28 +153,41 @@ class AgentLoop:
             last_text = reply.text or last_text
             if not reply.tool_uses:
                 return finish(last_text, "success")
-            results = []
-            for call in reply.tool_uses:
-                self._emit("agent.tool_call", id=call["id"], name=call["name"], input=call["input"])
-                outcome = await execute_tool_call(
-                    self.registry, self.gate, call["name"], call["input"], self.tools
-                )
-                self._emit(
-                    "agent.tool_result",
-                    id=call["id"],
-                    name=call["name"],
-                    content=outcome.content,
-                    is_error=outcome.is_error,
-                )
-                results.append(
-                    {
-                        "type": "tool_result",
-                        "tool_use_id": call["id"],
-                        "content": outcome.content,
-                        "is_error": outcome.is_error,
-                    }
-                )
-            self.messages.append({"role": "user", "content": results})
+            results = [await self._call(use) for use in reply.tool_uses]
+            await self._add({"role": "user", "content": results})
+
+    async def _call(self, call: dict[str, Any]) -> dict[str, Any]:
+        """Run one requested tool; its result block. Durably marked started first,
+        so that after a crash it is reported interrupted, never run again."""
+        self._emit("agent.tool_call", id=call["id"], name=call["name"], input=call["input"])
+        if self.transcript is not None:
+            await self.transcript.tool_started(call["id"], call["name"], call["input"])
+        outcome = await execute_tool_call(
+            self.registry, self.gate, call["name"], call["input"], self.tools
+        )
+        if self.transcript is not None:
+            await self.transcript.tool_finished(
+                call["id"], outcome.content, is_error=outcome.is_error
+            )
+        self._emit(
+            "agent.tool_result",
+            id=call["id"],
+            name=call["name"],
+            content=outcome.content,
+            is_error=outcome.is_error,
+        )
+        return {
+            "type": "tool_result",
+            "tool_use_id": call["id"],
+            "content": outcome.content,
+            "is_error": outcome.is_error,
+        }
+
+    async def _add(self, message: dict[str, Any], *, prompt_id: str | None = None) -> None:
+        """Append to the history, and to the durable transcript if there is one."""
+        self.messages.append(message)
+        if self.transcript is not None:
+            await self.transcript.append_message(message, prompt_id=prompt_id)
 
     def _remind(self) -> None:
         """Attach a system reminder (a stale plan) to the last user message."""

@@ -81,11 +81,14 @@ class _Replay:
     finished: dict[str, dict[str, Any]] = attrs.field(factory=dict)  # tool id -> result block
     problems: list[TranscriptCorruption] = attrs.field(factory=list)
     torn_at: int | None = None
+    prompt_ids: set[str] = attrs.field(factory=set)
 
     def apply(self, entry: dict[str, Any]) -> None:
         kind = entry.get("type")
         if kind == "message":
             self.messages.append(entry["message"])
+            if entry.get("prompt_id") is not None:
+                self.prompt_ids.add(str(entry["prompt_id"]))
             # A new message starts a new round of tool calls.
             self.started.clear()
             self.finished.clear()
@@ -176,6 +179,8 @@ class TranscriptLog:
         self.corruption: list[TranscriptCorruption] = []
         #: Tool calls answered on open as interrupted (started, no result recorded).
         self.interrupted: list[str] = []
+        #: Ids of the requests whose work this transcript has begun.
+        self.prompt_ids: set[str] = set()
         self._fd: int | None = fd
         self._commit = GroupCommit(self._prepare_flush)
 
@@ -230,6 +235,7 @@ class TranscriptLog:
             for problem in problems:
                 on_corruption(problem)
         settled, self.interrupted = replay.settled()
+        self.prompt_ids = set(replay.prompt_ids)
         raw = replay.messages
         start, end, end_after = changed_span(raw, settled)
         if start == end == end_after:
@@ -266,9 +272,18 @@ class TranscriptLog:
 
     # -- appending -------------------------------------------------------------
 
-    async def append_message(self, message: Message) -> None:
-        """Record a user or assistant message the loop added to its history."""
-        await self._append({"type": "message", "message": message})
+    async def append_message(self, message: Message, *, prompt_id: str | None = None) -> None:
+        """Record a user or assistant message the loop added to its history.
+
+        *prompt_id* marks the message as the start of work on that request
+        (a ``prompt`` message's id), in the same record, so a restarted actor
+        can tell a request it already began from a new one.
+        """
+        entry: dict[str, Any] = {"type": "message", "message": message}
+        if prompt_id is not None:
+            entry["prompt_id"] = prompt_id
+            self.prompt_ids.add(prompt_id)
+        await self._append(entry)
 
     async def tool_started(self, tool_use_id: str, name: str, input: dict[str, Any]) -> None:
         """Record that a tool is about to run; returns once that is durable (per policy)."""

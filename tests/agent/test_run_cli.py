@@ -291,3 +291,23 @@ def test_a_lead_that_keeps_crashing_ends_the_run_cleanly(workspace: Path, home: 
     assert "gave up" in out["result"]
     assert out["run_id"]
     assert "Traceback" not in result.stderr
+
+
+def test_a_restarted_lead_goes_on_from_its_transcript(workspace: Path, home: Path) -> None:
+    """No tool call is run twice: the first command's line appears once."""
+    result = coterie(
+        "run",
+        "write two lines",
+        "--scenario",
+        str(SCENARIOS / "crash_mid_run.json"),
+        "--permission-mode",
+        "bypassPermissions",
+        "-p",
+        cwd=workspace,
+        home=home,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.strip() == "Both lines written."
+    assert (workspace / "log.txt").read_text() == "one\ntwo\n"
+    (run,) = (workspace / ".coterie" / "runs").iterdir()
+    assert '"type":"agent.resumed"' in (run / "events.jsonl").read_text()
