@@ -24,6 +24,7 @@ from coterie.tools._fileio import (
 from coterie.tools.sandbox import SandboxViolation, sandboxed_path
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
     from coterie.tools._base import ToolContext
@@ -87,11 +88,22 @@ def number_lines(lines: list[str], first: int) -> str:
     return "\n".join(out)
 
 
-def _resolve(raw: str, ctx: ToolContext) -> Path | ToolResult:
+async def _on_file(
+    verb: str, raw: str, ctx: ToolContext, work: Callable[[Path], ToolResult]
+) -> ToolResult:
+    """Resolve *raw* inside the sandbox and run ``work(path)`` in a worker thread.
+
+    Permission problems and full disks come back as error results: they are
+    the model's to know about, not bugs.
+    """
     try:
-        return sandboxed_path(raw, ctx)
+        path = sandboxed_path(raw, ctx)
     except SandboxViolation as exc:
         return ToolResult(str(exc), is_error=True)
+    try:
+        return await trio.to_thread.run_sync(work, path)
+    except OSError as exc:
+        return ToolResult(f"Cannot {verb} {path}: {exc.strerror or exc}", is_error=True)
 
 
 class ReadTool:
@@ -111,15 +123,11 @@ class ReadTool:
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Read ``file_path`` from ``offset`` for ``limit`` lines."""
-        path = _resolve(input["file_path"], ctx)
-        if isinstance(path, ToolResult):
-            return path
         offset = max(1, int(input.get("offset") or 1))
         limit = int(input.get("limit") or DEFAULT_READ_LINES)
-        try:
-            return await trio.to_thread.run_sync(self._read, path, offset, limit, ctx)
-        except OSError as exc:
-            return _os_error("read", path, exc)
+        return await _on_file(
+            "read", input["file_path"], ctx, lambda path: self._read(path, offset, limit, ctx)
+        )
 
     def _read(self, path: Path, offset: int, limit: int, ctx: ToolContext) -> ToolResult:
         if not path.exists():
@@ -182,13 +190,10 @@ class WriteTool:
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Write ``content`` to ``file_path``."""
-        path = _resolve(input["file_path"], ctx)
-        if isinstance(path, ToolResult):
-            return path
-        try:
-            return await trio.to_thread.run_sync(self._write, path, input["content"], ctx)
-        except OSError as exc:
-            return _os_error("write", path, exc)
+        content = input["content"]
+        return await _on_file(
+            "write", input["file_path"], ctx, lambda path: self._write(path, content, ctx)
+        )
 
     def _write(self, path: Path, content: str, ctx: ToolContext) -> ToolResult:
         if path.is_dir():
@@ -219,9 +224,6 @@ class EditTool:
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Apply the replacement to ``file_path``."""
-        path = _resolve(input["file_path"], ctx)
-        if isinstance(path, ToolResult):
-            return path
         old, new = input["old_string"], input["new_string"]
         if old == new:
             return ToolResult(
@@ -229,10 +231,12 @@ class EditTool:
                 is_error=True,
             )
         replace_all = bool(input.get("replace_all", False))
-        try:
-            return await trio.to_thread.run_sync(self._edit, path, old, new, replace_all, ctx)
-        except OSError as exc:
-            return _os_error("edit", path, exc)
+        return await _on_file(
+            "edit",
+            input["file_path"],
+            ctx,
+            lambda path: self._edit(path, old, new, replace_all, ctx),
+        )
 
     def _edit(
         self, path: Path, old: str, new: str, replace_all: bool, ctx: ToolContext
@@ -282,11 +286,6 @@ class EditTool:
             f"The file {path} has been updated. Here is the start of the change:\n"
             + _snippet(updated, first, new)
         )
-
-
-def _os_error(verb: str, path: Path, exc: OSError) -> ToolResult:
-    # Permission problems and full disks are the model's to know about, not bugs.
-    return ToolResult(f"Cannot {verb} {path}: {exc.strerror or exc}", is_error=True)
 
 
 def _snippet(text: str, start: int, new: str) -> str:

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import pytest
 
 from coterie.supervisors import (
     AutoShutdown,
     Backoff,
-    ChildSpec,
     ChildState,
     Decision,
     GiveUp,
@@ -23,32 +20,7 @@ from coterie.supervisors import (
     SupervisionProtocolError,
     SupervisorMachine,
 )
-
-if TYPE_CHECKING:
-    from collections.abc import Sequence
-
-
-async def _never() -> None:
-    raise AssertionError("the machine never runs a child")
-
-
-def spec(name: str, restart: Restart = Restart.PERMANENT, **kwargs: object) -> ChildSpec:
-    return ChildSpec(name, _never, restart=restart, **kwargs)  # type: ignore[arg-type]
-
-
-def settle(machine: SupervisorMachine, decisions: Sequence[Decision], now: float) -> list[Decision]:
-    """Act as a perfect driver: confirm every start and stop at once; return all decisions."""
-    done: list[Decision] = []
-    pending = list(decisions)
-    while pending:
-        decision = pending.pop(0)
-        done.append(decision)
-        if isinstance(decision, StartChild):
-            pending[:0] = machine.child_started(decision.name, now)
-        elif isinstance(decision, StopChildren):
-            for name in decision.names:
-                pending.extend(machine.child_stopped(name, now))
-    return done
+from tests.supervisors.helpers import settle, spec
 
 
 def started(
@@ -124,7 +96,7 @@ def test_transient_child_is_restarted_after_a_crash() -> None:
 
 
 @pytest.mark.parametrize("crashed", [False, True])
-def test_temporary_child_is_never_restarted(crashed: bool) -> None:
+def test_temporary_child_isnever_restarted(crashed: bool) -> None:
     machine = started("a:temporary")
     ended = machine.child_crashed("a", "E", 1.0) if crashed else machine.child_exited("a", 1.0)
     assert ended == [RemoveChild("a")]

@@ -9,34 +9,12 @@ from coterie.supervisors import (
     Backoff,
     ChildSpec,
     ChildState,
-    Decision,
     GiveUp,
     Restart,
-    StartChild,
-    StopChildren,
     Strategy,
     SupervisorMachine,
 )
-
-
-async def _never() -> None:
-    raise AssertionError("the machine never runs a child")
-
-
-def settle(machine: SupervisorMachine, decisions: list[Decision], now: float) -> list[Decision]:
-    """Act as a perfect driver: confirm every start and stop at once; return all decisions."""
-    done: list[Decision] = []
-    pending = list(decisions)
-    while pending:
-        decision = pending.pop(0)
-        done.append(decision)
-        if isinstance(decision, StartChild):
-            pending[:0] = machine.child_started(decision.name, now)
-        elif isinstance(decision, StopChildren):
-            for name in decision.names:
-                pending.extend(machine.child_stopped(name, now))
-    return done
-
+from tests.supervisors.helpers import never, settle
 
 # -- properties ---------------------------------------------------------------------
 
@@ -71,7 +49,7 @@ def test_gives_up_exactly_when_more_than_max_restarts_fall_in_the_period(
     machine = SupervisorMachine(
         strategy=strategy, max_restarts=max_restarts, period=period, backoff=backoff
     )
-    specs = [ChildSpec(f"c{i}", _never, restart=r) for i, r in enumerate(restarts)]
+    specs = [ChildSpec(f"c{i}", never, restart=r) for i, r in enumerate(restarts)]
     now = 0.0
     settle(machine, machine.start(specs, now), now)
     restart_times: list[float] = []
