@@ -9,6 +9,7 @@ other Trio tasks sharing a role track.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from typing import TYPE_CHECKING, Any
@@ -77,25 +78,38 @@ class ScenarioPlayer:
     creation, so a restarted actor or a resumed run continues where it
     stopped. One player (or one state file) per run: two players writing the
     same file would overwrite each other's cursors.
+
+    Replies are served exactly once per request: the player remembers, per
+    actor, the key of the last request it answered (:func:`request_key`) and
+    the turn it gave. A process killed after the reply was served but before
+    the agent recorded it sends the same request again on resume, and gets
+    the same turn instead of skipping one. Error and crash turns are not
+    remembered: a retry after them gets the next turn, as the scenario says.
     """
 
     scenario: Scenario
     state_path: Path | None = None
     fsync: bool = True
     _cursors: dict[str, int] = attrs.field(init=False, factory=dict)
+    _served: dict[str, list[Any]] = attrs.field(init=False, factory=dict)
 
     def __attrs_post_init__(self) -> None:
         if self.state_path is not None:
             self.state_path.parent.mkdir(parents=True, exist_ok=True)
-            self._cursors = _read_state(self.state_path)
+            self._cursors, self._served = _read_state(self.state_path)
 
     @property
     def cursors(self) -> dict[str, int]:
         """A copy of every track's position (turns consumed so far)."""
         return dict(self._cursors)
 
-    def next_turn(self, actor: str, role: str, last_user_text: str) -> Outcome:
+    def next_turn(
+        self, actor: str, role: str, last_user_text: str, key: str | None = None
+    ) -> Outcome:
         """Consume and resolve the next turn for *actor* of *role*.
+
+        *key* identifies the request (:func:`request_key`); a request with the
+        key of the one last answered for *actor* gets that same answer again.
 
         Raises :class:`ScenarioError` when the track's ``expect`` does not
         match *last_user_text* (the turn is not consumed) or when a lead,
@@ -104,6 +118,16 @@ class ScenarioPlayer:
         """
         source = self.scenario.source
         track = self.scenario.select_track(actor, role)
+        served = self._served.get(actor)
+        if (
+            track is not None
+            and key is not None
+            and served is not None
+            and served[:2] == [key, track]
+        ):
+            again = int(served[2])
+            turn = self.scenario.tracks[track][again]
+            return _resolve(turn, track, again, f"tracks.{track}[{again}]")
         turns = self.scenario.tracks.get(track, ()) if track is not None else ()
         index = self._cursors.get(track, 0) if track is not None else 0
         if track is None or index >= len(turns):
@@ -132,13 +156,43 @@ class ScenarioPlayer:
                 f"{source}: {place}: expected the last user message to contain "
                 f"{turn.expect!r}, but it was {shown!r}"
             )
+        answers = turn.crash is None and turn.error is None
+        if key is not None and answers:
+            self._served[actor] = [key, track, index]
         self._advance(track, index + 1)
         return _resolve(turn, track, index, place)
 
     def _advance(self, track: str, position: int) -> None:
         self._cursors[track] = position
         if self.state_path is not None:
-            _write_state(self.state_path, self._cursors, sync=self.fsync)
+            _write_state(self.state_path, self._cursors, self._served, sync=self.fsync)
+
+
+def request_key(system: object, messages: list[dict[str, Any]]) -> str:
+    """What tells one request of an agent from the next, cheaply.
+
+    The system prompt, the history's length and its last two messages
+    (system reminders left out: they are transient and may differ after a
+    restart). Hashing the whole history would make every call O(history).
+    """
+    tail = [_without_reminders(m) for m in messages[-2:]]
+    data = json.dumps([system, len(messages), tail], sort_keys=True, default=str).encode()
+    return hashlib.sha256(data).hexdigest()[:32]
+
+
+def _without_reminders(message: object) -> object:
+    if not isinstance(message, dict) or not isinstance(message.get("content"), list):
+        return message
+    content = [
+        b
+        for b in message["content"]
+        if not (
+            isinstance(b, dict)
+            and b.get("type") == "text"
+            and str(b.get("text", "")).startswith("<system-reminder>")
+        )
+    ]
+    return {**message, "content": content}
 
 
 def _resolve(turn: Turn, track: str, index: int, place: str) -> Outcome:
@@ -211,11 +265,11 @@ def _chars(value: object) -> int:
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str))
 
 
-def _read_state(path: Path) -> dict[str, int]:
+def _read_state(path: Path) -> tuple[dict[str, int], dict[str, list[Any]]]:
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        return {}
+        return {}, {}
     try:
         data = json.loads(raw)
         if not isinstance(data, dict) or data.get("v") != _STATE_VERSION:
@@ -226,13 +280,21 @@ def _read_state(path: Path) -> dict[str, int]:
             for k, v in cursors.items()
         ):
             raise ValueError("bad cursors")
+        served = data.get("served", {})
+        if not isinstance(served, dict) or not all(
+            isinstance(v, list) and len(v) == 3 and isinstance(v[2], int) for v in served.values()
+        ):
+            raise ValueError("bad served turns")
     except (ValueError, KeyError, UnicodeDecodeError) as exc:
         raise ModelError(
             f"{path}: not a coterie scenario state file ({exc}); remove it to start over"
         ) from None
-    return dict(cursors)
+    return dict(cursors), dict(served)
 
 
-def _write_state(path: Path, cursors: dict[str, int], *, sync: bool) -> None:
-    data = json.dumps({"v": _STATE_VERSION, "cursors": cursors}, sort_keys=True).encode()
+def _write_state(
+    path: Path, cursors: dict[str, int], served: dict[str, list[Any]], *, sync: bool
+) -> None:
+    state = {"v": _STATE_VERSION, "cursors": cursors, "served": served}
+    data = json.dumps(state, sort_keys=True).encode()
     atomic_write(path, data, sync=sync)

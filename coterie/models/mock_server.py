@@ -38,6 +38,7 @@ from coterie.models._player import (
     ScriptedFailure,
     estimate_usage,
     last_user_text,
+    request_key,
 )
 from coterie.models._validate import RequestInvalid, validate_request
 from coterie.models._wire import (
@@ -112,7 +113,10 @@ class MockServer:
         role = headers.get("x-coterie-role") or "lead"
         actor = headers.get("x-coterie-actor") or role
         try:
-            outcome = self.player.next_turn(actor, role, last_user_text(data["messages"]))
+            messages = data["messages"]
+            outcome = self.player.next_turn(
+                actor, role, last_user_text(messages), request_key(data.get("system"), messages)
+            )
         except ScenarioError as exc:
             return _error(400, SCENARIO_ERROR_TYPE, str(exc))
         if isinstance(outcome, ScriptedCrashTurn):

@@ -15,6 +15,7 @@ from coterie.models._player import (
     ScriptedFailure,
     estimate_usage,
     last_user_text,
+    request_key,
 )
 from coterie.models._validate import RequestInvalid, validate_request
 from coterie.models.pricing import UsageLedger
@@ -81,7 +82,10 @@ class ScriptedModel:
         if self.strict:
             self._validate(request)
         outcome = self._player.next_turn(
-            request.actor, request.role, last_user_text(request.messages)
+            request.actor,
+            request.role,
+            last_user_text(request.messages),
+            request_key(request.system, request.messages),
         )
         if isinstance(outcome, ScriptedCrashTurn):
             raise ScriptedCrash(outcome.message)

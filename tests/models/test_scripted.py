@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from typing import TYPE_CHECKING, Any
 
@@ -26,10 +27,13 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 
+_requests = itertools.count()
+
+
 def ask(text: str = "go", actor: str = "lead", role: str = "lead", **kw: Any) -> ModelRequest:
-    return ModelRequest(
-        system="sys", messages=[{"role": "user", "content": text}], actor=actor, role=role, **kw
-    )
+    """A request unlike any before it (the player answers a repeated request alike)."""
+    kw.setdefault("system", f"sys {next(_requests)}")
+    return ModelRequest(messages=[{"role": "user", "content": text}], actor=actor, role=role, **kw)
 
 
 async def test_replies_come_in_track_order() -> None:
@@ -162,7 +166,7 @@ async def test_persisted_cursors_survive_a_new_instance(tmp_path: Path) -> None:
     first = ScriptedModel(scen, state_path=state)
     await first.complete(ask())
     await first.complete(ask(actor="evaluator", role="evaluator"))
-    assert json.loads(state.read_text()) == {"cursors": {"evaluator": 1, "lead": 1}, "v": 1}
+    assert json.loads(state.read_text())["cursors"] == {"evaluator": 1, "lead": 1}
     resumed = ScriptedModel(scen, state_path=state)
     assert resumed.cursors == {"evaluator": 1, "lead": 1}
     reply = await resumed.complete(ask())
@@ -285,3 +289,31 @@ async def test_strict_mode_refuses_what_the_api_would() -> None:
         await model.complete(ModelRequest(system="", messages=messages))
     assert info.value.status == 400
     assert model.cursors == {}
+
+
+async def test_a_repeated_request_gets_the_same_turn_again() -> None:
+    """A reply lost to a kill is served again on resume, not skipped."""
+    model = ScriptedModel(scenario({"lead": [{"text": "one"}, {"text": "two"}]}))
+    request = ask()
+    assert (await model.complete(request)).text == "one"
+    assert (await model.complete(request)).text == "one"
+    assert (await model.complete(ask())).text == "two"
+
+
+async def test_a_repeated_request_is_recognised_by_a_new_instance(tmp_path: Path) -> None:
+    state = tmp_path / "state.json"
+    track = scenario({"lead": [{"text": "one"}, {"text": "two"}]})
+    request = ask()
+    assert (await ScriptedModel(track, state_path=state).complete(request)).text == "one"
+    assert (await ScriptedModel(track, state_path=state).complete(request)).text == "one"
+    assert (await ScriptedModel(track, state_path=state).complete(ask())).text == "two"
+
+
+async def test_a_retry_after_an_error_turn_gets_the_next_turn() -> None:
+    model = ScriptedModel(
+        scenario({"lead": [{"error": {"status": 529, "type": "overloaded_error"}}, {"text": "ok"}]})
+    )
+    request = ask()
+    with pytest.raises(ModelAPIError):
+        await model.complete(request)
+    assert (await model.complete(request)).text == "ok"
