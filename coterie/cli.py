@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from coterie.commands.options import add_agent_options
+from coterie.commands.options import add_agent_options, add_output_options
 
 DEMOS = ["runtime"]
 
@@ -35,6 +35,44 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("prompt", help="what to do")
     _add_workdir(run)
     add_agent_options(run)
+    resume = sub.add_parser(
+        "resume",
+        help="continue a run after Ctrl-C, a crash or kill -9",
+        description=(
+            "Continue run RUN_ID from exactly where it stopped, with the options it was "
+            "started with: the interrupted request is finished (a tool that was running "
+            "when the run died is reported to the model as interrupted, never run again). "
+            "With PROMPT, the conversation then goes on with PROMPT. "
+            "See `coterie runs` for run ids; a unique prefix is enough."
+        ),
+    )
+    resume.add_argument("run_id", metavar="RUN_ID", help="the run to continue")
+    resume.add_argument("prompt", nargs="?", help="a new request for the same conversation")
+    _add_workdir(resume)
+    add_output_options(resume)
+    runs = sub.add_parser(
+        "runs",
+        help="list the runs of the workspace and their state",
+        description=(
+            "List the workspace's runs, oldest first, with their state: running, "
+            "completed, failed, or interrupted (resumable with `coterie resume`)."
+        ),
+    )
+    runs.add_argument("--json", action="store_true", help="one JSON object per run")
+    _add_workdir(runs)
+    compact = sub.add_parser(
+        "compact",
+        help="summarise a stopped run's conversation now (Claude Code's /compact)",
+        description=(
+            "Replace the Lead's history in run RUN_ID by a summary (the user's own "
+            "instructions, the plan and the goal are kept verbatim), so that the next "
+            "`coterie resume` goes on from it. FOCUS says what the summary should "
+            "concentrate on. The run must not be running."
+        ),
+    )
+    compact.add_argument("run_id", metavar="RUN_ID", help="the run to compact")
+    compact.add_argument("focus", nargs="?", help="what the summary should focus on")
+    _add_workdir(compact)
     demo = sub.add_parser(
         "demo",
         help="run a bundled demonstration offline (no API key needed)",
@@ -91,6 +129,22 @@ def main(argv: list[str] | None = None) -> int:
             from coterie.commands.run import run_prompt
 
             return trio.run(run_prompt, args, console, Console(stderr=True, highlight=False))
+        if args.command == "resume":
+            import trio
+
+            from coterie.commands.run import resume_run
+
+            return trio.run(resume_run, args, console, Console(stderr=True, highlight=False))
+        if args.command == "runs":
+            from coterie.commands.runs import list_command
+
+            return list_command(args, console)
+        if args.command == "compact":
+            import trio
+
+            from coterie.commands.compact import compact_command
+
+            return trio.run(compact_command, args, console, Console(stderr=True, highlight=False))
         if args.command == "mock-server":
             from coterie.models import mock_server
 

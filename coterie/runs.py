@@ -1,22 +1,53 @@
-"""Run directories: where one run keeps its mailboxes, events and configuration.
+"""Run directories: where one run keeps its state, and how runs are found again.
 
 A run lives in ``<workdir>/.coterie/runs/<run_id>/``::
 
-    config.json     what was asked for (so a run can be inspected and resumed)
+    config.json     what was asked for (command, prompt, options), so that
+                    ``coterie resume`` needs no flags
+    state.json      where the run is: its pending request, its state and
+                    result (replaced atomically)
+    lock            held (flock) by the process running it: a run is live
+                    exactly while this lock is held
     events.jsonl    the append-only event log
     mailboxes/      one durable mailbox directory per actor
+    transcripts/    one durable transcript per agent
+    context/        what compaction saved (spilled results, archives)
+
+A run's ``state`` is ``running`` while a process works on it, then
+``completed`` or ``failed``; a run whose state says ``running`` but whose
+lock nobody holds was interrupted (Ctrl-C, a crash, kill -9) and can be
+resumed.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
+import os
+import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import attrs
+
+from coterie.errors import CoterieError
 from coterie.fsutil import atomic_write
 from coterie.ids import new_run_id
 
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
 RUNS_DIR = Path(".coterie") / "runs"
+RUNNING, COMPLETED, FAILED, INTERRUPTED = "running", "completed", "failed", "interrupted"
+
+
+class UnknownRun(CoterieError, LookupError):
+    """No run with that id in the workspace."""
+
+
+class RunBusy(CoterieError, RuntimeError):
+    """Another process is running this run right now."""
 
 
 def runs_root(workdir: Path) -> Path:
@@ -32,3 +63,120 @@ def create_run(workdir: Path, config: dict[str, Any]) -> tuple[str, Path]:
     text = json.dumps({"run_id": run_id, **config}, indent=2) + "\n"
     atomic_write(path / "config.json", text.encode(), sync=True)
     return run_id, path
+
+
+def find_run(workdir: Path, run_id: str) -> Path:
+    """The directory of run *run_id* (a unique prefix is enough); raises :class:`UnknownRun`."""
+    root = runs_root(workdir)
+    if (root / run_id / "config.json").is_file():
+        return root / run_id
+    matches = sorted(p for p in root.glob(f"{run_id}*") if (p / "config.json").is_file())
+    if len(matches) == 1 and run_id:
+        return matches[0]
+    known = [p.name for p in _run_dirs(root)][-5:]
+    hint = f"; recent runs: {', '.join(known)}" if known else "; this workspace has no runs"
+    what = "is ambiguous" if matches else "not found"
+    raise UnknownRun(f"run {run_id!r} {what} in {root}{hint} (see `coterie runs`)")
+
+
+def read_config(run_dir: Path) -> dict[str, Any]:
+    """The run's ``config.json``."""
+    data = json.loads((run_dir / "config.json").read_text())
+    if not isinstance(data, dict):
+        raise CoterieError(f"{run_dir / 'config.json'}: not a run configuration")
+    return data
+
+
+def read_state(run_dir: Path) -> dict[str, Any]:
+    """The run's ``state.json`` (empty before the first request)."""
+    try:
+        data = json.loads((run_dir / "state.json").read_text())
+    except FileNotFoundError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def write_state(run_dir: Path, **changes: Any) -> dict[str, Any]:
+    """Merge *changes* into ``state.json`` durably (temp file, fsync, rename)."""
+    state = {**read_state(run_dir), **changes, "updated_at": time.time()}
+    atomic_write(run_dir / "state.json", (json.dumps(state, indent=2) + "\n").encode(), sync=True)
+    return state
+
+
+@contextlib.contextmanager
+def hold_run(run_dir: Path) -> Iterator[None]:
+    """Hold the run's lock while working on it; raises :class:`RunBusy` if another has it.
+
+    The lock is an flock, so the kernel releases it when the process dies,
+    however it dies: a killed run is never left looking live.
+    """
+    fd = os.open(run_dir / "lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise RunBusy(f"run {run_dir.name} is being run by another process right now") from None
+        yield
+    finally:
+        os.close(fd)
+
+
+def is_live(run_dir: Path) -> bool:
+    """Whether some process holds the run's lock right now."""
+    try:
+        fd = os.open(run_dir / "lock", os.O_RDONLY)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+@attrs.frozen
+class RunInfo:
+    """One line of ``coterie runs``."""
+
+    run_id: str
+    path: Path
+    command: str
+    state: str
+    request: str
+    result: str | None
+    updated_at: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**attrs.asdict(self), "path": str(self.path)}
+
+
+def run_info(run_dir: Path) -> RunInfo:
+    """What a run is and where it stands."""
+    config, state = read_config(run_dir), read_state(run_dir)
+    status = str(state.get("state", RUNNING))
+    if status == RUNNING and not is_live(run_dir):
+        status = INTERRUPTED
+    request = state.get("request") or {}
+    result = state.get("result") or {}
+    return RunInfo(
+        run_id=run_dir.name,
+        path=run_dir,
+        command=str(config.get("command", "?")),
+        state=status,
+        request=str(request.get("text") or config.get("prompt") or config.get("goal") or ""),
+        result=result.get("result") if isinstance(result, dict) else None,
+        updated_at=state.get("updated_at"),
+    )
+
+
+def list_runs(workdir: Path) -> list[RunInfo]:
+    """Every run of the workspace, oldest first (run ids sort by creation time)."""
+    return [run_info(p) for p in _run_dirs(runs_root(workdir))]
+
+
+def _run_dirs(root: Path) -> list[Path]:
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.iterdir() if (p / "config.json").is_file())

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import attrs
+
 from coterie.actors._actor import Actor
 
 if TYPE_CHECKING:
@@ -15,10 +17,14 @@ if TYPE_CHECKING:
 
 PROMPT = "prompt"
 RESULT = "result"
+COMPACT = "compact"
+COMPACTED = "compacted"
 
 
 class Lead(Actor):
-    """Answers each ``prompt`` message with a ``result`` reply (a RunResult as a dict).
+    """Answers each ``prompt`` message with a ``result`` reply (a RunResult as a dict),
+    and each ``compact`` message (``/compact``, body ``{"focus"}``) with a
+    ``compacted`` reply saying what the compaction did.
 
     Each incarnation builds its loop afresh, from the durable transcript when
     the loop has one: a Lead restarted after a crash gets the unacknowledged
@@ -39,6 +45,10 @@ class Lead(Actor):
                 self.loop.transcript.close()
 
     async def handle(self, ctx: ActorContext, message: Message) -> None:
+        if message.kind == COMPACT:
+            report = await self.loop.compact(message.body.get("focus"))
+            await ctx.reply(message, COMPACTED, attrs.asdict(report))
+            return
         if message.kind != PROMPT:
             ctx.emit("actor.unexpected_message", kind=message.kind, sender=message.sender)
             return
@@ -50,7 +60,7 @@ class Lead(Actor):
                 messages=len(self.loop.messages),
                 interrupted=list(transcript.interrupted),
             )
-            result = await self.loop.resume()
+            result = await self.loop.resume(message.id)
         else:
             result = await self.loop.run(str(message.body["text"]), prompt_id=message.id)
         await ctx.reply(message, RESULT, result.to_dict())

@@ -1,7 +1,9 @@
 """The turn loop: model, tools, results, repeat (DESIGN §5).
 
 Theory of operation: ``run(prompt)`` appends the prompt to the transcript and
-loops: check the limits, call the model, append its reply; if the reply asks
+loops: check the limits, let the compaction funnel (if any) bring the
+history within budget, call the model (compacting and retrying once if the
+API says the prompt is too long), append its reply; if the reply asks
 for no tool the run is done; else run each requested tool through the
 permission gate and append all results in one user message. Tool errors and
 denials are results (``is_error``), never exceptions; a model failure that
@@ -21,9 +23,11 @@ from coterie.models import ModelError, ModelRequest, Usage, cost_usd
 from coterie.tools import execute_tool_call, todo_reminder
 
 if TYPE_CHECKING:
-    from coterie.context import TranscriptLog
+    from collections.abc import Awaitable
+
+    from coterie.context import CompactionReport, Funnel, TranscriptLog
     from coterie.events import EventLog
-    from coterie.models import Model
+    from coterie.models import Model, ModelReply
     from coterie.tools import PermissionGate, ToolContext, ToolRegistry
 
 
@@ -65,6 +69,9 @@ class AgentLoop:
     limits: Limits = Limits()
     events: EventLog | None = None
     transcript: TranscriptLog | None = None
+    funnel: Funnel | None = None
+    #: The condition a goal pursuit works towards: kept verbatim by compaction.
+    goal: str | None = None
     messages: list[dict[str, Any]] = attrs.field(factory=list)
     usage: Usage = attrs.field(factory=Usage)
     cost: float = 0.0
@@ -81,13 +88,16 @@ class AgentLoop:
         await self._add(message, prompt_id=prompt_id)
         return await self._work(started, turns_before)
 
-    async def resume(self) -> RunResult:
+    async def resume(self, prompt_id: str | None = None) -> RunResult:
         """Go on from the history loaded from the transcript (after a restart).
 
         If the history already ends with a final answer, that answer is the
-        result and the model is not called again.
+        result and the model is not called again. The limits count from the
+        start of the request *prompt_id*, as the transcript recorded it.
         """
         started, turns_before = time.monotonic(), self.turns
+        if self.transcript is not None and prompt_id in self.transcript.prompt_meta:
+            turns_before = int(self.transcript.prompt_meta[prompt_id].get("turns", self.turns))
         last = self.messages[-1] if self.messages else None
         if last is not None and last["role"] == "assistant":
             blocks = last["content"]
@@ -95,6 +105,13 @@ class AgentLoop:
                 text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
                 return self._finish(text, "success", started, turns_before)
         return await self._work(started, turns_before)
+
+    def restore_totals(self) -> None:
+        """Take turns, cost and usage from the transcript (a resumed run's running totals)."""
+        meta = self.transcript.meta if self.transcript is not None else {}
+        self.turns = int(meta.get("turns", 0))
+        self.cost = float(meta.get("cost", 0.0))
+        self.usage = Usage(**meta.get("usage", {}))
 
     def _finish(self, text: str, subtype: str, started: float, turns_before: int) -> RunResult:
         result = RunResult(
@@ -127,16 +144,7 @@ class AgentLoop:
                 )
             self._remind()
             try:
-                reply = await self.model.complete(
-                    ModelRequest(
-                        system=self.system,
-                        messages=self.messages,
-                        tools=self.registry.schemas(),
-                        actor=self.actor,
-                        role=self.role,
-                    ),
-                    on_text=self._stream,
-                )
+                reply = await self._complete()
             except ModelError as exc:
                 return finish(f"The model call failed: {exc}", "error_model")
             self.turns += 1
@@ -155,6 +163,38 @@ class AgentLoop:
                 return finish(last_text, "success")
             results = [await self._call(use) for use in reply.tool_uses]
             await self._add({"role": "user", "content": results})
+
+    async def compact(self, focus: str | None = None) -> CompactionReport:
+        """``/compact [focus]``: summarise the history now (needs a funnel)."""
+        if self.funnel is None:
+            raise RuntimeError("this agent has no compaction funnel")
+        return await self.funnel.compact_now(
+            self.messages, focus, todos=self.tools.todos, goal=self.goal
+        )
+
+    async def _complete(self) -> ModelReply:
+        """One model call on the history, through the funnel when there is one."""
+
+        def call() -> Awaitable[ModelReply]:
+            # Built afresh on each attempt: a reactive compaction between two
+            # attempts changes self.messages in place.
+            request = ModelRequest(
+                system=self.system,
+                messages=self.messages,
+                tools=self.registry.schemas(),
+                actor=self.actor,
+                role=self.role,
+            )
+            return self.model.complete(request, on_text=self._stream)
+
+        funnel = self.funnel
+        if funnel is None:
+            return await call()
+        todos, goal = self.tools.todos, self.goal
+        await funnel.check(self.messages, todos=todos, goal=goal)
+        reply = await funnel.complete(self.messages, call, todos=todos, goal=goal)
+        funnel.record_usage(self.messages, reply.usage)
+        return reply
 
     async def _call(self, call: dict[str, Any]) -> dict[str, Any]:
         """Run one requested tool; its result block. Durably marked started first,
@@ -187,7 +227,8 @@ class AgentLoop:
         """Append to the history, and to the durable transcript if there is one."""
         self.messages.append(message)
         if self.transcript is not None:
-            await self.transcript.append_message(message, prompt_id=prompt_id)
+            totals = {"turns": self.turns, "cost": self.cost, "usage": self.usage.to_dict()}
+            await self.transcript.append_message(message, prompt_id=prompt_id, meta=totals)
 
     def _remind(self) -> None:
         """Attach a system reminder (a stale plan) to the last user message."""

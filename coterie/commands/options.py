@@ -31,6 +31,24 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
         help="another directory the sandbox admits (repeatable)",
     )
     parser.add_argument(
+        "--context-window",
+        type=_positive_int,
+        metavar="TOKENS",
+        help="the model's context window in tokens (default: known per model, else 200000)",
+    )
+    parser.add_argument(
+        "--compact-at",
+        type=_fraction,
+        default=0.8,
+        metavar="FRACTION",
+        help="compact the conversation when it passes this share of the window (default 0.8)",
+    )
+    add_output_options(parser)
+
+
+def add_output_options(parser: argparse.ArgumentParser) -> None:
+    """``-p`` and ``--output-format``: how a run's progress and result are shown."""
+    parser.add_argument(
         "-p",
         "--print",
         action="store_true",
@@ -48,6 +66,13 @@ def _positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _fraction(text: str) -> float:
+    value = float(text)
+    if not 0.5 < value <= 1:
+        raise argparse.ArgumentTypeError("must be a fraction over 0.5 and at most 1")
     return value
 
 

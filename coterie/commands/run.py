@@ -1,4 +1,4 @@
-"""``coterie run PROMPT``: one agent (a team of one) on a prompt."""
+"""``coterie run PROMPT`` and ``coterie resume RUN_ID``: one agent (a team of one)."""
 
 from __future__ import annotations
 
@@ -6,16 +6,23 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-
-from coterie.errors import SupervisorGaveUp
+from coterie.errors import CoterieError, SupervisorGaveUp
 from coterie.models import ModelError, Usage
-from coterie.session import open_agent
+from coterie.runs import find_run, read_config, read_state
+from coterie.session import AgentSession, open_agent
 from coterie.tools import RuleError, SettingsError
 from coterie.ui import ConsoleView, JsonView, StreamJsonView, TerminalAsker, TextView, View
 
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Awaitable, Callable
+    from contextlib import AbstractAsyncContextManager
+
+    from rich.console import Console
+
+#: What can go wrong before a run starts: no credentials, a malformed scenario
+#: or settings file, a bad mode, an unknown or busy run.
+USAGE_ERRORS = (ModelError, SettingsError, RuleError, CoterieError, ValueError)
 
 
 def _view(args: argparse.Namespace, console: Console) -> View:
@@ -25,14 +32,88 @@ def _view(args: argparse.Namespace, console: Console) -> View:
 
 
 async def run_prompt(args: argparse.Namespace, console: Console, err: Console) -> int:
-    """Run the agent on ``args.prompt``; returns the exit code."""
-    view = _view(args, console)
+    """``coterie run``: the agent on ``args.prompt``; returns the exit code."""
+    asker = _asker(args, console)
+
+    def agent() -> AbstractAsyncContextManager[AgentSession]:
+        return open_agent(
+            args.workdir,
+            model=args.model,
+            scenario=args.scenario,
+            permission_mode=args.permission_mode,
+            add_dirs=args.add_dir,
+            max_turns=args.max_turns,
+            max_budget_usd=args.max_budget_usd,
+            context_window=args.context_window,
+            compact_at=args.compact_at,
+            asker=asker,
+            record={"prompt": args.prompt},
+        )
+
+    return await _drive(args, console, err, agent, lambda s: s.query(args.prompt))
+
+
+async def resume_run(args: argparse.Namespace, console: Console, err: Console) -> int:
+    """``coterie resume RUN_ID [PROMPT]``: finish an interrupted run, or go on with PROMPT."""
+    try:
+        run_dir = find_run(args.workdir.resolve(), args.run_id)
+        config = read_config(run_dir)
+    except (CoterieError, ValueError) as exc:
+        err.print(f"[red]error:[/] {exc}")
+        return 2
+    if config.get("command", "run") != "run":
+        err.print(f"[red]error:[/] run {run_dir.name} is a {config.get('command')!r} run")
+        return 2
+    state = read_state(run_dir)
+    if args.prompt is None and state.get("state") in ("completed", "failed"):
+        view = _view(args, console)
+        view.finish({**state["result"], "run_id": run_dir.name})
+        err.print(f"[dim]run {run_dir.name} had already finished; nothing to resume[/]")
+        return 1 if state["result"]["is_error"] else 0
+
+    async def go_on(session: AgentSession) -> Any:
+        pending = await session.resume()  # the interrupted request comes first
+        if args.prompt is not None:
+            return await session.query(args.prompt)
+        if pending is None:  # killed before the first request was recorded
+            return await session.query(str(config.get("prompt", "")))
+        return pending
+
+    def agent() -> AbstractAsyncContextManager[AgentSession]:
+        return open_agent(args.workdir, asker=_asker(args, console), resume=run_dir.name)
+
+    return await _drive(args, console, err, agent, go_on)
+
+
+def _asker(args: argparse.Namespace, console: Console) -> TerminalAsker | None:
     interactive = not args.print and sys.stdin.isatty()
+    return TerminalAsker(console) if interactive else None
+
+
+async def _drive(
+    args: argparse.Namespace,
+    console: Console,
+    err: Console,
+    agent: Callable[[], AbstractAsyncContextManager[AgentSession]],
+    work: Callable[[AgentSession], Awaitable[Any]],
+) -> int:
+    view = _view(args, console)
     started = time.monotonic()
-    started_run: dict[str, str] = {}
+    run_id = ""
     result: dict[str, Any] | None = None
     try:
-        result = await _run(args, console, view, interactive, started_run)
+        async with agent() as session:
+            run_id = session.run_id
+            view.start(
+                {
+                    "run_id": run_id,
+                    "cwd": str(session.config.workdir),
+                    "model": "scripted" if session.config.scenario else session.config.model,
+                    "permission_mode": session.config.permission_mode,
+                }
+            )
+            with session.events.listen(view.event):
+                result = (await work(session)).to_dict()
     except* SupervisorGaveUp as group:
         # The Lead kept crashing past its supervisor's restart intensity.
         reason = str(group.exceptions[0])
@@ -46,43 +127,9 @@ async def run_prompt(args: argparse.Namespace, console: Console, err: Console) -
             "total_cost_usd": 0.0,
             "duration_ms": int((time.monotonic() - started) * 1000),
         }
+    except* USAGE_ERRORS as group:
+        err.print(f"[red]error:[/] {group.exceptions[0]}")
     if result is None:
-        return 2  # a usage error, already reported
-    view.finish({**result, "run_id": started_run.get("run_id", "")})
+        return 2
+    view.finish({**result, "run_id": run_id})
     return 1 if result["is_error"] else 0
-
-
-async def _run(
-    args: argparse.Namespace,
-    console: Console,
-    view: View,
-    interactive: bool,
-    started_run: dict[str, str],
-) -> dict[str, Any] | None:
-    err = Console(stderr=True, highlight=False)
-    try:
-        agent = open_agent(
-            args.workdir,
-            model=args.model,
-            scenario=args.scenario,
-            permission_mode=args.permission_mode,
-            add_dirs=args.add_dir,
-            max_turns=args.max_turns,
-            max_budget_usd=args.max_budget_usd,
-            asker=TerminalAsker(console) if interactive else None,
-        )
-        async with agent as session:
-            info = {
-                "run_id": session.run_id,
-                "cwd": str(args.workdir),
-                "model": session.config.model if not args.scenario else "scripted",
-                "permission_mode": session.config.permission_mode,
-            }
-            started_run["run_id"] = session.run_id
-            view.start(info)
-            with session.events.listen(view.event):
-                return (await session.query(args.prompt)).to_dict()
-    except (ModelError, SettingsError, RuleError, ValueError) as exc:
-        # No credentials, a malformed scenario or settings file, a bad mode.
-        err.print(f"[red]error:[/] {exc}")
-        return None

@@ -5,8 +5,11 @@ Theory of operation
 The log is one file of records framed exactly as the mailbox frames its
 records (``coterie.mailbox._framing``); each payload is one JSON entry:
 
-* ``{"type": "message", "message": {...}}``: a user or assistant message,
-  appended as the loop appends it to its history;
+* ``{"type": "message", "message": {...}, "prompt_id"?, "meta"?}``: a user
+  or assistant message, appended as the loop appends it to its history;
+  ``prompt_id`` marks the start of work on a request, ``meta`` is the loop's
+  running totals (turns, cost, usage) as of this message, so that a resumed
+  loop counts its limits from where it stopped;
 * ``{"type": "tool_started", "id", "name", "input"}``: written (and made
   durable) *before* a tool runs;
 * ``{"type": "tool_finished", "id", "content", "is_error"}``: optional, after
@@ -82,13 +85,19 @@ class _Replay:
     problems: list[TranscriptCorruption] = attrs.field(factory=list)
     torn_at: int | None = None
     prompt_ids: set[str] = attrs.field(factory=set)
+    meta: dict[str, Any] = attrs.field(factory=dict)
+    prompt_meta: dict[str, dict[str, Any]] = attrs.field(factory=dict)
 
     def apply(self, entry: dict[str, Any]) -> None:
         kind = entry.get("type")
         if kind == "message":
             self.messages.append(entry["message"])
+            meta = entry.get("meta")
+            if isinstance(meta, dict):
+                self.meta = meta
             if entry.get("prompt_id") is not None:
                 self.prompt_ids.add(str(entry["prompt_id"]))
+                self.prompt_meta[str(entry["prompt_id"])] = self.meta
             # A new message starts a new round of tool calls.
             self.started.clear()
             self.finished.clear()
@@ -181,6 +190,10 @@ class TranscriptLog:
         self.interrupted: list[str] = []
         #: Ids of the requests whose work this transcript has begun.
         self.prompt_ids: set[str] = set()
+        #: The ``meta`` of the latest message that had one (the loop's totals).
+        self.meta: dict[str, Any] = {}
+        #: The ``meta`` recorded with each request's first message.
+        self.prompt_meta: dict[str, dict[str, Any]] = {}
         self._fd: int | None = fd
         self._commit = GroupCommit(self._prepare_flush)
 
@@ -236,6 +249,7 @@ class TranscriptLog:
                 on_corruption(problem)
         settled, self.interrupted = replay.settled()
         self.prompt_ids = set(replay.prompt_ids)
+        self.meta, self.prompt_meta = replay.meta, dict(replay.prompt_meta)
         raw = replay.messages
         start, end, end_after = changed_span(raw, settled)
         if start == end == end_after:
@@ -272,17 +286,28 @@ class TranscriptLog:
 
     # -- appending -------------------------------------------------------------
 
-    async def append_message(self, message: Message, *, prompt_id: str | None = None) -> None:
+    async def append_message(
+        self,
+        message: Message,
+        *,
+        prompt_id: str | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
         """Record a user or assistant message the loop added to its history.
 
         *prompt_id* marks the message as the start of work on that request
         (a ``prompt`` message's id), in the same record, so a restarted actor
-        can tell a request it already began from a new one.
+        can tell a request it already began from a new one. *meta* (JSON-able
+        totals of the loop) comes back as :attr:`meta` on reopen.
         """
         entry: dict[str, Any] = {"type": "message", "message": message}
+        if meta is not None:
+            entry["meta"] = meta
+            self.meta = meta
         if prompt_id is not None:
             entry["prompt_id"] = prompt_id
             self.prompt_ids.add(prompt_id)
+            self.prompt_meta[prompt_id] = self.meta
         await self._append(entry)
 
     async def tool_started(self, tool_use_id: str, name: str, input: dict[str, Any]) -> None:
