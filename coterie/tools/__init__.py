@@ -27,6 +27,17 @@ from coterie.tools.permissions import (
 )
 from coterie.tools.sandbox import SandboxViolation, sandboxed_path
 from coterie.tools.search import GlobTool, GrepTool
+from coterie.tools.team import (
+    BROADCAST,
+    SendMessageTool,
+    TaskCreateTool,
+    TaskGetTool,
+    TaskListTool,
+    TaskUpdateTool,
+    TeamContext,
+    add_team_tools,
+    team_tools,
+)
 from coterie.tools.todo import TodoWriteTool, todo_reminder
 
 
@@ -47,6 +58,7 @@ def default_registry() -> ToolRegistry:
 
 
 __all__ = [
+    "BROADCAST",
     "Asker",
     "Authorizer",
     "BashTool",
@@ -64,7 +76,13 @@ __all__ = [
     "Rule",
     "RuleError",
     "SandboxViolation",
+    "SendMessageTool",
     "SettingsError",
+    "TaskCreateTool",
+    "TaskGetTool",
+    "TaskListTool",
+    "TaskUpdateTool",
+    "TeamContext",
     "TodoWriteTool",
     "Tool",
     "ToolContext",
@@ -72,10 +90,12 @@ __all__ = [
     "ToolResult",
     "UnknownTool",
     "WriteTool",
+    "add_team_tools",
     "default_registry",
     "execute_tool_call",
     "load_settings",
     "parse_rule",
     "sandboxed_path",
+    "team_tools",
     "todo_reminder",
 ]

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from coterie.events import EventLog
+    from coterie.tools.team import TeamContext
 
 
 @attrs.frozen
@@ -49,6 +50,8 @@ class ToolContext:
     # Set from the permission policy (``policy.read_denied``) so that Glob and
     # Grep leave out files a Read deny rule covers, as Claude Code does.
     read_denied: Callable[[Path], bool] | None = None
+    # The board and mailboxes of a team run, for the team tools; None for a solo agent.
+    team: TeamContext | None = None
 
 
 class Tool(Protocol):

@@ -7,16 +7,18 @@ in order and the first that decides wins:
 2. the workspace sandbox, for tools that take a path (Read, Write, Edit,
    Glob, Grep): a path resolving outside the workspace and ``--add-dir``s is
    denied;
-3. plan mode's ceiling: in ``plan`` anything but a read-only tool is denied
+3. plan mode's ceiling: in ``plan`` anything but a read-only or run-state tool is denied
    (allow rules do not lift it: a plan is made without changing anything);
 4. ask rules, and the built-in protection of ``.git`` and ``.claude``
    (editing them always asks: an agent must not rewrite its own permissions);
 5. allow rules (for Bash every simple command must be allowed, and a command
    with substitutions or nested shells is never allowed by a narrow rule);
-6. the mode: read-only tools are allowed in every mode; ``default`` asks for
-   the rest; ``acceptEdits`` allows file edits (already inside the sandbox)
-   and asks for the rest; ``auto`` asks (the gate's asker is then the Auto
-   Mode classifier); ``dontAsk`` denies; ``bypassPermissions`` allows.
+6. the mode: read-only tools, and tools that change only the run's own
+   state (the team tools, ``Task``, ``ScheduleWakeup``), are allowed in
+   every mode; ``default`` asks for the rest; ``acceptEdits`` allows file
+   edits (already inside the sandbox) and asks for the rest; ``auto`` asks
+   (the gate's asker is then the Auto Mode classifier); ``dontAsk`` denies;
+   ``bypassPermissions`` allows.
 
 Whatever would ask in ``dontAsk`` is denied. Deny rules and the hard deny
 list see every simple command of a compound command, in every spelling
@@ -49,6 +51,9 @@ Behavior = Literal["allow", "deny", "ask"]
 _PATH_KEYS = {"NotebookEdit": "notebook_path", "Glob": "path", "Grep": "path", "LS": "path"}
 _PROTECTED = (".git", ".claude")
 _UNPROTECTED_CLAUDE = ("commands", "agents", "skills")
+#: Tools that change only the run's own state (its board, its mailboxes, its
+#: schedule) or start a subagent bound by the same policy: never asked about.
+RUN_STATE_TOOLS = frozenset({"TaskCreate", "TaskUpdate", "SendMessage", "Task", "ScheduleWakeup"})
 
 
 @attrs.frozen
@@ -149,7 +154,7 @@ class PermissionPolicy:
             )
 
         # 3. plan mode's ceiling
-        if self.mode == "plan" and not tool.read_only:
+        if self.mode == "plan" and not (tool.read_only or tool.name in RUN_STATE_TOOLS):
             return Decision(
                 "deny",
                 f"Plan mode is on: only read-only tools may run, so {name} is not allowed."
@@ -202,6 +207,8 @@ class PermissionPolicy:
         name = tool.name
         if tool.read_only:
             return Decision("allow", f"{name} is read-only.", None)
+        if name in RUN_STATE_TOOLS:
+            return Decision("allow", f"{name} changes only the run's own state.", None)
         if self.mode == "bypassPermissions":
             return Decision("allow", "Permission mode bypassPermissions allows it.", None)
         if self.mode == "acceptEdits" and name in EDIT_TOOLS:
