@@ -8,6 +8,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from coterie.commands.inspect import add_inspect_commands
 from coterie.commands.options import add_agent_options, add_output_options
 
 DEMOS = ["runtime"]
@@ -96,6 +97,13 @@ def _parser() -> argparse.ArgumentParser:
     mock.add_argument("--scenario", type=Path, required=True, help="scenario JSON file")
     mock.add_argument("--port", type=int, default=0, help="port (0: let the system pick)")
     mock.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    mock.add_argument(
+        "--context-window",
+        type=int,
+        metavar="TOKENS",
+        help="refuse prompts over this many tokens (about 4 characters each) as the API does",
+    )
+    add_inspect_commands(sub)
     return parser
 
 
@@ -148,7 +156,13 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "mock-server":
             from coterie.models import mock_server
 
-            return mock_server.main(args.scenario, host=args.host, port=args.port)
+            return mock_server.main(
+                args.scenario, host=args.host, port=args.port, context_window=args.context_window
+            )
+        if args.command in ("tasks", "inbox"):
+            from coterie.commands.inspect import run_inspect
+
+            return run_inspect(args, console)
     except BaseException as exc:
         leaves = _leaves(exc)
         if leaves and all(isinstance(e, KeyboardInterrupt) for e in leaves):

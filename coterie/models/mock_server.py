@@ -87,6 +87,10 @@ class MockServer:
 
     url: str
     player: ScenarioPlayer
+    #: Refuse prompts over this many (estimated) tokens as the API does.
+    context_window: int | None = None
+    #: The largest prompt served, in estimated input tokens.
+    max_prompt_tokens: int = 0
     requests: collections.deque[RecordedRequest] = attrs.field(
         factory=lambda: collections.deque(maxlen=KEEP_REQUESTS)
     )
@@ -110,6 +114,14 @@ class MockServer:
             validate_request(data)
         except RequestInvalid as exc:
             return _error(400, "invalid_request_error", str(exc))
+        prompt = estimate_usage(data.get("system"), data["messages"], data.get("tools"), [])
+        if self.context_window is not None and prompt.input_tokens > self.context_window:
+            return _error(
+                400,
+                "invalid_request_error",
+                f"prompt is too long: {prompt.input_tokens} tokens > {self.context_window} maximum",
+            )
+        self.max_prompt_tokens = max(self.max_prompt_tokens, prompt.input_tokens)
         role = headers.get("x-coterie-role") or "lead"
         actor = headers.get("x-coterie-actor") or role
         try:
@@ -162,11 +174,16 @@ async def serve_scenario(
     port: int = 0,
     *,
     state_path: Path | None = None,
+    context_window: int | None = None,
     task_status: trio.TaskStatus[MockServer] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Serve *scenario* until cancelled; ``nursery.start`` returns the :class:`MockServer`."""
+    """Serve *scenario* until cancelled; ``nursery.start`` returns the :class:`MockServer`.
+
+    With *context_window*, a prompt estimated over that many tokens is refused
+    with the API's ``prompt is too long`` error.
+    """
     listeners = await trio.open_tcp_listeners(port, host=host)
-    await _serve(scenario, listeners, host, state_path, task_status=task_status)
+    await _serve(scenario, listeners, host, state_path, context_window, task_status=task_status)
 
 
 async def _serve(
@@ -174,6 +191,7 @@ async def _serve(
     listeners: list[trio.SocketListener],
     host: str,
     state_path: Path | None,
+    context_window: int | None = None,
     *,
     task_status: trio.TaskStatus[MockServer] = trio.TASK_STATUS_IGNORED,
 ) -> None:
@@ -185,7 +203,9 @@ async def _serve(
     if ":" in url_host:
         url_host = f"[{url_host}]"
     server = MockServer(
-        url=f"http://{url_host}:{bound_port}", player=ScenarioPlayer(scenario, state_path)
+        url=f"http://{url_host}:{bound_port}",
+        player=ScenarioPlayer(scenario, state_path),
+        context_window=context_window,
     )
     handler = functools.partial(_serve_connection, server)
     async with trio.open_nursery() as nursery:
@@ -246,7 +266,13 @@ async def _send(stream: trio.SocketStream, conn: h11.Connection, response: _Resp
     await stream.send_all(conn.send(h11.EndOfMessage()))
 
 
-def main(scenario_path: str | Path, *, host: str = "127.0.0.1", port: int = 0) -> int:
+def main(
+    scenario_path: str | Path,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    context_window: int | None = None,
+) -> int:
     """Run the server for ``coterie mock-server``; returns the exit code.
 
     The base URL is the first line of standard output. SIGINT stops it with
@@ -258,10 +284,10 @@ def main(scenario_path: str | Path, *, host: str = "127.0.0.1", port: int = 0) -
     except ScenarioError as exc:
         print(f"coterie mock-server: {exc}", file=sys.stderr)
         return 2
-    return trio.run(_main, scenario, host, port)
+    return trio.run(_main, scenario, host, port, context_window)
 
 
-async def _main(scenario: Scenario, host: str, port: int) -> int:
+async def _main(scenario: Scenario, host: str, port: int, context_window: int | None) -> int:
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         try:
             listeners = await trio.open_tcp_listeners(port, host=host)
@@ -269,7 +295,9 @@ async def _main(scenario: Scenario, host: str, port: int) -> int:
             print(f"coterie mock-server: cannot listen on {host}:{port}: {exc}", file=sys.stderr)
             return 1
         async with trio.open_nursery() as nursery:
-            server: MockServer = await nursery.start(_serve, scenario, listeners, host, None)
+            server: MockServer = await nursery.start(
+                _serve, scenario, listeners, host, None, context_window
+            )
             print(server.url, flush=True)
             async for signum in signals:
                 nursery.cancel_scope.cancel()

@@ -60,7 +60,7 @@ def mock_server(home: Path) -> Iterator[object]:
     """Start ``coterie mock-server`` for a scenario; yields a starter function."""
     procs: list[subprocess.Popen[str]] = []
 
-    def start(scenario: Path) -> str:
+    def start(scenario: Path, *extra: str) -> str:
         proc = subprocess.Popen(
             [
                 sys.executable,
@@ -71,6 +71,7 @@ def mock_server(home: Path) -> Iterator[object]:
                 str(scenario),
                 "--port",
                 "0",
+                *extra,
             ],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
