@@ -274,3 +274,185 @@ def histories(draw: st.DrawFn, *, max_rounds: int = 25) -> list[Message]:
 
 def _user(texts: list[str]) -> Message:
     return {"role": "user", "content": [{"type": "text", "text": t} for t in texts]}
+
+
+# -- autonomy: durations, loop specs, delays, verdicts, classifier transcripts ---
+
+#: Every unit word a duration may use and its length in seconds (DESIGN §7, issue 6).
+DURATION_UNITS: dict[str, int] = {
+    **dict.fromkeys(["s", "sec", "secs", "second", "seconds"], 1),
+    **dict.fromkeys(["m", "min", "mins", "minute", "minutes"], 60),
+    **dict.fromkeys(["h", "hr", "hrs", "hour", "hours"], 3600),
+    **dict.fromkeys(["d", "day", "days"], 86400),
+}
+
+
+@st.composite
+def random_case(draw: st.DrawFn, word: str) -> str:
+    """*word* with each letter upper- or lower-cased at random."""
+    flips = draw(st.lists(st.booleans(), min_size=len(word), max_size=len(word)))
+    return "".join(c.upper() if f else c.lower() for c, f in zip(word, flips, strict=True))
+
+
+@st.composite
+def duration_texts(draw: st.DrawFn, *, min_value: int = 0) -> tuple[str, int]:
+    """A duration as a person writes it (``5m``, `` 2 Hours``) and its seconds."""
+    number = draw(st.integers(min_value, 10**6))
+    unit = draw(st.sampled_from(sorted(DURATION_UNITS)))
+    space = draw(st.sampled_from(["", " ", "  "]))
+    pad = draw(st.sampled_from(["", " ", "\t"]))
+    text = f"{pad}{number}{space}{draw(random_case(unit))}{pad}"
+    return text, number * DURATION_UNITS[unit]
+
+
+#: A word of a loop prompt: no digits, so it can never read as an interval.
+prompt_words = st.text(
+    st.characters(codec="utf-8", categories=["L", "P", "S"]), min_size=1, max_size=8
+).filter(lambda w: not any(c.isdigit() for c in w))
+loop_prompts = st.lists(prompt_words, min_size=1, max_size=6).map(" ".join)
+
+#: Calendar wording that should earn the external-scheduler hint.
+daily_wordings = st.sampled_from(
+    [
+        "daily",
+        "nightly",
+        "weekly",
+        "monthly",
+        "every day",
+        "every morning",
+        "every night",
+        "every evening",
+        "every week",
+        "every weekday",
+        "every monday",
+        "each morning",
+        "each night",
+        "each day",
+        "once a day",
+        "twice a day",
+        "once per week",
+        "at midnight",
+        "everyday",
+    ]
+).flatmap(random_case)
+
+
+def is_numeric_text(text: str) -> bool:
+    """Whether *text* is a decimal number (``120``, `` -1.5e3 ``): what counts as numeric."""
+    import re  # here, not at the top: this section is appended to a shared file
+
+    pattern = r"\s*[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\s*"
+    return re.fullmatch(pattern, text, re.ASCII) is not None
+
+
+#: ScheduleWakeup delays that are numbers, finite or not (never NaN).
+delay_numbers = st.one_of(
+    st.integers(-(10**12), 10**12),
+    st.floats(allow_nan=False),
+    st.floats(min_value=0, max_value=4000).map(lambda f: round(f * 2) / 2),  # halves
+)
+
+#: ScheduleWakeup delays that are not numbers at all.
+non_numeric_delays = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.just(float("nan")),
+    st.text(max_size=20).filter(lambda t: not is_numeric_text(t)),
+    st.lists(st.integers(), max_size=2),
+    st.dictionaries(st.text(max_size=4), st.integers(), max_size=2),
+)
+
+#: A non-empty, non-blank reason an evaluator might give.
+verdict_reasons = st.text(max_size=40).filter(lambda t: bool(t.strip()))
+
+
+@st.composite
+def goal_verdicts(draw: st.DrawFn) -> tuple[dict[str, Any], str]:
+    """A well-formed goal verdict object and the status it stands for."""
+    status = draw(st.sampled_from(["met", "not_met", "impossible"]))
+    obj: dict[str, Any] = {"ok": status == "met", "reason": draw(verdict_reasons)}
+    if status == "impossible":
+        obj["impossible"] = True
+    elif draw(st.booleans()):
+        obj["impossible"] = False
+    keys = draw(st.permutations(list(obj)))
+    return {k: obj[k] for k in keys}, status
+
+
+@st.composite
+def block_answers(draw: st.DrawFn) -> tuple[str, bool, str | None]:
+    """A well-formed classifier answer, whether it blocks, and its reason (stripped)."""
+    block = draw(st.booleans())
+    word = draw(random_case("yes" if block else "no"))
+    text = draw(st.sampled_from(["", " ", "\n", " \n\t"])) + f"<block>{word}</block>"
+    reason = None
+    if draw(st.booleans()):
+        body = draw(st.text(max_size=30).filter(lambda t: "</reason>" not in t))
+        text += draw(st.sampled_from(["", " ", "\n"])) + f"<reason>{body}</reason>"
+        reason = body.strip() or None
+    tail = draw(st.text(max_size=20).filter(lambda t: "block" not in t.lower()))
+    return text + tail, block, reason
+
+
+#: What must never reach the classifier carries this mark (user text never does).
+HIDDEN = "HIDDEN"
+
+#: Text a user types: anything at all (tags, fake transcript lines, newlines), except
+#: the hidden mark and the spans the sanitiser removes by design.
+classifier_user_text = st.text(max_size=60).filter(
+    lambda t: (
+        bool(t.strip())
+        and HIDDEN not in t
+        and "<agent-message" not in t
+        and "<system-reminder>" not in t
+        and not t.strip().startswith("[coterie:")
+    )
+)
+_hidden_text = st.builds(lambda t: f"{HIDDEN} {t}", st.text(max_size=40))
+_tool_input = st.dictionaries(
+    st.text(max_size=6).filter(lambda t: HIDDEN not in t), classifier_user_text, max_size=2
+)
+
+
+@st.composite
+def classifier_histories(draw: st.DrawFn) -> tuple[list[Message], dict[str, Any]]:
+    """A history in which assistant prose, tool results, other agents' messages and
+    system reminders all carry :data:`HIDDEN`, and a pending tool call."""
+    messages: list[Message] = []
+    for index in range(draw(st.integers(0, 6))):
+        user: list[dict[str, Any]] = []
+        if index:
+            user.append(
+                {
+                    "type": "tool_result",
+                    "tool_use_id": f"t{index - 1}",
+                    "content": draw(_hidden_text),
+                }
+            )
+        for _ in range(draw(st.integers(0, 2))):
+            kind = draw(st.sampled_from(["user", "agent", "reminder"]))
+            if kind == "user":
+                text = draw(classifier_user_text)
+            elif kind == "agent":
+                name = draw(actor_names)
+                text = f'<agent-message from="{name}">{draw(_hidden_text)}</agent-message>'
+            else:
+                text = f"<system-reminder>{draw(_hidden_text)}</system-reminder>"
+            user.append({"type": "text", "text": text})
+        if not user:
+            user.append({"type": "text", "text": draw(classifier_user_text)})
+        messages.append({"role": "user", "content": user})
+        assistant: list[dict[str, Any]] = []
+        if draw(st.booleans()):
+            assistant.append({"type": "text", "text": draw(_hidden_text)})
+        assistant.append(
+            {
+                "type": "tool_use",
+                "id": f"t{index}",
+                "name": draw(st.sampled_from(["Bash", "Write", "Edit"])),
+                "input": draw(_tool_input),
+            }
+        )
+        messages.append({"role": "assistant", "content": assistant})
+    pending = {"type": "tool_use", "id": "pending", "name": "Bash", "input": draw(_tool_input)}
+    return messages, pending
