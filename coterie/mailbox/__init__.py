@@ -15,6 +15,7 @@ The API is modelled on Trio's memory channels: ``send`` / ``send_nowait``,
 from coterie.mailbox._base import Delivery, Durability, Mailbox, MailboxStatistics, Position
 from coterie.mailbox._file import FileMailbox, open_file_mailbox
 from coterie.mailbox._memory import MemoryMailbox
+from coterie.mailbox._peek import peek_mailbox
 from coterie.mailbox._postoffice import MailboxWriter, PostOffice
 from coterie.mailbox._reader import CorruptRecord
 
@@ -30,4 +31,5 @@ __all__ = [
     "Position",
     "PostOffice",
     "open_file_mailbox",
+    "peek_mailbox",
 ]

@@ -1,0 +1,317 @@
+"""``coterie tasks`` and ``coterie inbox``: look into a run, live or finished, read-only.
+
+Both read the run directory only (``.coterie/runs/<run_id>/`` of the
+workspace) and change nothing a run relies on: the board is read through
+:class:`coterie.board.Board` (safe next to a live run), a mailbox through
+:func:`coterie.mailbox.peek_mailbox` (no lock taken, no file written), the
+message history from the ``team.message`` events of ``events.jsonl``.
+
+Runs are named by id or a unique prefix of it (as ``coterie runs`` lists
+them); without one, the most recent run of the workspace is meant. For
+``inbox`` the run id is optional too: ``coterie inbox ACTOR`` (DESIGN §9)
+reads the latest run, ``coterie inbox RUN_ID ACTOR`` a given one; a single
+argument naming an existing run is taken as a run id with the actor missing.
+
+Exit codes: 0 shown, 1 the run's files could not be read, 2 usage error (no
+such run, no board, unknown actor).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from coterie.runs import UnknownRun, find_run, list_runs, run_info, runs_root
+
+if TYPE_CHECKING:
+    from coterie.messages import Message
+
+INSPECT_COMMANDS = ("tasks", "inbox")
+TEXT_WIDTH = 240  # characters of a message shown per line (--json has them whole)
+
+
+class InspectError(Exception):
+    """What to tell the user instead of an answer, with the exit code to use."""
+
+    def __init__(self, message: str, code: int = 2) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def add_inspect_commands(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``tasks`` and ``inbox`` on the CLI's subcommands."""
+    tasks = subparsers.add_parser(
+        "tasks",
+        help="show the task board of a run (live or finished)",
+        description=(
+            "Show the task board of a team run: each task's id, status, owner, blockers, "
+            "subject and result. RUN_ID defaults to the most recent run of the workspace. "
+            "Read-only: safe while the run is going on. Exit codes: 0 shown, 1 the board "
+            "could not be read, 2 no such run or the run has no board."
+        ),
+    )
+    tasks.add_argument("run_id", nargs="?", metavar="RUN_ID", help="which run (default: latest)")
+    _common(tasks)
+    inbox = subparsers.add_parser(
+        "inbox",
+        help="show an actor's pending messages and message history in a run",
+        description=(
+            "Show what is in ACTOR's mailbox and not acknowledged yet (read without "
+            "taking the mailbox's lock), then every message it sent (→) or received (←) "
+            "in the run, from the event log. 'coterie inbox ACTOR' reads the most recent "
+            "run; 'coterie inbox RUN_ID ACTOR' a given one. Exit codes: 0 shown, 1 the "
+            "run's files could not be read, 2 no such run, or an unknown actor (the "
+            "actors with a mailbox are listed)."
+        ),
+    )
+    inbox.add_argument("first", metavar="[RUN_ID] ACTOR", help="the run (optional) and the actor")
+    inbox.add_argument("second", nargs="?", help=argparse.SUPPRESS)
+    _common(inbox)
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        default=Path.cwd(),
+        help="the workspace whose .coterie/runs/ holds the run (default: current directory)",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead")
+
+
+def run_inspect(args: argparse.Namespace, console: Console) -> int:
+    """Run ``args.command`` (``tasks`` or ``inbox``); returns the exit code."""
+    return {"tasks": run_tasks, "inbox": run_inbox}[args.command](args, console)
+
+
+def _fail(error: InspectError) -> int:
+    Console(stderr=True, highlight=False).print(f"[red]error:[/] {escape(str(error))}")
+    return error.code
+
+
+# -- finding runs ----------------------------------------------------------------
+
+
+def locate_run(workdir: Path, run_id: str | None) -> Path:
+    """The directory of run *run_id* (a unique prefix will do), or of the latest run."""
+    if run_id is not None:
+        try:
+            return find_run(workdir, run_id)
+        except UnknownRun as exc:
+            raise InspectError(str(exc)) from None
+    try:
+        runs = list_runs(workdir)
+    except (ValueError, OSError) as exc:
+        raise InspectError(f"cannot list the runs of {workdir}: {exc}", 1) from None
+    if not runs:
+        raise InspectError(f"no runs in {runs_root(workdir)}")
+    return runs[-1].path
+
+
+def _is_run(workdir: Path, name: str) -> bool:
+    return (runs_root(workdir) / name / "config.json").is_file()
+
+
+def _state(run_dir: Path) -> str:
+    """Where the run stands (running, completed, failed, interrupted), if it says."""
+    try:
+        return run_info(run_dir).state
+    except (ValueError, OSError):
+        return "unknown"
+
+
+def mailbox_actors(run_dir: Path) -> list[str]:
+    """The actors that have a mailbox in the run, sorted."""
+    root = run_dir / "mailboxes"
+    return sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+
+
+# -- coterie tasks -----------------------------------------------------------------
+
+
+def run_tasks(args: argparse.Namespace, console: Console) -> int:
+    """``coterie tasks [RUN_ID]``: print the run's task board; returns the exit code."""
+    try:
+        run_dir = locate_run(args.workdir.resolve(), args.run_id)
+        tasks = read_tasks(run_dir)
+    except InspectError as error:
+        return _fail(error)
+    if args.json:
+        _print_json(console, {"run_id": run_dir.name, "tasks": tasks})
+        return 0
+    header = f"run {run_dir.name} ({_state(run_dir)}) · {_count(len(tasks), 'task')}"
+    console.print(escape(header), style="bold")
+    if tasks:
+        console.print(_task_table(tasks))
+    return 0
+
+
+def read_tasks(run_dir: Path) -> list[dict[str, Any]]:
+    """The tasks on the run's board, as ``Task.to_json()`` dicts in id order."""
+    from coterie.board import Board, BoardError
+
+    directory = run_dir / "board"
+    if not (directory / "board.log").is_file():
+        raise InspectError(f"run {run_dir.name} has no task board (not a team run?)")
+    try:
+        with Board(directory, fsync=False) as board:
+            return [task.to_json() for task in board.list()]
+    except (BoardError, OSError) as exc:
+        raise InspectError(f"cannot read the task board of run {run_dir.name}: {exc}", 1) from None
+
+
+def _task_table(tasks: list[dict[str, Any]]) -> Table:
+    from coterie.ui.live import STATUS_STYLES
+
+    table = Table(box=None, pad_edge=False)  # as `coterie runs` lists runs
+    for column in ("TASK", "STATUS", "OWNER", "BLOCKED BY"):
+        table.add_column(column, no_wrap=True)
+    table.add_column("SUBJECT", ratio=2)
+    table.add_column("RESULT", ratio=3, overflow="ellipsis")
+    for task in tasks:
+        status = str(task["status"])
+        table.add_row(
+            task["id"],
+            Text(status, style=STATUS_STYLES.get(status, "")),
+            task["owner"] or "—",
+            " ".join(task["blocked_by"]),
+            task["subject"],
+            _flat(task["result"] or ""),
+        )
+    return table
+
+
+# -- coterie inbox -----------------------------------------------------------------
+
+
+def run_inbox(args: argparse.Namespace, console: Console) -> int:
+    """``coterie inbox [RUN_ID] ACTOR``: print the actor's pending messages and history."""
+    try:
+        run_dir, actor = _inbox_target(args.workdir.resolve(), args.first, args.second)
+        pending, history = read_inbox(run_dir, actor)
+    except InspectError as error:
+        return _fail(error)
+    if args.json:
+        import attrs
+
+        _print_json(
+            console,
+            {
+                "run_id": run_dir.name,
+                "actor": actor,
+                "pending": [attrs.asdict(m) for m in pending],
+                "history": history,
+            },
+        )
+        return 0
+    console.print(
+        escape(f"inbox of {actor} · run {run_dir.name} ({_state(run_dir)})"), style="bold"
+    )
+    console.print(f"pending, not acknowledged yet: {len(pending)}", style="bold")
+    for message in pending:
+        line = f"{message.sender} → {message.recipient} [{message.kind}]: {_body(message.body)}"
+        _entry(console, message.sent_at, line)
+    console.print(f"history: {_count(len(history), 'message')}", style="bold")
+    for item in history:
+        if item["direction"] == "sent":
+            line = f"→ {item['recipient']} [{item['kind']}]: {_flat(item['text'])}"
+        else:
+            line = f"← {item['sender']} [{item['kind']}]: {_flat(item['text'])}"
+        _entry(console, item["ts"], line)
+    return 0
+
+
+def _inbox_target(workdir: Path, first: str, second: str | None) -> tuple[Path, str]:
+    if second is None:
+        if _is_run(workdir, first):
+            names = ", ".join(mailbox_actors(locate_run(workdir, first))) or "none"
+            raise InspectError(
+                f"{first} is a run: name an actor too, as in "
+                f"'coterie inbox {first} ACTOR' (actors with a mailbox: {names})"
+            )
+        run_dir, actor = locate_run(workdir, None), first
+    else:
+        run_dir, actor = locate_run(workdir, first), second
+    actors = mailbox_actors(run_dir)
+    if actor not in actors:
+        raise InspectError(
+            f"no actor {actor!r} in run {run_dir.name}; actors with a mailbox: "
+            f"{', '.join(actors) or 'none'}"
+        )
+    return run_dir, actor
+
+
+def read_inbox(run_dir: Path, actor: str) -> tuple[list[Message], list[dict[str, Any]]]:
+    """*actor*'s unacknowledged messages and its ``team.message`` history in the run.
+
+    History items: ``{"ts", "direction": "sent" | "received", "sender", "recipient",
+    "kind", "text"}``, in the order of the event log.
+    """
+    from coterie.errors import MailboxError
+    from coterie.events import read_events
+    from coterie.mailbox import peek_mailbox
+
+    try:
+        pending = peek_mailbox(run_dir / "mailboxes" / actor)
+    except (MailboxError, OSError) as exc:
+        raise InspectError(f"cannot read the mailbox of {actor}: {exc}", 1) from None
+    history: list[dict[str, Any]] = []
+    events = run_dir / "events.jsonl"
+    if events.is_file():
+        for event in read_events(events):
+            d = event.data
+            if event.type != "team.message" or actor not in (d.get("sender"), d.get("recipient")):
+                continue
+            history.append(
+                {
+                    "ts": event.ts,
+                    "direction": "sent" if d.get("sender") == actor else "received",
+                    "sender": d.get("sender"),
+                    "recipient": d.get("recipient"),
+                    "kind": d.get("kind"),
+                    "text": str(d.get("text", "")),
+                }
+            )
+    return pending, history
+
+
+# -- output --------------------------------------------------------------------------
+
+
+def _print_json(console: Console, obj: dict[str, Any]) -> None:
+    console.file.write(json.dumps(obj, ensure_ascii=False) + "\n")
+    console.file.flush()
+
+
+def _entry(console: Console, ts: float, line: str) -> None:
+    stamp = time.strftime("%H:%M:%S", time.localtime(ts))
+    console.print(f"  [dim]{stamp}[/]  {escape(line)}", soft_wrap=True)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _flat(text: str) -> str:
+    """*text* on one line (whitespace runs collapsed), clipped."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= TEXT_WIDTH else flat[: TEXT_WIDTH - 1] + "…"
+
+
+def _body(body: object) -> str:
+    """The readable part of a message body: its text if it has one, else its JSON."""
+    if isinstance(body, str):
+        return _flat(body)
+    if isinstance(body, dict):
+        for key in ("text", "message", "content", "result", "prompt", "reason"):
+            if isinstance(body.get(key), str):
+                return _flat(body[key])
+    return _flat(json.dumps(body, ensure_ascii=False))
