@@ -77,6 +77,9 @@ class AsyncBoard:
         self._flushed = trio.Event()
         self._changed = trio.Event()
         self._sync_average = 0.0
+        #: Called with an operation's result after every change it made
+        #: durable (the team runtime reports ``board.changed`` events with it).
+        self.on_change: Callable[[object], None] | None = None
 
     # -- machinery -----------------------------------------------------------
 
@@ -93,6 +96,8 @@ class AsyncBoard:
         if generation:
             self._changed.set()
             self._changed = trio.Event()
+            if self.on_change is not None:
+                self.on_change(result)
         return result
 
     async def _read(self, fn: Callable[[BoardState], T]) -> T:

@@ -12,6 +12,7 @@ from coterie.tools._registry import Authorizer, ToolRegistry, UnknownTool, execu
 from coterie.tools.bash import BashTool
 from coterie.tools.files import EditTool, ReadTool, WriteTool
 from coterie.tools.permissions import (
+    Answer,
     Asker,
     Decision,
     Mode,
@@ -27,8 +28,10 @@ from coterie.tools.permissions import (
 )
 from coterie.tools.sandbox import SandboxViolation, sandboxed_path
 from coterie.tools.search import GlobTool, GrepTool
+from coterie.tools.task import SUBAGENT_TYPES, TaskTool
 from coterie.tools.team import (
     BROADCAST,
+    ApprovePlanTool,
     SendMessageTool,
     TaskCreateTool,
     TaskGetTool,
@@ -58,7 +61,11 @@ def default_registry() -> ToolRegistry:
 
 
 __all__ = [
+    "ApprovePlanTool",
+    "SUBAGENT_TYPES",
+    "TaskTool",
     "BROADCAST",
+    "Answer",
     "Asker",
     "Authorizer",
     "BashTool",

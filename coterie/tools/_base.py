@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import attrs
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Awaitable, Callable
     from pathlib import Path
 
     from coterie.events import EventLog
@@ -50,6 +50,9 @@ class ToolContext:
     # Set from the permission policy (``policy.read_denied``) so that Glob and
     # Grep leave out files a Read deny rule covers, as Claude Code does.
     read_denied: Callable[[Path], bool] | None = None
+    #: Starts a subagent: (description, prompt, subagent_type) -> its final text.
+    #: Set by the runtime; None where subagents are not allowed (nesting limit).
+    subagents: Callable[[str, str, str], Awaitable[ToolResult]] | None = None
     # The board and mailboxes of a team run, for the team tools; None for a solo agent.
     team: TeamContext | None = None
 

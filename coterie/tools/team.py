@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BROADCAST",
+    "ApprovePlanTool",
     "SendMessageTool",
     "TaskCreateTool",
     "TaskGetTool",
@@ -75,6 +76,9 @@ class TeamContext:
     send: Callable[[str, str], Awaitable[None]]
     lead: str = "lead"
     current_task: str | None = None
+    #: Answers a teammate's plan request: (teammate, task id, approve, feedback).
+    #: Set by the runtime for the lead of a team whose teammates need plan approval.
+    approve_plan: Callable[[str, str, bool, str], Awaitable[None]] | None = None
 
     def __attrs_post_init__(self) -> None:
         missing = [n for n in (self.me, self.lead) if n not in self.members]
@@ -157,6 +161,51 @@ class SendMessageTool:
         if sent:
             text = f"Message sent to {', '.join(sent)}. {text}"
         return ToolResult(text, is_error=True)
+
+
+_APPROVE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "teammate": {"type": "string", "minLength": 1, "description": "Whose plan"},
+        "task_id": {"type": "string", "description": "The task the plan is for"},
+        "approve": {"type": "boolean", "description": "true to approve, false to reject"},
+        "feedback": {"type": "string", "description": "Why, or what to change"},
+    },
+    "required": ["teammate", "task_id", "approve"],
+    "additionalProperties": False,
+}
+
+
+class ApprovePlanTool:
+    """The lead's answer to a teammate's ``plan_request`` (the plan approval protocol)."""
+
+    name = "ApprovePlan"
+    description = (
+        "Approve or reject the plan a teammate in plan mode sent you for a task. Until you"
+        " approve, the teammate may only read and investigate; once approved it carries the"
+        " plan out. When rejecting, say in feedback what to change."
+    )
+    input_schema = _APPROVE_SCHEMA
+    read_only = False
+
+    async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        """Send a ``plan_approval`` to the teammate; the result says which way."""
+        team = ctx.team
+        if team is None:
+            return no_team(self.name)
+        if team.approve_plan is None or not team.is_lead:
+            return ToolResult(
+                "Only the lead of a team whose teammates need plan approval can approve plans.",
+                is_error=True,
+            )
+        who: str = input["teammate"]
+        if who == team.me:
+            return ToolResult("You are the lead: name the teammate whose plan it is.", True)
+        if problem := unknown_member(team, who, "teammate"):
+            return problem
+        verdict = "approved" if input["approve"] else "rejected"
+        await team.approve_plan(who, input["task_id"], input["approve"], input.get("feedback", ""))
+        return ToolResult(f"Plan of {who} for {input['task_id']} {verdict}.")
 
 
 def team_tools() -> list[Tool]:

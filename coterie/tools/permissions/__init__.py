@@ -8,7 +8,7 @@ shell commands well enough to judge every part, the hard deny list, the pure
 not run tools or talk to models.
 """
 
-from coterie.tools.permissions.gate import Asker, PermissionGate
+from coterie.tools.permissions.gate import Answer, Asker, PermissionGate
 from coterie.tools.permissions.harddeny import hard_deny_reason
 from coterie.tools.permissions.policy import Behavior, Decision, PermissionPolicy
 from coterie.tools.permissions.rules import EDIT_TOOLS, READ_TOOLS, Rule, RuleError, parse_rule
@@ -30,6 +30,7 @@ __all__ = [
     "MODES",
     "READ_TOOLS",
     "USER_SETTINGS",
+    "Answer",
     "Asker",
     "Behavior",
     "Decision",

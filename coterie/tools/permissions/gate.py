@@ -5,6 +5,11 @@ the interactive human prompt, or the Auto Mode classifier in ``auto``. With
 no asker (headless ``-p``) nobody can answer, so "ask" becomes a denial that
 tells the model why. An asker that fails is a "no" (fail-closed); a
 cancellation passes through.
+
+An asker answers ``True``/``False`` (a person at a prompt) or an
+:class:`Answer`, which also carries the text the model gets back and the rule
+to record: the Auto Mode asker says which rule blocked an action, and that
+text must reach the model as the tool result.
 """
 
 from __future__ import annotations
@@ -18,14 +23,28 @@ from coterie.tools.permissions.policy import Decision, PermissionPolicy
 if TYPE_CHECKING:
     from coterie.tools._base import Tool, ToolContext
 
-__all__ = ["Asker", "PermissionGate"]
+__all__ = ["Answer", "Asker", "PermissionGate"]
+
+
+@attrs.frozen
+class Answer:
+    """An asker's richer answer: whether the call may run and, optionally, why.
+
+    ``reason`` (written for the model) replaces the gate's stock text; for a
+    denial it becomes the tool result, e.g. "Blocked by Auto Mode (stage 2):
+    ...". ``rule`` names what decided (``auto-mode``), for the event log.
+    """
+
+    approved: bool
+    reason: str | None = None
+    rule: str | None = None
 
 
 class Asker(Protocol):
     """Answers "may this call run?" for calls the policy could not decide alone."""
 
-    async def ask(self, tool_name: str, input: dict[str, Any], reason: str) -> bool:
-        """``True`` to allow the call, ``False`` to deny it."""
+    async def ask(self, tool_name: str, input: dict[str, Any], reason: str) -> bool | Answer:
+        """``True`` (or an approving :class:`Answer`) to allow the call, else a denial."""
         ...
 
 
@@ -56,7 +75,7 @@ class PermissionGate:
             self._record(ctx, tool.name, decision)
             return decision
         try:
-            approved = await self.asker.ask(tool.name, input, decision.reason)
+            answer = _as_answer(await self.asker.ask(tool.name, input, decision.reason))
         except Exception as exc:
             # Fail closed: an asker that breaks has not said yes.
             decision = Decision(
@@ -66,14 +85,16 @@ class PermissionGate:
                 decision.rule,
             )
         else:
-            if approved:
-                decision = Decision("allow", "Approved when asked.", decision.rule)
+            rule = answer.rule or decision.rule
+            if answer.approved:
+                decision = Decision("allow", answer.reason or "Approved when asked.", rule)
             else:
                 decision = Decision(
                     "deny",
-                    "The user declined this call when asked. Do not retry it as it is;"
+                    answer.reason
+                    or "The user declined this call when asked. Do not retry it as it is;"
                     " adjust your approach or ask what they would prefer.",
-                    decision.rule,
+                    rule,
                 )
         self._record(ctx, tool.name, decision, asked=True)
         return decision
@@ -88,3 +109,11 @@ class PermissionGate:
                 rule=decision.rule,
                 asked=asked,
             )
+
+
+def _as_answer(answer: object) -> Answer:
+    """An asker's reply as an :class:`Answer`; anything but ``True`` or an
+    approving Answer is a denial (fail-closed)."""
+    if isinstance(answer, Answer):
+        return answer
+    return Answer(approved=answer is True)

@@ -23,6 +23,14 @@ in order and the first that decides wins:
 Whatever would ask in ``dontAsk`` is denied. Deny rules and the hard deny
 list see every simple command of a compound command, in every spelling
 :func:`command_views` produces, so no part can hide behind another.
+
+In ``auto`` the allow rules that grant arbitrary execution (``Bash``,
+``Bash(*)``, ``Bash(python:*)``, ...; see
+:func:`coterie.autonomy.grants_arbitrary_execution`) are set aside: an allow
+rule is decided before the classifier is asked, so such a rule would let any
+code run unreviewed. They stay in :attr:`PermissionPolicy.allow` and apply
+again in any other mode; :attr:`PermissionPolicy.dropped_allow` lists them
+(for the CLI to print when Auto Mode starts).
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 import attrs
 
+from coterie.autonomy import grants_arbitrary_execution
 from coterie.tools.permissions.harddeny import hard_deny_reason
 from coterie.tools.permissions.rules import EDIT_TOOLS, READ_TOOLS, Rule, parse_rule
 from coterie.tools.permissions.settings import MODES, Mode, PermissionSettings
@@ -83,13 +92,30 @@ class PermissionPolicy:
     ask: tuple[Rule, ...] = attrs.field(default=(), converter=_rules)
     deny: tuple[Rule, ...] = attrs.field(default=(), converter=_rules)
 
+    @property
+    def dropped_allow(self) -> tuple[Rule, ...]:
+        """The allow rules this policy sets aside: in ``auto``, those granting
+        arbitrary execution (``Bash(*)``, interpreters); in other modes none."""
+        if self.mode != "auto":
+            return ()
+        return tuple(r for r in self.allow if _grants_execution(r.text))
+
+    @property
+    def effective_allow(self) -> tuple[Rule, ...]:
+        """The allow rules :meth:`check` applies in the current mode."""
+        if self.mode != "auto":
+            return self.allow
+        return tuple(r for r in self.allow if not _grants_execution(r.text))
+
     @classmethod
     def from_settings(
         cls, settings: PermissionSettings, *, mode: Mode | str | None = None
     ) -> PermissionPolicy:
         """A policy from loaded settings; *mode* (``--permission-mode``) beats defaultMode.
 
-        An unknown *mode* is a ``ValueError`` (a usage error for the CLI).
+        An unknown *mode* is a ``ValueError`` (a usage error for the CLI). In
+        ``auto`` the allow rules granting arbitrary execution are set aside
+        (:attr:`dropped_allow`).
         """
         return cls(
             mode=cast("Mode", mode or settings.default_mode or "default"),
@@ -108,7 +134,8 @@ class PermissionPolicy:
         mode: Mode = "default",
         source: str | None = None,
     ) -> PermissionPolicy:
-        """A policy from rule strings (``--allowedTools``-style, or tests)."""
+        """A policy from rule strings (``--allowedTools``-style, or tests); in ``auto``
+        the rules granting arbitrary execution are set aside (:attr:`dropped_allow`)."""
         return cls(
             mode=mode,
             allow=[parse_rule(r, source=source) for r in allow],
@@ -175,7 +202,9 @@ class PermissionPolicy:
             )
 
         # 5. allow rules
-        rule = self._match(self.allow, name, input, command, paths, workspace, strict=True)
+        rule = self._match(
+            self.effective_allow, name, input, command, paths, workspace, strict=True
+        )
         if rule is not None:
             return Decision("allow", f"Allowed by the rule {rule.describe()}.", rule.text)
 
@@ -256,6 +285,12 @@ class PermissionPolicy:
         if "url" in input:
             return next((r for r in relevant if r.matches_url(str(input["url"]))), None)
         return None
+
+
+@functools.lru_cache(maxsize=1024)
+def _grants_execution(rule_text: str) -> bool:
+    # Checked on every call in auto mode; a session has few distinct allow rules.
+    return grants_arbitrary_execution(rule_text)
 
 
 def _match_command(rules: list[Rule], command: str, strict: bool) -> Rule | None:

@@ -8,6 +8,14 @@ while a single value (``permissions.defaultMode``) comes from the
 highest-precedence file that sets it. Keys coterie does not use are ignored;
 a file that is not valid JSON, or a permissions entry of the wrong shape or
 with a malformed rule, is a :class:`SettingsError` naming the file.
+
+Auto Mode's classifier rules (``autoMode``: ``environment``, ``allow``,
+``soft_deny``, ``hard_deny``, with ``"$defaults"`` splicing the built-ins in;
+see :mod:`coterie.autonomy.rules`) are read from the user's file and the
+local file only, never from the project's checked-in ``.claude/settings.json``:
+as in Claude Code, a cloned repository must not be able to loosen the
+classifier. Per section, the most local file that sets it wins; a section no
+trusted file sets keeps the built-ins.
 """
 
 from __future__ import annotations
@@ -19,6 +27,13 @@ from typing import Any, Final, Literal, get_args
 
 import attrs
 
+from coterie.autonomy import (
+    SECTIONS,
+    AutoModeRule,
+    AutoModeRules,
+    AutoModeRulesError,
+    load_auto_mode_rules,
+)
 from coterie.errors import CoterieError
 from coterie.tools.permissions.rules import Rule, RuleError, parse_rule
 
@@ -63,6 +78,21 @@ class PermissionSettings:
     default_mode: Mode | None = None
     additional_directories: tuple[Path, ...] = ()
     files: tuple[Path, ...] = ()
+    #: The ``autoMode`` sections the trusted files set, resolved (``$defaults``
+    #: spliced in), in :data:`~coterie.autonomy.SECTIONS` order.
+    auto_mode_sections: tuple[tuple[str, tuple[AutoModeRule, ...]], ...] = ()
+    #: Trusted files (user, local) whose ``autoMode`` was applied.
+    auto_mode_files: tuple[Path, ...] = ()
+    #: Project files whose ``autoMode`` was ignored (the CLI may say so).
+    auto_mode_ignored: tuple[Path, ...] = ()
+
+    @property
+    def auto_mode_rules(self) -> AutoModeRules:
+        """The Auto Mode classifier's rules: the built-ins, with the sections set here."""
+        rules = load_auto_mode_rules()
+        if not self.auto_mode_sections:
+            return rules
+        return attrs.evolve(rules, **dict(self.auto_mode_sections))
 
 
 def _project_root(path: Path) -> Path:
@@ -71,8 +101,12 @@ def _project_root(path: Path) -> Path:
     return parent.parent if parent.name == ".claude" else parent
 
 
-def load_settings_file(path: Path) -> PermissionSettings:
-    """The permission settings of one file (which must exist)."""
+def load_settings_file(path: Path, *, auto_mode: bool = True) -> PermissionSettings:
+    """The permission settings of one file (which must exist).
+
+    With ``auto_mode=False`` (the project's checked-in file) an ``autoMode``
+    object is not applied, only recorded in ``auto_mode_ignored``.
+    """
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
@@ -105,6 +139,9 @@ def load_settings_file(path: Path) -> PermissionSettings:
         Path(os.path.realpath(root / os.path.expanduser(d)))
         for d in _string_list(permissions, "additionalDirectories", path)
     )
+    sections: tuple[tuple[str, tuple[AutoModeRule, ...]], ...] = ()
+    if "autoMode" in raw and auto_mode:
+        sections = _auto_mode_sections(raw["autoMode"], path)
     return PermissionSettings(
         allow=lists["allow"],
         ask=lists["ask"],
@@ -112,7 +149,22 @@ def load_settings_file(path: Path) -> PermissionSettings:
         default_mode=mode,
         additional_directories=dirs,
         files=(path,),
+        auto_mode_sections=sections,
+        auto_mode_files=(path,) if "autoMode" in raw and auto_mode else (),
+        auto_mode_ignored=(path,) if "autoMode" in raw and not auto_mode else (),
     )
+
+
+def _auto_mode_sections(
+    value: object, path: Path
+) -> tuple[tuple[str, tuple[AutoModeRule, ...]], ...]:
+    """The sections one file's ``autoMode`` sets, resolved; a bad shape is a SettingsError."""
+    try:
+        rules = load_auto_mode_rules(value, source=str(path))
+    except AutoModeRulesError as exc:
+        raise SettingsError(str(exc)) from None
+    assert isinstance(value, dict)  # load_auto_mode_rules refused anything else
+    return tuple((name, rules.section(name)) for name in SECTIONS if name in value)
 
 
 def _string_list(permissions: dict[str, Any], key: str, path: Path) -> list[str]:
@@ -125,9 +177,11 @@ def _string_list(permissions: dict[str, Any], key: str, path: Path) -> list[str]
 def merge_settings(*layers: PermissionSettings) -> PermissionSettings:
     """Merge layers given lowest precedence first: lists add up, a later mode wins."""
     mode: Mode | None = None
+    sections: dict[str, tuple[AutoModeRule, ...]] = {}
     for layer in layers:
         if layer.default_mode is not None:
             mode = layer.default_mode
+        sections.update(layer.auto_mode_sections)
     return PermissionSettings(
         allow=tuple(r for layer in layers for r in layer.allow),
         ask=tuple(r for layer in layers for r in layer.ask),
@@ -137,6 +191,9 @@ def merge_settings(*layers: PermissionSettings) -> PermissionSettings:
             dict.fromkeys(d for layer in layers for d in layer.additional_directories)
         ),
         files=tuple(f for layer in layers for f in layer.files),
+        auto_mode_sections=tuple((name, sections[name]) for name in SECTIONS if name in sections),
+        auto_mode_files=tuple(f for layer in layers for f in layer.auto_mode_files),
+        auto_mode_ignored=tuple(f for layer in layers for f in layer.auto_mode_ignored),
     )
 
 
@@ -166,7 +223,23 @@ def load_settings(
 
     *user_settings* is the user file (default ``~/.claude/settings.json``;
     ``None`` skips it, as tests and ``--setting-sources``-style callers may).
+    ``autoMode`` is taken from the user and local files, never the project's.
     """
+    shared = _project_file(workspace, user_settings)
     return merge_settings(
-        *(load_settings_file(p) for p in settings_files(workspace, user_settings))
+        *(
+            load_settings_file(p, auto_mode=os.path.realpath(p) != shared)
+            for p in settings_files(workspace, user_settings)
+        )
     )
+
+
+def _project_file(workspace: Path, user_settings: Path | _UserDefault | None) -> str | None:
+    """The real path of the project's checked-in settings file, unless it is also the
+    user's own (a workspace that is the home directory): ``autoMode`` is not read there."""
+    shared = os.path.realpath(workspace / ".claude" / "settings.json")
+    if isinstance(user_settings, _UserDefault):
+        user_settings = Path(os.path.expanduser("~")) / ".claude" / "settings.json"
+    if user_settings is not None and os.path.realpath(user_settings) == shared:
+        return None
+    return shared
