@@ -28,6 +28,7 @@ import trio
 
 from coterie.actors import ActorContext, actor_spec
 from coterie.actors.lead import COMPACT, PROMPT, Lead
+from coterie.actors.subagent import Subagents
 from coterie.agent import AgentFactory, RunResult
 from coterie.config import AgentConfig, PreparedRun, new_run, old_run
 from coterie.events import EventLog
@@ -35,12 +36,13 @@ from coterie.mailbox import PostOffice
 from coterie.messages import Message
 from coterie.models import Usage
 from coterie.runs import COMPLETED, FAILED, RUNNING, hold_run, read_state, write_state
-from coterie.supervisors import Strategy, Supervisor
-from coterie.tools import default_registry
+from coterie.supervisors import ChildSpec, Strategy, Supervisor
+from coterie.tools import TaskTool, default_registry
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable
 
+    from coterie.agent import AgentLoop
     from coterie.context import CompactionReport
     from coterie.models import Model
     from coterie.tools import Asker, PermissionMode
@@ -187,9 +189,14 @@ async def open_agent(
             user_settings=user_settings,
         )
 
-    def lead(factory: AgentFactory, post: PostOffice) -> list[Any]:
+    def lead(factory: AgentFactory, post: PostOffice, tree: Tree) -> list[ChildSpec]:
+        def setup(ctx: ActorContext, loop: AgentLoop) -> None:
+            loop.tools.subagents = Subagents(ctx, loop, factory, tree.start_child)
+
         def make() -> Lead:
-            return Lead(lambda: factory.loop("lead", "lead", default_registry()))
+            registry = default_registry()
+            registry.register(TaskTool())
+            return Lead(lambda: factory.loop("lead", "lead", registry), setup)
 
         return [actor_spec("lead", make, post, events=factory.events)]
 
@@ -197,29 +204,57 @@ async def open_agent(
         yield session
 
 
+@attrs.define
+class Tree:
+    """The supervisors of a running session (set once they exist)."""
+
+    team: Supervisor | None = None
+
+    async def start_child(self, spec: ChildSpec) -> None:
+        """Start a dynamic child (a subagent) under the ``team`` supervisor."""
+        assert self.team is not None, "the tree is not running"
+        await self.team.start_child(spec)
+
+
 @contextlib.asynccontextmanager
 async def running_session(
     prepared: PreparedRun,
     asker: Asker | None,
-    team_children: Callable[[AgentFactory, PostOffice], list[Any]],
+    team_children: Callable[[AgentFactory, PostOffice, Tree], list[ChildSpec]],
+    *,
+    services: Callable[[AgentFactory, PostOffice], list[ChildSpec]] | None = None,
+    factory: AgentFactory | None = None,
 ) -> AsyncIterator[AgentSession]:
     """Hold the run, open its mailboxes and event log, start the supervision tree
-    (``root`` → ``team`` with *team_children*), yield the session, stop it all."""
+    (``root`` → ``services`` with *services*, ``team`` with *team_children*),
+    yield the session, stop it all. The caller must hold the run already if it
+    passes its own *factory* (whose event log this then closes)."""
     run_dir = prepared.run_dir
-    with hold_run(run_dir):
-        events = EventLog(run_dir / "events.jsonl")
+    with contextlib.ExitStack() as stack:
+        if factory is None:
+            stack.enter_context(hold_run(run_dir))
+            factory = _factory(prepared, asker, EventLog(run_dir / "events.jsonl"))
+        events = factory.events
+        assert events is not None
         post = PostOffice(run_dir / "mailboxes", events=events)
-        factory = _factory(prepared, asker, events)
         try:
-            team = Supervisor(
+            tree = Tree()
+            tree.team = team = Supervisor(
                 "team",
-                team_children(factory, post),
+                team_children(factory, post, tree),
                 strategy=Strategy.ONE_FOR_ONE,
                 events=events,
             )
-            root = Supervisor(
-                "root", [team.as_child()], strategy=Strategy.ONE_FOR_ONE, events=events
-            )
+            children = [team.as_child()]
+            if services is not None:
+                service = Supervisor(
+                    "services",
+                    services(factory, post),
+                    strategy=Strategy.ONE_FOR_ONE,
+                    events=events,
+                )
+                children.insert(0, service.as_child())
+            root = Supervisor("root", children, strategy=Strategy.ONE_FOR_ONE, events=events)
             user = ActorContext(name="user", mailbox=post.open("user"), post=post, events=events)
             async with trio.open_nursery() as nursery:
                 await nursery.start(root.run)

@@ -34,8 +34,18 @@ class Lead(Actor):
     run twice.
     """
 
-    def __init__(self, make_loop: Callable[[], AgentLoop]) -> None:
+    def __init__(
+        self,
+        make_loop: Callable[[], AgentLoop],
+        setup: Callable[[ActorContext, AgentLoop], None] | None = None,
+    ) -> None:
         self.loop = make_loop()
+        self._setup = setup
+
+    async def on_start(self, ctx: ActorContext) -> None:
+        """Give the loop what needs the running actor (its team tools, subagents)."""
+        if self._setup is not None:
+            self._setup(ctx, self.loop)
 
     async def run(self, ctx: ActorContext) -> None:
         try:

@@ -23,6 +23,7 @@ from coterie.supervisors._decisions import (
     SupervisionProtocolError,
 )
 from coterie.supervisors._driver import Supervisor
+from coterie.supervisors._isolate import isolated
 from coterie.supervisors._spec import AutoShutdown, Backoff, ChildSpec, Restart, Strategy
 from coterie.supervisors._state import SupervisorMachine
 
@@ -45,4 +46,5 @@ __all__ = [
     "Supervisor",
     "SupervisorGaveUp",
     "SupervisorMachine",
+    "isolated",
 ]
