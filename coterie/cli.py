@@ -36,6 +36,39 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("prompt", help="what to do")
     _add_workdir(run)
     add_agent_options(run)
+    team = sub.add_parser(
+        "team",
+        help="run a team: a lead and teammates working in parallel on a goal",
+        description=(
+            "Run a team on GOAL: the lead plans it into tasks on a durable task board and "
+            "assigns them; teammates work in parallel, each under its own supervisor (a "
+            "teammate that crashes is restarted from its transcript; one that keeps crashing "
+            "is stopped and its task goes back to the board). When every task is done the "
+            "lead shuts the team down and the run ends with a summary. Exit codes: 0 done, "
+            "1 a task failed, 2 usage error, 130 interrupted (resumable)."
+        ),
+    )
+    team.add_argument("goal", help="what the team should achieve")
+    team.add_argument(
+        "--teammates",
+        type=_count,
+        metavar="N",
+        help="how many teammates (default 2), named alice, bob, carol, ...",
+    )
+    team.add_argument(
+        "--teammate",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a teammate's name (repeatable; replaces the default names)",
+    )
+    team.add_argument(
+        "--plan-approval",
+        action="store_true",
+        help="teammates plan read-only until the lead approves their plan (ApprovePlan)",
+    )
+    _add_workdir(team)
+    add_agent_options(team)
     resume = sub.add_parser(
         "resume",
         help="continue a run after Ctrl-C, a crash or kill -9",
@@ -107,6 +140,13 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _count(text: str) -> int:
+    value = int(text)
+    if not 1 <= value <= 1000:
+        raise argparse.ArgumentTypeError("must be between 1 and 1000")
+    return value
+
+
 def _add_workdir(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--workdir",
@@ -137,6 +177,12 @@ def main(argv: list[str] | None = None) -> int:
             from coterie.commands.run import run_prompt
 
             return trio.run(run_prompt, args, console, Console(stderr=True, highlight=False))
+        if args.command == "team":
+            import trio
+
+            from coterie.commands.run import run_team
+
+            return trio.run(run_team, args, console, Console(stderr=True, highlight=False))
         if args.command == "resume":
             import trio
 

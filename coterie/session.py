@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable
 
     from coterie.agent import AgentLoop
+    from coterie.board import AsyncBoard
     from coterie.context import CompactionReport
     from coterie.models import Model
     from coterie.tools import Asker, PermissionMode
@@ -61,6 +62,8 @@ class AgentSession:
     _user: ActorContext
     #: The team supervisor: subagents and other dynamic actors start under it.
     team: Supervisor | None = None
+    #: The task board of a team run.
+    board: AsyncBoard | None = None
 
     async def query(self, prompt: str) -> RunResult:
         """Send *prompt* to the Lead and wait for the result of its run."""

@@ -1,10 +1,12 @@
-"""``coterie run PROMPT`` and ``coterie resume RUN_ID``: one agent (a team of one)."""
+"""``coterie run PROMPT``, ``coterie team GOAL`` and ``coterie resume RUN_ID``."""
 
 from __future__ import annotations
 
 import sys
 import time
 from typing import TYPE_CHECKING, Any
+
+import trio
 
 from coterie.errors import CoterieError, SupervisorGaveUp
 from coterie.models import ModelError, Usage
@@ -25,10 +27,33 @@ if TYPE_CHECKING:
 USAGE_ERRORS = (ModelError, SettingsError, RuleError, CoterieError, ValueError)
 
 
-def _view(args: argparse.Namespace, console: Console) -> View:
-    if not args.print:
-        return ConsoleView(console)
-    return {"text": TextView, "json": JsonView, "stream-json": StreamJsonView}[args.output_format]()
+def _view(
+    args: argparse.Namespace, console: Console, *, team: bool = False, board: Any = None
+) -> View:
+    """The output of a run: a headless format with ``-p``, else the team's live view
+    (the supervision tree and the board, read with *board*) or the agent's console."""
+    if args.print:
+        formats = {"text": TextView, "json": JsonView, "stream-json": StreamJsonView}
+        return formats[args.output_format]()
+    if team:
+        from coterie.ui.live import TeamView
+
+        return TeamView(console, board)
+    return ConsoleView(console)
+
+
+def agent_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The options of ``run`` and ``team`` that go to the session, from the command line."""
+    return {
+        "model": args.model,
+        "scenario": args.scenario,
+        "permission_mode": args.permission_mode,
+        "add_dirs": args.add_dir,
+        "max_turns": args.max_turns,
+        "max_budget_usd": args.max_budget_usd,
+        "context_window": args.context_window,
+        "compact_at": args.compact_at,
+    }
 
 
 async def run_prompt(args: argparse.Namespace, console: Console, err: Console) -> int:
@@ -37,20 +62,30 @@ async def run_prompt(args: argparse.Namespace, console: Console, err: Console) -
 
     def agent() -> AbstractAsyncContextManager[AgentSession]:
         return open_agent(
-            args.workdir,
-            model=args.model,
-            scenario=args.scenario,
-            permission_mode=args.permission_mode,
-            add_dirs=args.add_dir,
-            max_turns=args.max_turns,
-            max_budget_usd=args.max_budget_usd,
-            context_window=args.context_window,
-            compact_at=args.compact_at,
-            asker=asker,
-            record={"prompt": args.prompt},
+            args.workdir, asker=asker, record={"prompt": args.prompt}, **agent_options(args)
         )
 
-    return await _drive(args, console, err, agent, lambda s: s.query(args.prompt))
+    return await drive(args, console, err, agent, lambda s: _ask(s, args.prompt))
+
+
+async def run_team(args: argparse.Namespace, console: Console, err: Console) -> int:
+    """``coterie team``: a lead and teammates on ``args.goal``; returns the exit code."""
+    from coterie.team import open_team
+
+    asker = _asker(args, console)
+
+    def team() -> AbstractAsyncContextManager[AgentSession]:
+        return open_team(
+            args.workdir,
+            teammates=args.teammates,
+            names=args.teammate,
+            plan_approval=args.plan_approval,
+            asker=asker,
+            record={"prompt": args.goal},
+            **agent_options(args),
+        )
+
+    return await drive(args, console, err, team, lambda s: _ask(s, args.goal), team=True)
 
 
 async def resume_run(args: argparse.Namespace, console: Console, err: Console) -> int:
@@ -61,28 +96,59 @@ async def resume_run(args: argparse.Namespace, console: Console, err: Console) -
     except (CoterieError, ValueError) as exc:
         err.print(f"[red]error:[/] {exc}")
         return 2
-    if config.get("command", "run") != "run":
-        err.print(f"[red]error:[/] run {run_dir.name} is a {config.get('command')!r} run")
+    command = config.get("command", "run")
+    if command not in ("run", "team"):
+        err.print(f"[red]error:[/] run {run_dir.name} is a {command!r} run; it cannot be resumed")
         return 2
     state = read_state(run_dir)
     if args.prompt is None and state.get("state") in ("completed", "failed"):
-        view = _view(args, console)
+        view = _view(args, console, team=command == "team")
+        view.start({"run_id": run_dir.name})
         view.finish({**state["result"], "run_id": run_dir.name})
         err.print(f"[dim]run {run_dir.name} had already finished; nothing to resume[/]")
         return 1 if state["result"]["is_error"] else 0
 
-    async def go_on(session: AgentSession) -> Any:
+    async def go_on(session: AgentSession) -> dict[str, Any]:
         pending = await session.resume()  # the interrupted request comes first
         if args.prompt is not None:
-            return await session.query(args.prompt)
+            return await _ask(session, args.prompt)
         if pending is None:  # killed before the first request was recorded
-            return await session.query(str(config.get("prompt", "")))
-        return pending
+            return await _ask(session, str(config.get("prompt", "")))
+        return (
+            _report(session, pending.to_dict())
+            if session.board is None
+            else await _summary(session, pending.to_dict())
+        )
+
+    asker = _asker(args, console)
 
     def agent() -> AbstractAsyncContextManager[AgentSession]:
-        return open_agent(args.workdir, asker=_asker(args, console), resume=run_dir.name)
+        if command == "team":
+            from coterie.team import open_team
 
-    return await _drive(args, console, err, agent, go_on)
+            return open_team(args.workdir, asker=asker, resume=run_dir.name)
+        return open_agent(args.workdir, asker=asker, resume=run_dir.name)
+
+    return await drive(args, console, err, agent, go_on, team=command == "team")
+
+
+async def _ask(session: AgentSession, prompt: str) -> dict[str, Any]:
+    result = (await session.query(prompt)).to_dict()
+    if session.board is None:
+        return _report(session, result)
+    return await _summary(session, result)
+
+
+def _report(session: AgentSession, result: dict[str, Any]) -> dict[str, Any]:
+    return {**result, "run_id": session.run_id}
+
+
+async def _summary(session: AgentSession, result: dict[str, Any]) -> dict[str, Any]:
+    from coterie.team import team_summary
+
+    assert session.board is not None
+    tasks = await session.board.list()
+    return {**team_summary(session.run_dir, result, list(tasks)), "run_id": session.run_id}
 
 
 def _asker(args: argparse.Namespace, console: Console) -> TerminalAsker | None:
@@ -90,30 +156,43 @@ def _asker(args: argparse.Namespace, console: Console) -> TerminalAsker | None:
     return TerminalAsker(console) if interactive else None
 
 
-async def _drive(
+async def drive(
     args: argparse.Namespace,
     console: Console,
     err: Console,
     agent: Callable[[], AbstractAsyncContextManager[AgentSession]],
-    work: Callable[[AgentSession], Awaitable[Any]],
+    work: Callable[[AgentSession], Awaitable[dict[str, Any]]],
+    *,
+    team: bool = False,
 ) -> int:
-    view = _view(args, console)
+    """Open the session, show its events in the chosen view, do *work*; the exit code."""
+    view: View | None = None
     started = time.monotonic()
     run_id = ""
     result: dict[str, Any] | None = None
     try:
         async with agent() as session:
             run_id = session.run_id
+            config = session.config
+            board = session.board.list if session.board is not None else None
+            view = _view(args, console, team=team, board=board)
             view.start(
                 {
                     "run_id": run_id,
-                    "cwd": str(session.config.workdir),
-                    "model": "scripted" if session.config.scenario else session.config.model,
-                    "permission_mode": session.config.permission_mode,
+                    "cwd": str(config.workdir),
+                    "model": "scripted" if config.scenario else config.model,
+                    "permission_mode": config.permission_mode,
+                    "teammates": list(config.teammates),
+                    "goal": getattr(args, "goal", None),
                 }
             )
             with session.events.listen(view.event):
-                result = (await work(session)).to_dict()
+                async with trio.open_nursery() as nursery:
+                    refresh = getattr(view, "run", None)
+                    if refresh is not None:
+                        nursery.start_soon(refresh)  # the live view's redraws
+                    result = await work(session)
+                    nursery.cancel_scope.cancel()
     except* SupervisorGaveUp as group:
         # The Lead kept crashing past its supervisor's restart intensity.
         reason = str(group.exceptions[0])
@@ -126,10 +205,19 @@ async def _drive(
             "usage": Usage().to_dict(),
             "total_cost_usd": 0.0,
             "duration_ms": int((time.monotonic() - started) * 1000),
+            "run_id": run_id,
         }
     except* USAGE_ERRORS as group:
         err.print(f"[red]error:[/] {group.exceptions[0]}")
+    finally:
+        stop = getattr(view, "stop", None)
+        if result is None and stop is not None:
+            stop()  # a live display must give the terminal back
     if result is None:
         return 2
-    view.finish({**result, "run_id": run_id})
+    if view is None:
+        view = _view(args, console, team=team)
+    if team and "tasks" in result:
+        result["duration_ms"] = int((time.monotonic() - started) * 1000)
+    view.finish(result)
     return 1 if result["is_error"] else 0

@@ -413,6 +413,9 @@ def _traceback(error: BaseException) -> str:
 
 
 def _reason(error: BaseException) -> str:
+    # A crash inside a child's own nursery arrives wrapped in a group: name the cause.
+    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]
     message = str(error)
     return f"{type(error).__name__}: {message}" if message else type(error).__name__
 

@@ -172,6 +172,9 @@ def render_summary(summary: Mapping[str, Any]) -> RenderableType:
                 Text(str(restarts), style="yellow" if restarts else ""),
             )
         parts.append(who)
+    if summary.get("result"):
+        style = "red" if summary.get("is_error") else ""
+        parts.append(Text.assemble(("lead: ", "bold"), (str(summary["result"]), style)))
     parts.append(_closing_line(summary, tasks, actors))
     return Group(*parts)
 

@@ -1,0 +1,174 @@
+"""The lead of a team: plans with the team tools, then leads until every task is done.
+
+Theory of operation. The user's request is one ``prompt`` message, kept
+unacknowledged while the team works on it, so that a restarted lead (or a
+resumed run) gets it again. The lead's first turn plans; then it takes the
+teammates' messages one by one (results, messages, plan requests, a
+teammate stopped for good), each one turn of its model, acknowledged once
+handled. Work on any message is recorded in the lead's transcript under the
+message's id: a message delivered again after a crash continues that work
+instead of starting it over. When every task on the board is finished (or
+nothing can move any more: no teammate left, or every open task waits on a
+failed one), the lead asks each teammate to shut down, waits for their
+answers, and replies to the user.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import attrs
+import trio
+
+from coterie.actors.lead import COMPACT, PROMPT, RESULT, Lead
+from coterie.board import Task, TaskStatus
+from coterie.team import _protocol as proto
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from coterie.actors import ActorContext
+    from coterie.agent import AgentLoop, RunResult
+    from coterie.mailbox import Delivery
+    from coterie.messages import Message
+    from coterie.team._team import Team
+
+#: How long the lead waits for the teammates' shutdown answers.
+SHUTDOWN_TIMEOUT = 30.0
+
+
+def stuck(tasks: list[Task], alive: tuple[str, ...]) -> bool:
+    """Whether no open task can ever move: none in progress, none that a live
+    teammate could take (every blocker completed, unassigned or assigned to it)."""
+    status = {t.id: t.status for t in tasks}
+    for task in tasks:
+        if task.status is TaskStatus.IN_PROGRESS:
+            return False
+        ready = all(status.get(b) is TaskStatus.COMPLETED for b in task.blocked_by)
+        takeable = task.owner is None or task.owner in alive
+        if task.status is TaskStatus.PENDING and ready and takeable and alive:
+            return False
+    return True
+
+
+class TeamLead(Lead):
+    """The Lead of a team run (see the module docstring)."""
+
+    def __init__(
+        self,
+        team: Team,
+        make_loop: Callable[[], AgentLoop],
+        setup: Callable[[ActorContext, AgentLoop], None],
+    ) -> None:
+        super().__init__(make_loop, setup)
+        self.team = team
+
+    async def handle(self, ctx: ActorContext, message: Message) -> None:
+        if message.kind == COMPACT:
+            await super().handle(ctx, message)
+        elif message.kind == PROMPT:
+            result = await self._turn(ctx, message.id, str(message.body["text"]))
+            result = await self._lead(ctx, result)
+            await self._shutdown(ctx)
+            await ctx.reply(message, RESULT, result.to_dict())
+        else:
+            # A teammate's message with no request in progress (e.g. a late
+            # idle notice after the team finished): nothing to act on.
+            ctx.emit("team.message_ignored", kind=message.kind, sender=message.sender)
+
+    async def _turn(self, ctx: ActorContext, work_id: str, text: str) -> RunResult:
+        transcript = self.loop.transcript
+        ctx.emit("actor.state", state="working", task=None)
+        try:
+            if transcript is not None and work_id in transcript.prompt_ids:
+                return await self.loop.resume(work_id)
+            return await self.loop.run(text, prompt_id=work_id)
+        finally:
+            ctx.emit("actor.state", state="idle", task=None)
+
+    async def _lead(self, ctx: ActorContext, result: RunResult) -> RunResult:
+        """Take teammates' messages until the board is done; the last turn's result."""
+        board = self.team.board
+        while True:
+            delivery = self._waiting(ctx)
+            if delivery is None:
+                seq = await board.wait_for_change(-1)
+                tasks = await board.list()
+                if all(t.status.finished for t in tasks) or stuck(tasks, self.team.alive):
+                    return self._outcome(result, tasks)
+                delivery = await self._next(ctx, seq)
+                if delivery is None:
+                    continue
+            result = await self._take(ctx, delivery, result)
+
+    def _waiting(self, ctx: ActorContext) -> Delivery | None:
+        try:
+            return ctx.mailbox.receive_nowait(where=_from_team)
+        except trio.WouldBlock:
+            return None
+
+    async def _next(self, ctx: ActorContext, seq: int) -> Delivery | None:
+        """A teammate's message, or None when the board changed first."""
+        got: Delivery | None = None
+        async with trio.open_nursery() as nursery:
+
+            async def mail() -> None:
+                nonlocal got
+                got = await ctx.mailbox.receive(where=_from_team)
+                nursery.cancel_scope.cancel()
+
+            async def board() -> None:
+                await self.team.board.wait_for_change(seq, poll_interval=5.0)
+                nursery.cancel_scope.cancel()
+
+            nursery.start_soon(mail)
+            nursery.start_soon(board)
+        return got
+
+    async def _take(self, ctx: ActorContext, delivery: Delivery, result: RunResult) -> RunResult:
+        message = delivery.message
+        if message.kind == proto.TEAMMATE_STOPPED:
+            self.team.stopped.add(str(message.body.get("teammate")))
+        if message.kind in proto.LEAD_TURNS and message.id not in ctx.seen:
+            result = await self._turn(ctx, message.id, proto.render(message))
+        ctx.seen.add(message.id)
+        await ctx.mailbox.ack(delivery)
+        return result
+
+    def _outcome(self, result: RunResult, tasks: list[Task]) -> RunResult:
+        """The lead's last answer; an error if a task failed or could not be done."""
+        open_ = [t.id for t in tasks if not t.status.finished]
+        failed = [t.id for t in tasks if t.status is TaskStatus.FAILED]
+        if result.is_error or not (open_ or failed):
+            return result
+        problems = []
+        if failed:
+            problems.append(f"failed: {', '.join(failed)}")
+        if open_:
+            problems.append(f"not done (no teammate could take them): {', '.join(open_)}")
+        text = f"{result.result}\n\nThe team did not finish every task ({'; '.join(problems)})."
+        return attrs.evolve(result, result=text.strip(), is_error=True, subtype="error_tasks")
+
+    async def _shutdown(self, ctx: ActorContext) -> None:
+        """The shutdown protocol: ask each live teammate to stop, wait for the answers."""
+        asked = {}
+        for name in self.team.alive:
+            request = await proto.tell(ctx, name, proto.SHUTDOWN_REQUEST, {})
+            asked[request.id] = name
+        with trio.move_on_after(SHUTDOWN_TIMEOUT if asked else 0):
+            while asked:
+                delivery = await ctx.mailbox.receive(where=lambda m: m.correlation_id in asked)
+                asked.pop(str(delivery.message.correlation_id), None)
+                await ctx.mailbox.ack(delivery)
+        for name in asked.values():
+            ctx.emit("team.shutdown_timeout", teammate=name)
+
+
+def _from_team(message: Message) -> bool:
+    """A teammate's message for the lead's attention (not a reply to an ask)."""
+    return message.correlation_id is None and (
+        message.kind in proto.LEAD_TURNS or message.kind == proto.IDLE
+    )
+
+
+__all__ = ["SHUTDOWN_TIMEOUT", "TeamLead", "stuck"]

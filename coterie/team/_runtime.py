@@ -1,0 +1,185 @@
+"""Starting a team run: the tree of DESIGN §3 with the board, lead and teammates.
+
+::
+
+    root
+    ├── services (one_for_one): (the goal evaluator, scheduler, classifier)
+    └── team (one_for_one): lead, alice-sup → alice, bob-sup → bob, ...
+
+Each teammate runs under a supervisor of its own (:func:`isolated`): its
+crashes are counted apart from the lead's and its siblings'; when it keeps
+crashing, only it is stopped, its tasks go back to the board and the lead is
+told (a ``teammate_stopped`` message).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from coterie.actors import actor_spec
+from coterie.actors.subagent import Subagents
+from coterie.agent import AgentFactory
+from coterie.board import TaskStatus, open_board
+from coterie.config import new_run, old_run
+from coterie.events import EventLog
+from coterie.messages import Message, check_actor_name
+from coterie.runs import hold_run
+from coterie.session import AgentSession, running_session
+from coterie.supervisors import Restart, isolated
+from coterie.team import _protocol as proto
+from coterie.team._lead import TeamLead
+from coterie.team._team import Team, changed_tasks
+from coterie.team._teammate import Teammate
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    from coterie.actors import ActorContext
+    from coterie.agent import AgentLoop
+    from coterie.mailbox import PostOffice
+    from coterie.models import Model
+    from coterie.session import Tree
+    from coterie.supervisors import ChildSpec
+    from coterie.tools import Asker, PermissionMode
+
+#: A teammate is stopped for good after this many restarts within RESTART_PERIOD seconds.
+MAX_RESTARTS, RESTART_PERIOD = 3, 60.0
+
+
+def team_names(count: int | None, names: list[str] | tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The teammates: *names* if given, else *count* readable default names."""
+    chosen = tuple(names) if names else proto.default_names(count if count is not None else 2)
+    for name in chosen:
+        check_actor_name(name)
+    if len(set(chosen)) != len(chosen) or "lead" in chosen:
+        raise ValueError(f"teammate names must be distinct and not 'lead': {', '.join(chosen)}")
+    if not chosen:
+        raise ValueError("a team needs at least one teammate")
+    return chosen
+
+
+@contextlib.asynccontextmanager
+async def open_team(
+    workdir: Path | str = ".",
+    *,
+    teammates: int | None = None,
+    names: list[str] | tuple[str, ...] = (),
+    plan_approval: bool = False,
+    model: Model | str | None = None,
+    scenario: Path | str | None = None,
+    permission_mode: PermissionMode | str | None = None,
+    add_dirs: list[Path] | tuple[Path, ...] = (),
+    max_turns: int | None = None,
+    max_budget_usd: float | None = None,
+    context_window: int | None = None,
+    compact_at: float = 0.8,
+    asker: Asker | None = None,
+    user_settings: Path | None = None,
+    resume: str | None = None,
+    record: dict[str, Any] | None = None,
+) -> AsyncIterator[AgentSession]:
+    """Start a team in *workdir*; ``await session.query(goal)`` runs it to the end.
+
+    Options as :func:`coterie.open_agent`, plus the teammates (*names*, or
+    *teammates* default names; two by default) and *plan_approval* (teammates
+    plan read-only until the lead approves). With *resume* the run's recorded
+    configuration is used.
+    """
+    if resume is not None:
+        prepared = old_run(Path(workdir), resume, model)
+    else:
+        prepared = new_run(
+            Path(workdir),
+            model=model,
+            scenario=scenario,
+            permission_mode=permission_mode,
+            record={"command": "team", **(record or {})},
+            add_dirs=tuple(Path(d) for d in add_dirs),
+            max_turns=max_turns,
+            max_budget_usd=max_budget_usd,
+            context_window=context_window,
+            compact_at=compact_at,
+            headless=asker is None,
+            user_settings=user_settings,
+            teammates=team_names(teammates, names),
+            plan_approval=plan_approval,
+        )
+    config, run_dir = prepared.config, prepared.run_dir
+    with hold_run(run_dir):
+        events = EventLog(run_dir / "events.jsonl")
+        factory = AgentFactory(config, run_dir, prepared.model, prepared.policy, asker, events)
+        async with open_board(run_dir / "board") as board:
+
+            def changed(result: object) -> None:
+                for task in changed_tasks(result):
+                    events.emit("board.changed", task=task)
+
+            board.on_change = changed
+            team = Team(factory, board, "lead", config.teammates, config.plan_approval)
+
+            def children(_: AgentFactory, post: PostOffice, tree: Tree) -> list[ChildSpec]:
+                return _team_children(team, post, tree)
+
+            async with running_session(prepared, asker, children, factory=factory) as session:
+                session.board = board
+                yield session
+
+
+def _team_children(team: Team, post: PostOffice, tree: Tree) -> list[ChildSpec]:
+    factory = team.factory
+    events = factory.events
+
+    def setup(ctx: ActorContext, loop: AgentLoop) -> None:
+        loop.tools.team = team.context(ctx)
+        loop.tools.subagents = Subagents(ctx, loop, factory, tree.start_child)
+
+    def lead() -> TeamLead:
+        registry = team.registry(lead=True)
+        make = lambda: factory.loop("lead", "lead", registry, role_prompt=team.lead_prompt())  # noqa: E731
+        return TeamLead(team, make, setup)
+
+    specs = [actor_spec("lead", lead, post, events=events)]
+    for name in team.teammates:
+        specs.append(_teammate_spec(team, name, post, setup))
+    return specs
+
+
+def _teammate_spec(team: Team, name: str, post: PostOffice, setup: Any) -> ChildSpec:
+    factory = team.factory
+
+    def make() -> Teammate:
+        registry = team.registry(lead=False)
+        role_prompt = team.teammate_prompt(name)
+        return Teammate(
+            team, lambda: factory.loop(name, "teammate", registry, role_prompt=role_prompt), setup
+        )
+
+    async def gave_up(reason: str) -> None:
+        handed_back = []
+        for task in await team.board.list():
+            if task.owner != name or task.status.finished:
+                continue
+            if task.status is TaskStatus.IN_PROGRESS:
+                await team.board.release(task.id, name)
+            else:
+                await team.board.update(task.id, owner=None)
+            handed_back.append(task.id)
+        team.stopped.add(name)
+        body = {"teammate": name, "reason": reason, "tasks": handed_back}
+        await post.send(Message.new(name, team.lead, proto.TEAMMATE_STOPPED, body))
+        if factory.events is not None:
+            factory.events.emit(
+                "team.message", actor=name, sender=name, recipient=team.lead,
+                kind=proto.TEAMMATE_STOPPED, text=f"stopped: {reason}",
+            )  # fmt: skip
+
+    spec = actor_spec(name, make, post, events=factory.events, restart=Restart.TRANSIENT)
+    return isolated(
+        spec,
+        max_restarts=MAX_RESTARTS,
+        period=RESTART_PERIOD,
+        events=factory.events,
+        on_give_up=gave_up,
+    )

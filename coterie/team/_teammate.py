@@ -1,0 +1,228 @@
+"""A teammate: the WORK → IDLE cycle of DESIGN §6 around its own agent loop.
+
+Theory of operation. In IDLE a teammate first reads its mailbox (a shutdown
+request first, then other members' messages, each one turn of its model),
+then takes a task: the one it holds already (after a restart), else one the
+board gives it by claim (its own assignments first, then ready unassigned
+tasks). With nothing to do it waits, without polling, for a message or a
+change of the board. In WORK it runs its loop on the task with its lease
+renewed in the background; its final text is the task's result, reported to
+the lead (a ``result`` message with an id fixed by task and teammate, so a
+re-send after a crash is recognised) *before* the task is completed on the
+board, so that a lead that sees every task completed has every result in
+its mailbox; then an ``idle`` notification.
+
+A claimed task is made the teammate's assignment at once: if the teammate
+crashes, or the whole run is killed, the task waits for it (its transcript
+holds the work done so far) instead of going to someone who would redo that
+work. If its supervisor gives up on it, the runtime hands its tasks back.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import attrs
+import trio
+
+from coterie.actors import Actor
+from coterie.board import BoardError, TaskStatus
+from coterie.team import _protocol as proto
+from coterie.team._team import LEASE_SECONDS
+from coterie.tools import PermissionGate
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from coterie.actors import ActorContext
+    from coterie.agent import AgentLoop, RunResult
+    from coterie.board import Task
+    from coterie.mailbox import Delivery
+    from coterie.team._team import Team
+
+PLAN_NOTE = (
+    "You are in plan mode: investigate with read-only tools and answer with your plan for"
+    " this task. The lead must approve the plan before you change anything."
+)
+
+
+def task_prompt(task: Task) -> str:
+    """What a teammate is asked to do for *task*."""
+    return f"Your task {task.id}: {task.subject}\n\n{task.description}".rstrip()
+
+
+class Teammate(Actor):
+    """One member of the team doing tasks from the board."""
+
+    def __init__(
+        self,
+        team: Team,
+        make_loop: Callable[[], AgentLoop],
+        setup: Callable[[ActorContext, AgentLoop], None],
+    ) -> None:
+        self.team = team
+        self.loop = make_loop()
+        self._setup = setup
+        self._seq = 0
+
+    async def run(self, ctx: ActorContext) -> None:
+        ctx.mailbox.requeue_in_flight()
+        self._setup(ctx, self.loop)  # the team tools and subagents
+        try:
+            while True:
+                self._seq = await self.team.board.wait_for_change(-1)
+                if await self._read_mail(ctx):
+                    return
+                task = await self._next_task(ctx)
+                if task is not None:
+                    await self._work(ctx, task)
+                    continue
+                ctx.emit("actor.state", state="idle", task=None)
+                delivery = await self._wait(ctx)
+                if delivery is not None and await self._handle(ctx, delivery):
+                    return
+        finally:
+            if self.loop.transcript is not None:
+                self.loop.transcript.close()
+
+    # -- IDLE ------------------------------------------------------------------
+
+    async def _read_mail(self, ctx: ActorContext) -> bool:
+        """Handle what is waiting, shutdown first; True if the teammate must stop."""
+        for where in (lambda m: m.kind == proto.SHUTDOWN_REQUEST, None):
+            while True:
+                try:
+                    delivery = ctx.mailbox.receive_nowait(where=where)
+                except trio.WouldBlock:
+                    break
+                if await self._handle(ctx, delivery):
+                    return True
+        return False
+
+    async def _handle(self, ctx: ActorContext, delivery: Delivery) -> bool:
+        message = delivery.message
+        stop = False
+        if message.id in ctx.seen:
+            pass
+        elif message.kind == proto.SHUTDOWN_REQUEST:
+            await proto.tell(
+                ctx, message.sender, proto.SHUTDOWN_RESPONSE, {"approve": True},
+                correlation_id=message.id,
+            )  # fmt: skip
+            ctx.emit("actor.state", state="stopping", task=None)
+            stop = True
+        elif message.kind == proto.MESSAGE:
+            ctx.emit("actor.state", state="working", task=None)
+            await self._turn(message.id, proto.render(message))
+        else:
+            ctx.emit("actor.unexpected_message", kind=message.kind, sender=message.sender)
+        ctx.seen.add(message.id)
+        await ctx.mailbox.ack(delivery)
+        return stop
+
+    async def _next_task(self, ctx: ActorContext) -> Task | None:
+        board, me = self.team.board, ctx.name
+        for task in await board.list():
+            if task.status is TaskStatus.IN_PROGRESS and task.owner == me:
+                return await board.renew(task.id, me, lease_seconds=LEASE_SECONDS)
+        claimed = await board.claim(me, lease_seconds=LEASE_SECONDS)
+        if claimed is not None and not claimed.assigned:
+            claimed = await board.update(claimed.id, owner=me)
+        return claimed
+
+    async def _wait(self, ctx: ActorContext) -> Delivery | None:
+        """Until a message arrives (returned) or the board changes (None)."""
+        got: Delivery | None = None
+        async with trio.open_nursery() as nursery:
+
+            async def mail() -> None:
+                nonlocal got
+                got = await ctx.mailbox.receive()
+                nursery.cancel_scope.cancel()
+
+            async def board() -> None:
+                await self.team.board.wait_for_change(self._seq, poll_interval=5.0)
+                nursery.cancel_scope.cancel()
+
+            nursery.start_soon(mail)
+            nursery.start_soon(board)
+        return got
+
+    # -- WORK ------------------------------------------------------------------
+
+    async def _work(self, ctx: ActorContext, task: Task) -> None:
+        team_ctx = self.loop.tools.team
+        assert team_ctx is not None
+        team_ctx.current_task = task.id
+        ctx.emit("actor.state", state="working", task=task.id)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._renew, ctx, task.id)
+            if self.team.plan_approval and task.id not in self.team.approved(ctx.name):
+                result = await self._plan(ctx, task)
+            else:
+                result = await self._turn(task.id, task_prompt(task))
+            nursery.cancel_scope.cancel()
+        status = "failed" if result.is_error else "completed"
+        body = {"task_id": task.id, "status": status, "result": result.result}
+        await proto.tell(
+            ctx, self.team.lead, proto.RESULT, body, message_id=f"{task.id}.{ctx.name}.result"
+        )
+        try:
+            if result.is_error:
+                await self.team.board.fail(task.id, ctx.name, result.result or "failed")
+            else:
+                await self.team.board.complete(task.id, ctx.name, result.result)
+        except BoardError as exc:
+            # Already settled: the teammate marked it failed or handed it back
+            # with TaskUpdate, or the lead changed it meanwhile.
+            ctx.emit("team.task_settled", task=task.id, reason=str(exc))
+        team_ctx.current_task = None
+        await proto.tell(ctx, self.team.lead, proto.IDLE, {"task_id": task.id})
+
+    async def _renew(self, ctx: ActorContext, task_id: str) -> None:
+        while True:
+            await trio.sleep(LEASE_SECONDS / 3)
+            try:
+                await self.team.board.renew(task_id, ctx.name, lease_seconds=LEASE_SECONDS)
+            except BoardError:
+                return  # no longer ours: the turn's end will find out
+
+    async def _plan(self, ctx: ActorContext, task: Task) -> RunResult:
+        """Plan read-only, ask the lead, revise until approved, then carry the plan out."""
+        working_gate = self.loop.gate
+        planning = attrs.evolve(working_gate.policy, mode="plan")
+        self.loop.gate = PermissionGate(planning, working_gate.asker)
+        try:
+            result = await self._turn(task.id, f"{task_prompt(task)}\n\n{PLAN_NOTE}")
+            while True:
+                body = {"task_id": task.id, "plan": result.result}
+                await proto.tell(ctx, self.team.lead, proto.PLAN_REQUEST, body)
+                ctx.emit("actor.state", state="awaiting approval", task=task.id)
+                delivery = await ctx.mailbox.receive(
+                    where=lambda m: (
+                        m.kind == proto.PLAN_APPROVAL and m.body.get("task_id") == task.id
+                    )
+                )
+                answer = delivery.message
+                if answer.body.get("approve"):
+                    self.team.record_approval(ctx.name, task.id)
+                    self.loop.gate = working_gate
+                    text = "The lead approved your plan. Carry it out now."
+                else:
+                    feedback = answer.body.get("feedback") or "no reason given"
+                    text = f"The lead rejected your plan: {feedback}\nRevise it. {PLAN_NOTE}"
+                ctx.emit("actor.state", state="working", task=task.id)
+                result = await self._turn(answer.id, proto.render(answer) + "\n" + text)
+                ctx.seen.add(answer.id)
+                await ctx.mailbox.ack(delivery)
+                if answer.body.get("approve"):
+                    return result
+        finally:
+            self.loop.gate = working_gate
+
+    async def _turn(self, work_id: str, text: str) -> RunResult:
+        """Work on *text* (begun before a restart if its id is in the transcript)."""
+        transcript = self.loop.transcript
+        if transcript is not None and work_id in transcript.prompt_ids:
+            return await self.loop.resume(work_id)
+        return await self.loop.run(text, prompt_id=work_id)
