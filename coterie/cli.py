@@ -11,7 +11,7 @@ from rich.console import Console
 from coterie.commands.inspect import add_inspect_commands
 from coterie.commands.options import add_agent_options, add_output_options
 
-DEMOS = ["runtime"]
+DEMOS = ["team", "runtime"]
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -111,13 +111,19 @@ def _parser() -> argparse.ArgumentParser:
         "demo",
         help="run a bundled demonstration offline (no API key needed)",
         description=(
-            "Run a bundled demonstration offline. 'runtime' shows supervised actors "
-            "passing jobs through durable mailboxes, one of them crashing and being "
-            "restarted with its unacknowledged job delivered again."
+            "Run a bundled demonstration offline. 'team' (the default): a lead plans four "
+            "tasks and two teammates do them in parallel, one crashing mid-task and being "
+            "restarted. 'runtime': supervised actors passing jobs through durable "
+            "mailboxes, one crashing and getting its unacknowledged job again."
         ),
     )
-    demo.add_argument("name", nargs="?", default="runtime", choices=DEMOS, help="which demo")
-    _add_workdir(demo)
+    demo.add_argument("name", nargs="?", default="team", choices=DEMOS, help="which demo")
+    demo.add_argument(
+        "--workdir",
+        type=Path,
+        default=None,
+        help="where to run it (default: a new temporary directory)",
+    )
     mock = sub.add_parser(
         "mock-server",
         help="serve a scenario over the Anthropic Messages API (for testing the real SDK path)",
@@ -168,9 +174,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--workdir {args.workdir}: not a directory")
     try:
         if args.command == "demo":
-            from coterie.demos import runtime
+            import tempfile
 
-            return runtime.run(console, args.workdir)
+            from coterie.demos import runtime, team
+
+            if args.name == "team":
+                return team.run(console, args.workdir)
+            workdir = args.workdir or Path(tempfile.mkdtemp(prefix="coterie-demo-"))
+            return runtime.run(console, workdir)
         if args.command == "run":
             import trio
 

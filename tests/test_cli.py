@@ -50,7 +50,7 @@ def test_a_missing_workdir_is_a_usage_error(tmp_path: Path) -> None:
 
 
 def test_the_runtime_demo_crashes_restarts_and_finishes(tmp_path: Path) -> None:
-    result = coterie("demo", cwd=tmp_path)
+    result = coterie("demo", "runtime", "--workdir", str(tmp_path), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "CRASHED" in out

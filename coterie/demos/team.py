@@ -1,0 +1,83 @@
+"""The team demo: a lead and two teammates build a tiny library, offline.
+
+The lead (a scripted model: ``coterie/assets/team_demo.json``) plans four
+tasks on the durable task board, one depending on another, and assigns them;
+alice and bob work in parallel, writing files; alice crashes right after her
+first write (a scenario ``crash`` turn, as a bug would), her supervisor
+restarts her, and she goes on from her durable transcript without redoing
+the write. When every task is done the lead shuts the team down through the
+shutdown protocol and the run ends with its summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import trio
+from rich.console import Console
+
+from coterie.commands.run import run_team
+
+if TYPE_CHECKING:
+    from rich.console import Console as ConsoleType
+
+GOAL = "Build a tiny greeting library: greet.py, a test, a README and a changelog."
+
+INTRO = """\
+[bold]coterie demo: a team[/]  (offline: a scripted model plays every agent)
+The lead plans four tasks (task_3 waits for task_1) and assigns them; alice and
+bob work in parallel in their own actors, each under its own supervisor.
+alice crashes right after writing greet.py: watch her supervisor restart her
+and her durable transcript carry her on without writing it twice.
+Workspace: {workspace}
+"""
+
+OUTRO = """\
+[bold]What happened[/]
+- Every message between the agents went through their durable mailboxes
+  ({workspace}/.coterie/runs/{run_id}/mailboxes/).
+- alice's crash was caught by [italic]alice-sup[/], which restarted her; the task
+  she held stayed hers, and the tool call she had finished was not run again.
+- Look closer:  coterie tasks {run_id} --workdir {workspace}
+                coterie inbox {run_id} lead --workdir {workspace}
+                coterie runs --workdir {workspace}
+"""
+
+
+def scenario_path() -> Path:
+    """The bundled scenario file."""
+    return Path(str(resources.files("coterie") / "assets" / "team_demo.json"))
+
+
+def run(console: ConsoleType, workdir: Path | None) -> int:
+    """Run the team demo in *workdir* (a new temporary directory if None)."""
+    workspace = workdir or Path(tempfile.mkdtemp(prefix="coterie-demo-"))
+    console.print(INTRO.format(workspace=workspace))
+    args = argparse.Namespace(
+        goal=GOAL,
+        workdir=workspace,
+        teammates=None,
+        teammate=["alice", "bob"],
+        plan_approval=False,
+        scenario=str(scenario_path()),
+        model=None,
+        # The scenario's commands are fixed and run in a fresh directory.
+        permission_mode="bypassPermissions",
+        add_dir=[],
+        max_turns=None,
+        max_budget_usd=None,
+        context_window=None,
+        compact_at=0.8,
+        print=False,
+        output_format="text",
+    )
+    code = trio.run(run_team, args, console, Console(stderr=True, highlight=False))
+    runs = sorted((workspace / ".coterie" / "runs").iterdir())
+    files = sorted(p.name for p in workspace.iterdir() if not p.name.startswith("."))
+    console.print(f"\nFiles the team wrote: {', '.join(files)}")
+    console.print(OUTRO.format(workspace=workspace, run_id=runs[-1].name))
+    return code

@@ -1,0 +1,99 @@
+"""``coterie team`` and ``coterie demo`` on scenarios in temporary workspaces."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import trio
+
+from coterie.context import TranscriptLog
+from coterie.events import read_events
+from coterie.mailbox import PostOffice
+from tests.agent.conftest import coterie
+from tests.agent.test_resume_cli import only_run, write_scenario
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+BYPASS = ("--permission-mode", "bypassPermissions")
+
+
+def write(path: str, content: str) -> dict[str, Any]:
+    return {"tool_uses": [{"name": "Write", "input": {"file_path": path, "content": content}}]}
+
+
+def create(subject: str, owner: str | None = None, **extra: Any) -> dict[str, Any]:
+    data: dict[str, Any] = {"subject": subject, "description": f"Do: {subject}", **extra}
+    if owner:
+        data["owner"] = owner
+    return {"name": "TaskCreate", "input": data}
+
+
+def events_of(workspace: Path) -> list[Any]:
+    return list(read_events(workspace / ".coterie" / "runs" / only_run(workspace) / "events.jsonl"))
+
+
+def unacknowledged(run_dir: Path) -> dict[str, int]:
+    async def count() -> dict[str, int]:
+        post = PostOffice(run_dir / "mailboxes")
+        try:
+            return {n: post.open(n).statistics().pending for n in post.names()}
+        finally:
+            await post.aclose()
+
+    return trio.run(count)
+
+
+def test_the_team_demo_plans_works_in_parallel_crashes_and_finishes(
+    workspace: Path, home: Path
+) -> None:
+    done = coterie("demo", "--workdir", str(workspace), cwd=workspace, home=home)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "alice crashed" in out
+    assert "alice restarting" in out
+    assert "4/4 tasks completed" in out
+    for name in ("greet.py", "test_greet.py", "README.md", "CHANGELOG.md"):
+        assert (workspace / name).is_file()
+    run_dir = workspace / ".coterie" / "runs" / only_run(workspace)
+    types = [e.type for e in read_events(run_dir / "events.jsonl")]
+    assert types.count("actor.crashed") == 1
+    assert set(unacknowledged(run_dir).values()) == {0}
+    with TranscriptLog.open(run_dir / "transcripts" / "alice.log", "none") as log:
+        writes = [
+            b["input"]["file_path"]
+            for m in log.load()
+            for b in m["content"]
+            if b.get("type") == "tool_use" and b["name"] == "Write"
+        ]
+    assert writes.count("greet.py") == 1
+
+
+def test_a_team_run_prints_its_summary_as_json(workspace: Path, home: Path, tmp_path: Path) -> None:
+    scenario = write_scenario(
+        tmp_path / "s.json",
+        {
+            "lead": [
+                {"tool_uses": [create("one", "alice"), create("two", "bob")]},
+                {"text": "planned"},
+                {"text": "got one"},
+                {"text": "both done"},
+            ],
+            "alice": [write("one.txt", "1"), {"text": "one written"}],
+            "bob": [write("two.txt", "2"), {"text": "two written"}],
+        },
+    )
+    done = coterie(
+        "team", "-p", "--output-format", "json", *BYPASS, "--scenario", str(scenario), "go",
+        cwd=workspace, home=home,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["result"] == "both done"
+    assert [(t["id"], t["status"], t["owner"]) for t in summary["tasks"]] == [
+        ("task_1", "completed", "alice"),
+        ("task_2", "completed", "bob"),
+    ]
+    assert summary["actors"]["alice"]["tasks_completed"] == 1
+    assert summary["num_turns"] == 8
