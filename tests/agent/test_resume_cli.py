@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -40,6 +41,17 @@ def steps(count: int, pause: float = 0) -> list[dict[str, Any]]:
 def only_run(workspace: Path) -> str:
     (run,) = list((workspace / ".coterie" / "runs").iterdir())
     return run.name
+
+
+def again(first: list[str], workspace: Path, home: Path) -> subprocess.Popen[str]:
+    """After a kill: ``coterie resume`` the run, or start *first* over if the kill
+    came before the run was recorded (a fresh workspace again)."""
+    runs = workspace / ".coterie" / "runs"
+    recorded = [p for p in runs.iterdir() if (p / "config.json").exists()] if runs.exists() else []
+    if not recorded:
+        shutil.rmtree(workspace / ".coterie", ignore_errors=True)
+        return start(first, workspace, home)
+    return start(["resume", only_run(workspace), "-p"], workspace, home)
 
 
 def test_runs_lists_each_run_with_its_state(workspace: Path, home: Path, tmp_path: Path) -> None:
@@ -142,11 +154,12 @@ def test_kill9_at_random_points_then_resume_finishes_without_repeating_a_tool(
     rng = random.Random(seed)
     count = 40
     scenario = write_scenario(tmp_path / "s.json", {"lead": steps(count, pause=0.02)})
-    proc = start(["run", "-p", *BYPASS, "--scenario", str(scenario), "go"], workspace, home)
+    first = ["run", "-p", *BYPASS, "--scenario", str(scenario), "go"]
+    proc = start(first, workspace, home)
     kills = 0
-    while kill_at_random(proc, rng) and kills < 6:
+    while kills < 6 and kill_at_random(proc, rng):
         kills += 1
-        proc = start(["resume", only_run(workspace), "-p"], workspace, home)
+        proc = again(first, workspace, home)
     out, err = proc.communicate(timeout=120)
     assert (proc.returncode, out) == (0, "all done\n"), err
     lines = Counter((workspace / "steps.log").read_text().split())

@@ -1,0 +1,149 @@
+"""Teams surviving crashes: a teammate that keeps crashing, kill -9 and resume, Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import time
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from coterie.board import read_log
+from tests.agent.conftest import coterie
+from tests.agent.test_resume_cli import again, kill_at_random, only_run, start, write_scenario
+from tests.agent.test_run_cli import pid_alive
+from tests.team.test_team_cli import BYPASS, create, events_of, unacknowledged, write
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def test_a_teammate_that_keeps_crashing_is_stopped_and_its_task_goes_to_another(
+    workspace: Path, home: Path, tmp_path: Path
+) -> None:
+    scenario = write_scenario(
+        tmp_path / "s.json",
+        {
+            "lead": [
+                {"tool_uses": [create("the job", "bob")]},
+                {"text": "planned"},
+                {"text": "noted"},
+                {"text": "noted"},
+            ],
+            "bob": [{"crash": f"bug {i}"} for i in range(4)],
+            "alice": [write("job.txt", "done"), {"text": "did the job bob could not"}],
+        },
+    )
+    done = coterie(
+        "team", "-p", "--output-format", "json", *BYPASS, "--scenario", str(scenario), "go",
+        cwd=workspace, home=home,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    (task,) = summary["tasks"]
+    assert (task["status"], task["owner"]) == ("completed", "alice")
+    assert summary["actors"]["bob"]["restarts"] == 3
+    events = events_of(workspace)
+    assert any(e.type == "supervisor.gave_up" and e.data["supervisor"] == "bob-sup" for e in events)
+    told = [e for e in events if e.type == "team.message" and e.data["kind"] == "teammate_stopped"]
+    assert [e.data["recipient"] for e in told] == ["lead"]
+    run_dir = workspace / ".coterie" / "runs" / only_run(workspace)
+    lead_log = (run_dir / "transcripts" / "lead.log").read_bytes()
+    assert b"was stopped after repeated crashes" in lead_log
+
+
+def slow_team(tasks: int) -> dict[str, list[dict[str, Any]]]:
+    """The lead assigns *tasks* tasks alternately to alice and bob; each is 3 slow steps."""
+    names = ["alice", "bob"]
+    creates = [create(f"job {i}", names[i % 2]) for i in range(tasks)]
+    tracks: dict[str, list[dict[str, Any]]] = {
+        "lead": [{"tool_uses": creates}, {"text": "planned"}]
+        + [{"text": "noted"} for _ in range(tasks)],
+    }
+    for who, name in enumerate(names):
+        turns: list[dict[str, Any]] = []
+        for i in range(who, tasks, 2):
+            for step in range(3):
+                command = f"echo {name}-{i}-{step} >> steps.log; sleep 0.1"
+                turns.append({"tool_uses": [{"name": "Bash", "input": {"command": command}}]})
+            turns.append({"text": f"job {i} done"})
+        tracks[name] = turns
+    return tracks
+
+
+ROUNDS = int(os.environ.get("COTERIE_TEAM_RESUME_ROUNDS", "3"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(ROUNDS))
+def test_kill9_of_a_team_run_then_resume_completes_every_task_exactly_once(
+    seed: int, workspace: Path, home: Path, tmp_path: Path
+) -> None:
+    rng = random.Random(seed)
+    tasks = 6
+    scenario = write_scenario(tmp_path / "s.json", slow_team(tasks))
+    first = ["team", "-p", *BYPASS, "--scenario", str(scenario), "go"]
+    proc = start(first, workspace, home)
+    kills = 0
+    while kills < 5 and kill_at_random(proc, rng):
+        kills += 1
+        proc = again(first, workspace, home)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert out == "noted\n", err
+    run_dir = workspace / ".coterie" / "runs" / only_run(workspace)
+    completions = Counter(
+        e.task_id for e in read_log(run_dir / "board") if e.fields.get("status") == "completed"
+    )
+    assert completions == {f"task_{i}": 1 for i in range(1, tasks + 1)}
+    steps = Counter((workspace / "steps.log").read_text().split())
+    assert max(steps.values()) == 1, f"a tool ran twice: {steps.most_common(3)}"
+    assert len(steps) >= 3 * tasks - kills * 2  # each kill interrupts at most one step per teammate
+    assert set(unacknowledged(run_dir).values()) == {0}
+    print(f"seed {seed}: {kills} kills, {3 * tasks - len(steps)} steps interrupted")
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_every_actor_and_child_and_the_run_resumes(
+    workspace: Path, home: Path, tmp_path: Path
+) -> None:
+    long = "sleep 300 & echo $! > grandchild.pid; echo $$ > shell.pid; sleep 300"
+    scenario = write_scenario(
+        tmp_path / "s.json",
+        {
+            "lead": [
+                {"tool_uses": [create("wait", "alice"), create("write", "bob")]},
+                {"text": "planned"},
+                {"text": "noted"},
+                {"text": "noted"},
+                {"text": "all done after the resume"},
+            ],
+            "alice": [
+                {"tool_uses": [{"name": "Bash", "input": {"command": long}}]},
+                {"text": "the wait was interrupted"},
+            ],
+            "bob": [write("bob.txt", "b"), {"text": "wrote bob.txt"}],
+        },
+    )
+    proc = start(["team", "-p", *BYPASS, "--scenario", str(scenario), "go"], workspace, home)
+    deadline = time.monotonic() + 60
+    while not (workspace / "shell.pid").exists():
+        assert time.monotonic() < deadline, "the command never started"
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)
+    _out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    for name in ("shell.pid", "grandchild.pid"):
+        assert not pid_alive(int((workspace / name).read_text())), f"{name} survived"
+    listed = json.loads(coterie("runs", "--json", cwd=workspace, home=home).stdout)
+    assert listed["state"] == "interrupted"
+    resumed = coterie("resume", only_run(workspace), "-p", cwd=workspace, home=home)
+    assert (resumed.returncode, resumed.stdout) == (0, "all done after the resume\n"), (
+        resumed.stderr
+    )
