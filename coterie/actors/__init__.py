@@ -11,5 +11,29 @@ AutoModeClassifier) live here as they arrive.
 
 from coterie.actors._actor import STOP, Actor, Behaviour, actor_spec
 from coterie.actors._context import ActorContext, SeenIds
+from coterie.actors.classifier import (
+    AutoModeAsker,
+    AutoModeClassifier,
+    Classification,
+    classifier_spec,
+    classify_action,
+)
+from coterie.actors.evaluator import GoalEvaluator, evaluate_goal, evaluator_spec, goal_transcript
 
-__all__ = ["STOP", "Actor", "ActorContext", "Behaviour", "SeenIds", "actor_spec"]
+__all__ = [
+    "STOP",
+    "Actor",
+    "ActorContext",
+    "AutoModeAsker",
+    "AutoModeClassifier",
+    "Behaviour",
+    "Classification",
+    "GoalEvaluator",
+    "SeenIds",
+    "actor_spec",
+    "classifier_spec",
+    "classify_action",
+    "evaluate_goal",
+    "evaluator_spec",
+    "goal_transcript",
+]

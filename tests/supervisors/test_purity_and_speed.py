@@ -67,6 +67,7 @@ def test_public_surface_is_explicit() -> None:
         "Supervisor",
         "SupervisorGaveUp",
         "SupervisorMachine",
+        "isolated",
     ]
     for name in coterie.supervisors.__all__:
         assert getattr(coterie.supervisors, name).__doc__, name
