@@ -69,7 +69,7 @@ class TeamLead(Lead):
         elif message.kind == PROMPT:
             result = await self._turn(ctx, message.id, str(message.body["text"]))
             result = await self._lead(ctx, result)
-            await self._shutdown(ctx)
+            await self._shutdown(ctx, message.id)
             await ctx.reply(message, RESULT, result.to_dict())
         else:
             # A teammate's message with no request in progress (e.g. a late
@@ -94,9 +94,14 @@ class TeamLead(Lead):
             if delivery is None:
                 seq = await board.wait_for_change(-1)
                 tasks = await board.list()
-                if all(t.status.finished for t in tasks) or stuck(tasks, self.team.alive):
+                done = all(t.status.finished for t in tasks) or stuck(tasks, self.team.alive)
+                # A teammate reports before it completes its task on the board:
+                # once every task is done, every report is in the mailbox.
+                delivery = self._waiting(ctx)
+                if done and delivery is None:
                     return self._outcome(result, tasks)
-                delivery = await self._next(ctx, seq)
+                if delivery is None:
+                    delivery = await self._next(ctx, seq)
                 if delivery is None:
                     continue
             result = await self._take(ctx, delivery, result)
@@ -149,12 +154,18 @@ class TeamLead(Lead):
         text = f"{result.result}\n\nThe team did not finish every task ({'; '.join(problems)})."
         return attrs.evolve(result, result=text.strip(), is_error=True, subtype="error_tasks")
 
-    async def _shutdown(self, ctx: ActorContext) -> None:
-        """The shutdown protocol: ask each live teammate to stop, wait for the answers."""
+    async def _shutdown(self, ctx: ActorContext, prompt_id: str) -> None:
+        """The shutdown protocol: ask each live teammate to stop, wait for the answers.
+
+        Request ids are fixed by the user's request and the teammate, so a lead
+        restarted mid-protocol asks again with the same ids: a teammate that
+        answered already is not asked twice, and its answer still counts.
+        """
         asked = {}
         for name in self.team.alive:
-            request = await proto.tell(ctx, name, proto.SHUTDOWN_REQUEST, {})
-            asked[request.id] = name
+            request_id = f"{prompt_id}.shutdown.{name}"
+            await proto.tell(ctx, name, proto.SHUTDOWN_REQUEST, {}, message_id=request_id)
+            asked[request_id] = name
         with trio.move_on_after(SHUTDOWN_TIMEOUT if asked else 0):
             while asked:
                 delivery = await ctx.mailbox.receive(where=lambda m: m.correlation_id in asked)
@@ -162,6 +173,10 @@ class TeamLead(Lead):
                 await ctx.mailbox.ack(delivery)
         for name in asked.values():
             ctx.emit("team.shutdown_timeout", teammate=name)
+        # What the teammates said before answering (their last idle notices).
+        while (delivery := self._waiting(ctx)) is not None:
+            ctx.seen.add(delivery.message.id)
+            await ctx.mailbox.ack(delivery)
 
 
 def _from_team(message: Message) -> bool:

@@ -111,6 +111,14 @@ class Teammate(Actor):
             )  # fmt: skip
             ctx.emit("actor.state", state="stopping", task=None)
             stop = True
+            # A copy of the request (sent again by a restarted lead) is answered
+            # already: take it out, so that nothing is left behind.
+            while True:
+                try:
+                    again = ctx.mailbox.receive_nowait(where=lambda m: m.id == message.id)
+                except trio.WouldBlock:
+                    break
+                await ctx.mailbox.ack(again)
         elif message.kind == proto.MESSAGE:
             ctx.emit("actor.state", state="working", task=None)
             await self._turn(message.id, proto.render(message))

@@ -111,10 +111,10 @@ def test_resume_with_a_prompt_goes_on_with_the_same_conversation(
     assert [m["role"] for m in history] == ["user", "assistant", "user", "assistant"]
 
 
-def transcript_messages(run_dir: Path) -> list[dict[str, Any]]:
+def transcript_messages(run_dir: Path, actor: str = "lead") -> list[dict[str, Any]]:
     from coterie.context import TranscriptLog
 
-    with TranscriptLog.open(run_dir / "transcripts" / "lead.log", "none") as log:
+    with TranscriptLog.open(run_dir / "transcripts" / f"{actor}.log", "none") as log:
         return log.load()
 
 
