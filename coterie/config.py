@@ -9,10 +9,11 @@ from typing import Any
 
 import attrs
 
+from coterie.autonomy import parse_loop_spec
 from coterie.context import Budget
 from coterie.models import DEFAULT_MODEL, Model, model_from_env
 from coterie.runs import create_run, find_run, read_config
-from coterie.tools import PermissionPolicy, load_settings
+from coterie.tools import PermissionPolicy, PermissionSettings, load_settings
 from coterie.tools.permissions import USER_SETTINGS
 
 
@@ -37,6 +38,14 @@ class AgentConfig:
     teammates: tuple[str, ...] = ()
     #: Teammates work in plan mode until the lead approves their plan.
     plan_approval: bool = False
+    #: ``--goal``: the condition the goal evaluator judges after each turn.
+    goal: str | None = None
+    #: The most goal iterations (turns fed a not-met reason) before giving up.
+    max_goal_iterations: int = 25
+    #: ``--loop``: the loop spec (an interval and a prompt, or a dynamic prompt).
+    loop: str | None = None
+    #: The most ticks of a loop.
+    max_ticks: int = 100
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -53,6 +62,10 @@ class AgentConfig:
             "compact_at": self.compact_at,
             "teammates": list(self.teammates),
             "plan_approval": self.plan_approval,
+            "goal": self.goal,
+            "max_goal_iterations": self.max_goal_iterations,
+            "loop": self.loop,
+            "max_ticks": self.max_ticks,
         }
 
     @classmethod
@@ -76,6 +89,10 @@ class AgentConfig:
             compact_at=float(data.get("compact_at", 0.8)),
             teammates=tuple(data.get("teammates", ())),
             plan_approval=bool(data.get("plan_approval", False)),
+            goal=data.get("goal"),
+            max_goal_iterations=int(data.get("max_goal_iterations", 25)),
+            loop=data.get("loop"),
+            max_ticks=int(data.get("max_ticks", 100)),
         )
 
     def budget(self) -> Budget:
@@ -95,13 +112,14 @@ class PreparedRun:
     run_id: str
     run_dir: Path
     model: Model
+    settings: PermissionSettings
 
 
-def _policy(config: AgentConfig) -> tuple[PermissionPolicy, tuple[Path, ...]]:
+def _policy(config: AgentConfig) -> tuple[PermissionPolicy, tuple[Path, ...], PermissionSettings]:
     settings = load_settings(config.workdir, user_settings=config.user_settings or USER_SETTINGS)
     policy = PermissionPolicy.from_settings(settings, mode=config.permission_mode)
     extra = tuple(Path(d).resolve() for d in (*config.add_dirs, *settings.additional_directories))
-    return policy, extra
+    return policy, extra, settings
 
 
 def _model_for(model: Model | str | None, config: AgentConfig, run_dir: Path) -> Model:
@@ -134,7 +152,9 @@ def new_run(
         permission_mode=permission_mode or "default",
         **options,
     )
-    policy, extra_dirs = _policy(config)
+    if config.loop is not None:
+        parse_loop_spec(config.loop)  # a usage error before anything is created
+    policy, extra_dirs, settings = _policy(config)
     config = attrs.evolve(config, permission_mode=policy.mode, add_dirs=extra_dirs)
     run_id, run_dir = create_run(workdir, {**record, **config.to_json()})
     try:
@@ -142,13 +162,14 @@ def new_run(
     except BaseException:
         shutil.rmtree(run_dir)  # no credentials or a bad scenario: leave no empty run behind
         raise
-    return PreparedRun(config, policy, run_id, run_dir, the_model)
+    return PreparedRun(config, policy, run_id, run_dir, the_model, settings)
 
 
 def old_run(workdir: Path, run: str, model: Model | str | None = None) -> PreparedRun:
     """The recorded configuration of run *run*, its policy and model, for a resume."""
     run_dir = find_run(workdir.resolve(), run)
     config = AgentConfig.from_json(read_config(run_dir))
-    policy, _ = _policy(config)
-    return PreparedRun(config, policy, run_dir.name, run_dir, _model_for(model, config, run_dir))
+    policy, _, settings = _policy(config)
+    the_model = _model_for(model, config, run_dir)
+    return PreparedRun(config, policy, run_dir.name, run_dir, the_model, settings)
 

@@ -174,9 +174,9 @@ class TeamLead(Lead):
         for name in asked.values():
             ctx.emit("team.shutdown_timeout", teammate=name)
         # What the teammates said before answering (their last idle notices).
-        while (delivery := self._waiting(ctx)) is not None:
-            ctx.seen.add(delivery.message.id)
-            await ctx.mailbox.ack(delivery)
+        while (leftover := self._waiting(ctx)) is not None:
+            ctx.seen.add(leftover.message.id)
+            await ctx.mailbox.ack(leftover)
 
 
 def _from_team(message: Message) -> bool:
