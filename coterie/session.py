@@ -34,7 +34,6 @@ from coterie.config import AgentConfig, PreparedRun, new_run, old_run
 from coterie.events import EventLog
 from coterie.mailbox import PostOffice
 from coterie.messages import Message
-from coterie.models import Usage
 from coterie.runs import COMPLETED, FAILED, RUNNING, hold_run, read_state, write_state
 from coterie.supervisors import ChildSpec, Strategy, Supervisor
 from coterie.tools import TaskTool, default_registry
@@ -102,9 +101,7 @@ class AgentSession:
         # in between leaves it in the mailbox for the resumed session.
         mailbox = self._user.mailbox
         delivery = await mailbox.receive(where=lambda m: m.correlation_id == request_id)
-        body = dict(delivery.message.body)
-        body["usage"] = Usage(**body["usage"])
-        result = RunResult(**body)
+        result = RunResult.from_dict(delivery.message.body)
         final = FAILED if result.is_error else COMPLETED
         write_state(self.run_dir, state=final, result=result.to_dict())
         await mailbox.ack(delivery)

@@ -12,7 +12,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from coterie.actors._context import ActorContext
-    from coterie.agent import AgentLoop
+    from coterie.actors.goal import GoalPursuit
+    from coterie.agent import AgentLoop, RunResult
     from coterie.messages import Message
 
 PROMPT = "prompt"
@@ -38,9 +39,11 @@ class Lead(Actor):
         self,
         make_loop: Callable[[], AgentLoop],
         setup: Callable[[ActorContext, AgentLoop], None] | None = None,
+        goal: GoalPursuit | None = None,
     ) -> None:
         self.loop = make_loop()
         self._setup = setup
+        self.goal = goal
 
     async def on_start(self, ctx: ActorContext) -> None:
         """Give the loop what needs the running actor (its team tools, subagents)."""
@@ -62,15 +65,26 @@ class Lead(Actor):
         if message.kind != PROMPT:
             ctx.emit("actor.unexpected_message", kind=message.kind, sender=message.sender)
             return
+        self.loop.tools.wakeup = None  # a dynamic loop's ScheduleWakeup, for this request
+        result = await self.work(ctx, message.id, str(message.body["text"]))
+        if self.goal is not None:
+            result = await self.goal.pursue(ctx, self.loop, message.id, result, self.work)
+        result = await self.finish(ctx, message, result)
+        await ctx.reply(message, RESULT, {**result.to_dict(), "wakeup": self.loop.tools.wakeup})
+
+    async def finish(self, ctx: ActorContext, request: Message, result: RunResult) -> RunResult:
+        """Called once a request's work is done, before the reply (a team shuts down here)."""
+        return result
+
+    async def work(self, ctx: ActorContext, work_id: str, text: str) -> RunResult:
+        """Work on *text*, or go on with it if the transcript shows it begun (*work_id*)."""
         transcript = self.loop.transcript
-        if transcript is not None and message.id in transcript.prompt_ids:
+        if transcript is not None and work_id in transcript.prompt_ids:
             ctx.emit(
                 "agent.resumed",
-                prompt=message.id,
+                prompt=work_id,
                 messages=len(self.loop.messages),
                 interrupted=list(transcript.interrupted),
             )
-            result = await self.loop.resume(message.id)
-        else:
-            result = await self.loop.run(str(message.body["text"]), prompt_id=message.id)
-        await ctx.reply(message, RESULT, result.to_dict())
+            return await self.loop.resume(work_id)
+        return await self.loop.run(text, prompt_id=work_id)

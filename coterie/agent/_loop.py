@@ -50,9 +50,21 @@ class RunResult:
     usage: Usage
     total_cost_usd: float
     duration_ms: int
+    #: With ``--goal``: the condition, how the pursuit ended and why, its checks.
+    goal: dict[str, Any] | None = None
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunResult:
+        """A result sent as :meth:`to_dict` (other keys of the message are ignored)."""
+        fields = {f.name for f in attrs.fields(cls)}
+        kept = {k: v for k, v in data.items() if k in fields}
+        return cls(**{**kept, "usage": Usage(**kept["usage"])})
 
     def to_dict(self) -> dict[str, Any]:
-        return {**attrs.asdict(self, recurse=False), "usage": self.usage.to_dict()}
+        data = {**attrs.asdict(self, recurse=False), "usage": self.usage.to_dict()}
+        if data["goal"] is None:
+            del data["goal"]
+        return data
 
 
 @attrs.define

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import attrs
 import trio
 
-from coterie.actors.lead import COMPACT, PROMPT, RESULT, Lead
+from coterie.actors.lead import COMPACT, PROMPT, Lead
 from coterie.board import Task, TaskStatus
 from coterie.team import _protocol as proto
 
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from coterie.actors import ActorContext
+    from coterie.actors.goal import GoalPursuit
     from coterie.agent import AgentLoop, RunResult
     from coterie.mailbox import Delivery
     from coterie.messages import Message
@@ -59,30 +60,34 @@ class TeamLead(Lead):
         team: Team,
         make_loop: Callable[[], AgentLoop],
         setup: Callable[[ActorContext, AgentLoop], None],
+        goal: GoalPursuit | None = None,
     ) -> None:
-        super().__init__(make_loop, setup)
+        super().__init__(make_loop, setup, goal)
         self.team = team
 
     async def handle(self, ctx: ActorContext, message: Message) -> None:
-        if message.kind == COMPACT:
+        if message.kind in (COMPACT, PROMPT):
+            if message.kind == PROMPT:
+                self.team.request = str(message.body["text"])
             await super().handle(ctx, message)
-        elif message.kind == PROMPT:
-            result = await self._turn(ctx, message.id, str(message.body["text"]))
-            result = await self._lead(ctx, result)
-            await self._shutdown(ctx, message.id)
-            await ctx.reply(message, RESULT, result.to_dict())
         else:
             # A teammate's message with no request in progress (e.g. a late
             # idle notice after the team finished): nothing to act on.
             ctx.emit("team.message_ignored", kind=message.kind, sender=message.sender)
 
+    async def work(self, ctx: ActorContext, work_id: str, text: str) -> RunResult:
+        """The lead's turn on *text*, then leading the team until the board is done."""
+        result = await self._turn(ctx, work_id, text)
+        return await self._lead(ctx, result)
+
+    async def finish(self, ctx: ActorContext, request: Message, result: RunResult) -> RunResult:
+        await self._shutdown(ctx, request.id)
+        return result
+
     async def _turn(self, ctx: ActorContext, work_id: str, text: str) -> RunResult:
-        transcript = self.loop.transcript
         ctx.emit("actor.state", state="working", task=None)
         try:
-            if transcript is not None and work_id in transcript.prompt_ids:
-                return await self.loop.resume(work_id)
-            return await self.loop.run(text, prompt_id=work_id)
+            return await super().work(ctx, work_id, text)
         finally:
             ctx.emit("actor.state", state="idle", task=None)
 

@@ -53,6 +53,8 @@ class Team:
     plan_approval: bool = False
     #: Teammates stopped for good in this process (their supervisor gave up).
     stopped: set[str] = attrs.field(factory=set)
+    #: The user's request the team works on (what Auto Mode weighs a teammate's actions by).
+    request: str | None = None
 
     @property
     def members(self) -> tuple[str, ...]:
