@@ -33,7 +33,23 @@ def _parser() -> argparse.ArgumentParser:
             "130 interrupted."
         ),
     )
-    run.add_argument("prompt", help="what to do")
+    run.add_argument("prompt", nargs="?", help="what to do (not needed with --loop)")
+    run.add_argument(
+        "--loop",
+        metavar="SPEC",
+        help=(
+            "run again and again, as Claude Code's /loop: '5m check the build' (every 5"
+            " minutes), 'check the build every 2 hours', or a prompt alone (the agent"
+            " schedules its next run with ScheduleWakeup, and the loop ends when it does not)"
+        ),
+    )
+    run.add_argument(
+        "--max-ticks",
+        type=_count,
+        default=100,
+        metavar="N",
+        help="with --loop: at most N runs (default 100)",
+    )
     _add_workdir(run)
     add_agent_options(run)
     team = sub.add_parser(
@@ -48,7 +64,7 @@ def _parser() -> argparse.ArgumentParser:
             "1 a task failed, 2 usage error, 130 interrupted (resumable)."
         ),
     )
-    team.add_argument("goal", help="what the team should achieve")
+    team.add_argument("request", metavar="GOAL", help="what the team should achieve")
     team.add_argument(
         "--teammates",
         type=_count,

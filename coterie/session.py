@@ -28,6 +28,7 @@ import trio
 
 from coterie.actors import ActorContext, actor_spec
 from coterie.actors.lead import COMPACT, PROMPT, Lead
+from coterie.actors.scheduler import LOOP, SCHEDULER
 from coterie.actors.subagent import Subagents
 from coterie.agent import AgentFactory, RunResult
 from coterie.config import AgentConfig, PreparedRun, new_run, old_run
@@ -35,6 +36,7 @@ from coterie.events import EventLog
 from coterie.mailbox import PostOffice
 from coterie.messages import Message
 from coterie.runs import COMPLETED, FAILED, RUNNING, hold_run, read_state, write_state
+from coterie.services import add_loop_tools, goal_pursuit, service_children, use_auto_mode
 from coterie.supervisors import ChildSpec, Strategy, Supervisor
 from coterie.tools import TaskTool, default_registry
 
@@ -66,30 +68,39 @@ class AgentSession:
 
     async def query(self, prompt: str) -> RunResult:
         """Send *prompt* to the Lead and wait for the result of its run."""
-        request = Message.new("user", "lead", PROMPT, {"text": prompt}, reply_to="user")
-        pending = {"id": request.id, "text": prompt, "sent": False}
-        write_state(self.run_dir, state=RUNNING, request=pending, result=None)
-        await self._user.post.send(request)
-        write_state(self.run_dir, request={**pending, "sent": True})
-        return await self._result_of(request.id)
+        return await self._request("lead", PROMPT, {"text": prompt}, prompt)
+
+    async def loop(self, spec: str) -> RunResult:
+        """``--loop SPEC``: run the Lead on SPEC's prompt until the loop ends (the
+        scheduler's answer: the last tick's result, with the turns of them all)."""
+        return await self._request(SCHEDULER, LOOP, {"spec": spec}, spec)
 
     async def resume(self) -> RunResult | None:
         """Finish the request the run was working on when it stopped.
 
         Returns None if there is none (the last request has its result).
         The request is sent again only if it never was; else the restarted
-        Lead already has it in its mailbox, or its reply is waiting here.
+        actor already has it in its mailbox, or its reply is waiting here.
         """
         state = read_state(self.run_dir)
         pending = state.get("request")
         if not pending or state.get("state") in (COMPLETED, FAILED):
             return None
         if not pending.get("sent"):
-            body = {"text": pending["text"]}
-            request = Message.new("user", "lead", PROMPT, body, reply_to="user")
+            to, kind = pending.get("to", "lead"), pending.get("kind", PROMPT)
+            body = pending.get("body", {"text": pending["text"]})
+            request = Message.new("user", to, kind, body, reply_to="user")
             await self._user.post.send(attrs.evolve(request, id=pending["id"]))
             write_state(self.run_dir, request={**pending, "sent": True})
         return await self._result_of(str(pending["id"]))
+
+    async def _request(self, to: str, kind: str, body: dict[str, Any], text: str) -> RunResult:
+        request = Message.new("user", to, kind, body, reply_to="user")
+        pending = {"id": request.id, "to": to, "kind": kind, "body": body, "text": text}
+        write_state(self.run_dir, state=RUNNING, request={**pending, "sent": False}, result=None)
+        await self._user.post.send(request)
+        write_state(self.run_dir, request={**pending, "sent": True})
+        return await self._result_of(request.id)
 
     async def compact(self, focus: str | None = None) -> dict[str, Any]:
         """``/compact [focus]``: have the Lead summarise its history now; what it did."""
@@ -153,6 +164,10 @@ async def open_agent(
     max_budget_usd: float | None = None,
     context_window: int | None = None,
     compact_at: float = 0.8,
+    goal: str | None = None,
+    max_goal_iterations: int = 25,
+    loop: str | None = None,
+    max_ticks: int = 100,
     asker: Asker | None = None,
     user_settings: Path | None = None,
     resume: str | None = None,
@@ -162,7 +177,11 @@ async def open_agent(
 
     ``model`` is a Model object or a model name; with ``scenario`` the
     scripted model replays that file offline. With ``asker`` None nobody can
-    approve an action: what would ask is denied and the model is told so.
+    approve an action: what would ask is denied and the model is told so
+    (in ``permission_mode="auto"`` the classifier decides, and the asker
+    only past its denial limits). ``goal`` starts the goal evaluator (each
+    query then goes on until it holds); ``loop`` starts the scheduler, for
+    :meth:`AgentSession.loop`.
 
     With ``resume`` (a run id of *workdir*, or a unique prefix of one) the
     session reopens that run with its recorded configuration (the other
@@ -185,22 +204,33 @@ async def open_agent(
             max_budget_usd=max_budget_usd,
             context_window=context_window,
             compact_at=compact_at,
+            goal=goal,
+            max_goal_iterations=max_goal_iterations,
+            loop=loop,
+            max_ticks=max_ticks,
             headless=asker is None,
             user_settings=user_settings,
         )
 
+    config = prepared.config
+
     def lead(factory: AgentFactory, post: PostOffice, tree: Tree) -> list[ChildSpec]:
         def setup(ctx: ActorContext, loop: AgentLoop) -> None:
+            use_auto_mode(factory, ctx, loop)
             loop.tools.subagents = Subagents(ctx, loop, factory, tree.start_child)
 
         def make() -> Lead:
-            registry = default_registry()
+            registry = add_loop_tools(config, default_registry())
             registry.register(TaskTool())
-            return Lead(lambda: factory.loop("lead", "lead", registry), setup)
+            make_loop = lambda: factory.loop("lead", "lead", registry)  # noqa: E731
+            return Lead(make_loop, setup, goal_pursuit(config))
 
         return [actor_spec("lead", make, post, events=factory.events)]
 
-    async with running_session(prepared, asker, lead) as session:
+    def services(factory: AgentFactory, post: PostOffice) -> list[ChildSpec]:
+        return service_children(prepared, factory, post)
+
+    async with running_session(prepared, asker, lead, services=services) as session:
         yield session
 
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from coterie.board import Task, TaskStatus
 from coterie.context.history import is_note, is_reminder
 from coterie.models.scenario import STOP_REASONS
 from coterie.tools.permissions import MODES
@@ -456,3 +457,41 @@ def classifier_histories(draw: st.DrawFn) -> tuple[list[Message], dict[str, Any]
         messages.append({"role": "assistant", "content": assistant})
     pending = {"type": "tool_use", "id": "pending", "name": "Bash", "input": draw(_tool_input)}
     return messages, pending
+
+
+# -- team boards (the lead's rules) -------------------------------------------------
+
+#: The teammates that own tasks on generated boards; "alive" is drawn from them.
+TEAMMATES = ("alice", "bob", "carol")
+teammate_subsets = st.lists(st.sampled_from(TEAMMATES), unique=True).map(tuple)
+
+
+@st.composite
+def team_boards(draw: st.DrawFn, *, max_tasks: int = 8) -> list[Task]:
+    """The tasks of a board as the board's rules can leave it: blockers are earlier
+    tasks, and a task in progress or completed has every blocker completed. Pending
+    tasks may be assigned; started and completed ones always have an owner."""
+    tasks: list[Task] = []
+    for number in range(1, draw(st.integers(0, max_tasks)) + 1):
+        earlier = [t.id for t in tasks]
+        blocked_by: tuple[str, ...] = ()
+        if earlier:
+            blocked_by = tuple(draw(st.lists(st.sampled_from(earlier), unique=True, max_size=3)))
+        status_of = {t.id: t.status for t in tasks}
+        ready = all(status_of[b] is TaskStatus.COMPLETED for b in blocked_by)
+        started = [TaskStatus.IN_PROGRESS, TaskStatus.COMPLETED] if ready else []
+        status = draw(st.sampled_from([TaskStatus.PENDING, TaskStatus.FAILED, *started]))
+        owners = st.sampled_from(TEAMMATES)
+        owner = draw(owners if status in started else st.none() | owners)
+        tasks.append(
+            Task(
+                id=f"task_{number}",
+                subject=f"subject {number}",
+                description="",
+                status=status,
+                owner=owner,
+                blocked_by=blocked_by,
+                assigned=owner is not None,
+            )
+        )
+    return tasks

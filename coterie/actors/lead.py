@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from coterie.actors._actor import Actor
+from coterie.tools import last_wakeup
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -65,12 +66,13 @@ class Lead(Actor):
         if message.kind != PROMPT:
             ctx.emit("actor.unexpected_message", kind=message.kind, sender=message.sender)
             return
-        self.loop.tools.wakeup = None  # a dynamic loop's ScheduleWakeup, for this request
         result = await self.work(ctx, message.id, str(message.body["text"]))
         if self.goal is not None:
             result = await self.goal.pursue(ctx, self.loop, message.id, result, self.work)
         result = await self.finish(ctx, message, result)
-        await ctx.reply(message, RESULT, {**result.to_dict(), "wakeup": self.loop.tools.wakeup})
+        # A dynamic loop's ScheduleWakeup, from the history (so a resume finds it too).
+        wakeup = last_wakeup(self.loop.messages)
+        await ctx.reply(message, RESULT, {**result.to_dict(), "wakeup": wakeup})
 
     async def finish(self, ctx: ActorContext, request: Message, result: RunResult) -> RunResult:
         """Called once a request's work is done, before the reply (a team shuts down here)."""

@@ -42,6 +42,7 @@ class AgentFactory:
                 self.config.workdir,
                 headless=self.asker is None,
                 extra_dirs=list(self.config.add_dirs),
+                auto_mode=self.policy.mode == "auto",
             )
 
     def transcript(self, actor: str) -> TranscriptLog:

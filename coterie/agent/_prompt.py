@@ -26,6 +26,12 @@ This run is non-interactive: nobody is watching and nobody can answer \
 questions or approve actions. An action that would need approval is denied; \
 when that happens, find another way or explain what you could not do."""
 
+AUTO_MODE = """\
+Auto Mode is on: an action that would need approval is judged by a safety \
+classifier instead of a person. A blocked action comes back as an error \
+saying why; do not try to get around a block (another tool, another \
+spelling): find a safe way, or stop and report what was blocked."""
+
 
 def _git_status(workdir: Path) -> str | None:
     try:
@@ -65,10 +71,13 @@ def build_system_prompt(
     headless: bool,
     extra_dirs: list[Path] | None = None,
     today: datetime.date | None = None,
+    auto_mode: bool = False,
 ) -> str:
     """The system prompt for an agent working in *workdir*."""
     parts = [IDENTITY]
-    if headless:
+    if auto_mode:
+        parts.append(AUTO_MODE)
+    elif headless:
         parts.append(HEADLESS)
     env = [
         f"Working directory: {workdir}",

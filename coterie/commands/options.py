@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 
-PERMISSION_MODES = ["default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"]
+PERMISSION_MODES = ["default", "acceptEdits", "plan", "auto", "dontAsk", "bypassPermissions"]
 OUTPUT_FORMATS = ["text", "json", "stream-json"]
 
 
@@ -18,6 +18,29 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
         choices=PERMISSION_MODES,
         default=None,
         help="how tool calls are approved (default: settings' defaultMode, else 'default')",
+    )
+    parser.add_argument(
+        "--auto",
+        action="store_true",
+        help=(
+            "Auto Mode (permission mode 'auto'): a classifier, not a person, approves"
+            " actions; deny rules still come first and read-only tools pass"
+        ),
+    )
+    parser.add_argument(
+        "--goal",
+        metavar="COND",
+        help=(
+            "keep going until COND holds: after each turn an evaluator judges it from the"
+            " transcript and feeds back why not (exit 1 if it judges COND impossible)"
+        ),
+    )
+    parser.add_argument(
+        "--max-goal-iterations",
+        type=_positive_int,
+        default=25,
+        metavar="N",
+        help="with --goal: give up after N not-met verdicts (default 25)",
     )
     parser.add_argument("--max-turns", type=_positive_int, help="stop after this many model turns")
     parser.add_argument(

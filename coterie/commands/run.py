@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
+from coterie.autonomy import parse_loop_spec
 from coterie.errors import CoterieError, SupervisorGaveUp
 from coterie.models import ModelError, Usage
 from coterie.runs import find_run, read_config, read_state
@@ -44,10 +45,14 @@ def _view(
 
 def agent_options(args: argparse.Namespace) -> dict[str, Any]:
     """The options of ``run`` and ``team`` that go to the session, from the command line."""
+    if args.auto and args.permission_mode not in (None, "auto"):
+        raise CoterieError(f"--auto conflicts with --permission-mode {args.permission_mode}")
     return {
         "model": args.model,
         "scenario": args.scenario,
-        "permission_mode": args.permission_mode,
+        "permission_mode": "auto" if args.auto else args.permission_mode,
+        "goal": args.goal,
+        "max_goal_iterations": args.max_goal_iterations,
         "add_dirs": args.add_dir,
         "max_turns": args.max_turns,
         "max_budget_usd": args.max_budget_usd,
@@ -57,14 +62,33 @@ def agent_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 async def run_prompt(args: argparse.Namespace, console: Console, err: Console) -> int:
-    """``coterie run``: the agent on ``args.prompt``; returns the exit code."""
+    """``coterie run``: the agent on ``args.prompt`` (or ``--loop``); the exit code."""
+    if (args.prompt is None) == (args.loop is None):
+        err.print("[red]error:[/] give a PROMPT, or --loop SPEC (not both)")
+        return 2
+    try:
+        options = agent_options(args)
+        if args.loop is not None:
+            spec = parse_loop_spec(args.loop)
+            if spec.hint:
+                err.print(f"[yellow]hint:[/] {spec.hint}")
+    except (CoterieError, ValueError) as exc:
+        err.print(f"[red]error:[/] {exc}")
+        return 2
     asker = _asker(args, console)
 
     def agent() -> AbstractAsyncContextManager[AgentSession]:
         return open_agent(
-            args.workdir, asker=asker, record={"prompt": args.prompt}, **agent_options(args)
+            args.workdir,
+            asker=asker,
+            record={"prompt": args.prompt},
+            loop=args.loop,
+            max_ticks=args.max_ticks,
+            **options,
         )
 
+    if args.loop is not None:
+        return await drive(args, console, err, agent, lambda s: _loop(s, args.loop))
     return await drive(args, console, err, agent, lambda s: _ask(s, args.prompt))
 
 
@@ -72,6 +96,11 @@ async def run_team(args: argparse.Namespace, console: Console, err: Console) -> 
     """``coterie team``: a lead and teammates on ``args.goal``; returns the exit code."""
     from coterie.team import open_team
 
+    try:
+        options = agent_options(args)
+    except CoterieError as exc:
+        err.print(f"[red]error:[/] {exc}")
+        return 2
     asker = _asker(args, console)
 
     def team() -> AbstractAsyncContextManager[AgentSession]:
@@ -81,11 +110,11 @@ async def run_team(args: argparse.Namespace, console: Console, err: Console) -> 
             names=args.teammate,
             plan_approval=args.plan_approval,
             asker=asker,
-            record={"prompt": args.goal},
-            **agent_options(args),
+            record={"prompt": args.request},
+            **options,
         )
 
-    return await drive(args, console, err, team, lambda s: _ask(s, args.goal), team=True)
+    return await drive(args, console, err, team, lambda s: _ask(s, args.request), team=True)
 
 
 async def resume_run(args: argparse.Namespace, console: Console, err: Console) -> int:
@@ -113,6 +142,8 @@ async def resume_run(args: argparse.Namespace, console: Console, err: Console) -
         if args.prompt is not None:
             return await _ask(session, args.prompt)
         if pending is None:  # killed before the first request was recorded
+            if config.get("loop"):
+                return await _loop(session, str(config["loop"]))
             return await _ask(session, str(config.get("prompt", "")))
         return (
             _report(session, pending.to_dict())
@@ -137,6 +168,10 @@ async def _ask(session: AgentSession, prompt: str) -> dict[str, Any]:
     if session.board is None:
         return _report(session, result)
     return await _summary(session, result)
+
+
+async def _loop(session: AgentSession, spec: str) -> dict[str, Any]:
+    return _report(session, (await session.loop(spec)).to_dict())
 
 
 def _report(session: AgentSession, result: dict[str, Any]) -> dict[str, Any]:
@@ -183,7 +218,7 @@ async def drive(
                     "model": "scripted" if config.scenario else config.model,
                     "permission_mode": config.permission_mode,
                     "teammates": list(config.teammates),
-                    "goal": getattr(args, "goal", None),
+                    "goal": getattr(args, "request", None),
                 }
             )
             with session.events.listen(view.event):

@@ -58,7 +58,10 @@ def run(console: ConsoleType, workdir: Path | None) -> int:
     workspace = workdir or Path(tempfile.mkdtemp(prefix="coterie-demo-"))
     console.print(INTRO.format(workspace=workspace))
     args = argparse.Namespace(
-        goal=GOAL,
+        request=GOAL,
+        goal=None,
+        max_goal_iterations=25,
+        auto=False,
         workdir=workspace,
         teammates=None,
         teammate=["alice", "bob"],

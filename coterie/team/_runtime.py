@@ -26,6 +26,7 @@ from coterie.config import new_run, old_run
 from coterie.events import EventLog
 from coterie.messages import Message, check_actor_name
 from coterie.runs import hold_run
+from coterie.services import goal_pursuit, service_children, the_user_asked, use_auto_mode
 from coterie.session import AgentSession, running_session
 from coterie.supervisors import Restart, isolated
 from coterie.team import _protocol as proto
@@ -75,6 +76,8 @@ async def open_team(
     max_budget_usd: float | None = None,
     context_window: int | None = None,
     compact_at: float = 0.8,
+    goal: str | None = None,
+    max_goal_iterations: int = 25,
     asker: Asker | None = None,
     user_settings: Path | None = None,
     resume: str | None = None,
@@ -101,6 +104,8 @@ async def open_team(
             max_budget_usd=max_budget_usd,
             context_window=context_window,
             compact_at=compact_at,
+            goal=goal,
+            max_goal_iterations=max_goal_iterations,
             headless=asker is None,
             user_settings=user_settings,
             teammates=team_names(teammates, names),
@@ -122,7 +127,12 @@ async def open_team(
             def children(_: AgentFactory, post: PostOffice, tree: Tree) -> list[ChildSpec]:
                 return _team_children(team, post, tree)
 
-            async with running_session(prepared, asker, children, factory=factory) as session:
+            def services(_: AgentFactory, post: PostOffice) -> list[ChildSpec]:
+                return service_children(prepared, factory, post)
+
+            async with running_session(
+                prepared, asker, children, services=services, factory=factory
+            ) as session:
                 session.board = board
                 yield session
 
@@ -134,11 +144,18 @@ def _team_children(team: Team, post: PostOffice, tree: Tree) -> list[ChildSpec]:
     def setup(ctx: ActorContext, loop: AgentLoop) -> None:
         loop.tools.team = team.context(ctx)
         loop.tools.subagents = Subagents(ctx, loop, factory, tree.start_child)
+        if ctx.name == team.lead:
+            use_auto_mode(factory, ctx, loop)
+        else:
+            # A teammate's prompts come from the lead: weigh its actions by what
+            # the user asked the team.
+            history = lambda: [*the_user_asked(team.request), *loop.messages]  # noqa: E731
+            use_auto_mode(factory, ctx, loop, history)
 
     def lead() -> TeamLead:
         registry = team.registry(lead=True)
         make = lambda: factory.loop("lead", "lead", registry, role_prompt=team.lead_prompt())  # noqa: E731
-        return TeamLead(team, make, setup)
+        return TeamLead(team, make, setup, goal_pursuit(factory.config))
 
     specs = [actor_spec("lead", lead, post, events=events)]
     for name in team.teammates:

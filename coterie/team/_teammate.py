@@ -46,9 +46,13 @@ PLAN_NOTE = (
 )
 
 
-def task_prompt(task: Task) -> str:
-    """What a teammate is asked to do for *task*."""
-    return f"Your task {task.id}: {task.subject}\n\n{task.description}".rstrip()
+def task_prompt(task: Task, lead: str) -> str:
+    """What a teammate is asked to do for *task*: the lead's words, tagged as such
+    (they are another agent's, never the user's consent for anything)."""
+    text = f"Your task {task.id}: {task.subject}\n\n{task.description}".rstrip()
+    safe = text.replace("</agent-message", "<\\/agent-message")
+    return f'<agent-message from="{lead}" kind="task">\n{safe}\n</agent-message>'
+
 
 
 class Teammate(Actor):
@@ -168,7 +172,7 @@ class Teammate(Actor):
             if self.team.plan_approval and task.id not in self.team.approved(ctx.name):
                 result = await self._plan(ctx, task)
             else:
-                result = await self._turn(task.id, task_prompt(task))
+                result = await self._turn(task.id, task_prompt(task, self.team.lead))
             nursery.cancel_scope.cancel()
         status = "failed" if result.is_error else "completed"
         body = {"task_id": task.id, "status": status, "result": result.result}
@@ -201,7 +205,8 @@ class Teammate(Actor):
         planning = attrs.evolve(working_gate.policy, mode="plan")
         self.loop.gate = PermissionGate(planning, working_gate.asker)
         try:
-            result = await self._turn(task.id, f"{task_prompt(task)}\n\n{PLAN_NOTE}")
+            asked = task_prompt(task, self.team.lead)
+            result = await self._turn(task.id, f"{asked}\n\n{PLAN_NOTE}")
             while True:
                 body = {"task_id": task.id, "plan": result.result}
                 await proto.tell(ctx, self.team.lead, proto.PLAN_REQUEST, body)

@@ -27,6 +27,7 @@ from coterie.tools.permissions import (
     parse_rule,
 )
 from coterie.tools.sandbox import SandboxViolation, sandboxed_path
+from coterie.tools.schedule import ScheduleWakeupTool, last_wakeup
 from coterie.tools.search import GlobTool, GrepTool
 from coterie.tools.task import SUBAGENT_TYPES, TaskTool
 from coterie.tools.team import (
@@ -61,6 +62,8 @@ def default_registry() -> ToolRegistry:
 
 
 __all__ = [
+    "ScheduleWakeupTool",
+    "last_wakeup",
     "ApprovePlanTool",
     "SUBAGENT_TYPES",
     "TaskTool",

@@ -53,9 +53,6 @@ class ToolContext:
     #: Starts a subagent: (description, prompt, subagent_type) -> its final text.
     #: Set by the runtime; None where subagents are not allowed (nesting limit).
     subagents: Callable[[str, str, str], Awaitable[ToolResult]] | None = None
-    #: What ``ScheduleWakeup`` asked for in this request (a dynamic ``--loop``):
-    #: ``{"delaySeconds", "reason", "prompt"}``; read by the runtime after the turn.
-    wakeup: dict[str, Any] | None = None
     # The board and mailboxes of a team run, for the team tools; None for a solo agent.
     team: TeamContext | None = None
 

@@ -1,0 +1,92 @@
+"""The services of a run (DESIGN §7): the goal evaluator, the scheduler and the
+Auto Mode classifier, each an actor under the ``services`` supervisor, and
+what the agents need to use them (the goal pursuit, the Auto Mode gate)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from coterie.actors.classifier import AutoModeAsker, classifier_spec, read_claude_md
+from coterie.actors.evaluator import evaluator_spec
+from coterie.actors.goal import GoalPursuit
+from coterie.actors.scheduler import scheduler_spec
+from coterie.autonomy import parse_loop_spec
+from coterie.tools import PermissionGate, ScheduleWakeupTool
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+
+    from coterie.actors import ActorContext
+    from coterie.agent import AgentFactory, AgentLoop
+    from coterie.config import AgentConfig, PreparedRun
+    from coterie.mailbox import PostOffice
+    from coterie.supervisors import ChildSpec
+    from coterie.tools import ToolRegistry
+
+
+def service_children(
+    prepared: PreparedRun, factory: AgentFactory, post: PostOffice
+) -> list[ChildSpec]:
+    """The actors the run's options need: evaluator (``--goal``), scheduler
+    (``--loop``), classifier (``--auto``)."""
+    config, events = prepared.config, factory.events
+    children = []
+    if config.goal is not None:
+        children.append(evaluator_spec(prepared.model, post, events=events))
+    if config.loop is not None:
+        children.append(
+            scheduler_spec(
+                post,
+                prepared.run_dir,
+                max_ticks=config.max_ticks,
+                max_turns=config.max_turns,
+                events=events,
+            )
+        )
+    if prepared.policy.mode == "auto":
+        rules = prepared.settings.auto_mode_rules
+        children.append(classifier_spec(prepared.model, post, rules=rules, events=events))
+    return children
+
+
+def goal_pursuit(config: AgentConfig) -> GoalPursuit | None:
+    """``--goal``'s pursuit, if the run has a goal."""
+    if config.goal is None:
+        return None
+    return GoalPursuit(config.goal, config.max_goal_iterations)
+
+
+def add_loop_tools(config: AgentConfig, registry: ToolRegistry) -> ToolRegistry:
+    """``ScheduleWakeup`` exists only during a dynamic loop."""
+    if config.loop is not None and parse_loop_spec(config.loop).dynamic:
+        registry.register(ScheduleWakeupTool())
+    return registry
+
+
+def use_auto_mode(
+    factory: AgentFactory,
+    ctx: ActorContext,
+    loop: AgentLoop,
+    history: Callable[[], Sequence[Mapping[str, Any]]] | None = None,
+) -> None:
+    """In Auto Mode, give *loop* a gate whose asker is the classifier (one per agent,
+    with its own denial limits; the person, if any, after the limits)."""
+    if factory.policy.mode != "auto":
+        return
+    asker = AutoModeAsker(
+        ctx,
+        history or (lambda: loop.messages),
+        claude_md=read_claude_md(factory.config.workdir),
+        human=factory.asker,
+    )
+    loop.gate = PermissionGate(factory.policy, asker)
+
+
+def the_user_asked(request: str | None) -> list[dict[str, Any]]:
+    """The user's request as a history message (what a teammate's actions are weighed by)."""
+    if not request:
+        return []
+    return [{"role": "user", "content": [{"type": "text", "text": request}]}]
+
+
+__all__ = ["add_loop_tools", "goal_pursuit", "service_children", "the_user_asked", "use_auto_mode"]
