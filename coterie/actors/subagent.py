@@ -32,6 +32,10 @@ if TYPE_CHECKING:
 
 #: How deep subagents may nest: a subagent of a subagent, no further.
 MAX_DEPTH = 2
+#: The team's own tools: a subagent works for its parent, not on the team's board.
+TEAM_ONLY = frozenset(
+    {"TaskCreate", "TaskUpdate", "TaskList", "TaskGet", "SendMessage", "ApprovePlan"}
+)
 #: The tools of each subagent type (None: every tool its parent has).
 TYPE_TOOLS: dict[str, frozenset[str] | None] = {
     "general-purpose": None,
@@ -97,8 +101,8 @@ class Subagents:
         allowed = TYPE_TOOLS.get(kind)
         registry = ToolRegistry()
         for tool in self.parent_loop.registry:
-            if tool.name == "Task" and self.depth + 1 > MAX_DEPTH:
-                continue
+            if tool.name in TEAM_ONLY:
+                continue  # a subagent is not a member of its parent's team
             if allowed is None or tool.name in allowed:
                 registry.register(tool)
         role_prompt = SUBAGENT_PROMPT.format(parent=self.parent.name)
@@ -107,7 +111,8 @@ class Subagents:
         )
 
     def _setup(self, ctx: ActorContext, loop: AgentLoop) -> None:
-        if "Task" in loop.registry:
+        # Past the nesting limit the Task tool stays, and says why it cannot start one.
+        if "Task" in loop.registry and self.depth < MAX_DEPTH:
             loop.tools.subagents = Subagents(
                 ctx, loop, self.factory, self.start_child, self.depth + 1
             )

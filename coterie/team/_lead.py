@@ -140,7 +140,19 @@ class TeamLead(Lead):
         if message.kind == proto.TEAMMATE_STOPPED:
             self.team.stopped.add(str(message.body.get("teammate")))
         if message.kind in proto.LEAD_TURNS and message.id not in ctx.seen:
+            plan = (message.sender, str(message.body.get("task_id")))
+            self.team.answered.discard(plan)
             result = await self._turn(ctx, message.id, proto.render(message))
+            if message.kind == proto.PLAN_REQUEST and plan not in self.team.answered:
+                # A plan must be answered, or its teammate waits forever: a turn
+                # that ends without ApprovePlan is a rejection, its text the feedback.
+                body = {
+                    "task_id": plan[1],
+                    "approve": False,
+                    "feedback": "The lead did not approve the plan. It said: " + result.result,
+                }
+                unanswered = f"{message.id}.unanswered"
+                await proto.tell(ctx, plan[0], proto.PLAN_APPROVAL, body, message_id=unanswered)
         ctx.seen.add(message.id)
         await ctx.mailbox.ack(delivery)
         return result

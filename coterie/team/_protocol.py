@@ -3,6 +3,7 @@ agent's message is shown to a model (as data from that agent, never the user).""
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from coterie.messages import Message
@@ -38,6 +39,8 @@ NAMES = (
 
 def default_names(count: int) -> tuple[str, ...]:
     """*count* teammate names: the readable list first, then ``teammate-N``."""
+    if count < 0:
+        raise ValueError(f"a team cannot have {count} teammates")
     extra = (f"teammate-{i}" for i in range(len(NAMES) + 1, count + 1))
     return (*NAMES[:count], *extra)
 
@@ -60,10 +63,26 @@ def render(message: Message) -> str:
         )
     else:
         text = str(body.get("text", ""))
-    safe = text.replace("</agent-message", "<\\/agent-message")
-    return (
-        f'<agent-message from="{message.sender}" kind="{message.kind}">\n{safe}\n</agent-message>'
-    )
+    return tagged(message.sender, message.kind, text)
+
+
+_CLOSING = re.compile(r"</(agent-message)", re.IGNORECASE)
+
+
+def tagged(sender: str, kind: str, text: str) -> str:
+    """*text* from agent *sender*, in tags it cannot close itself (in any letter case)."""
+    safe = _CLOSING.sub(r"<\\/\1", text)
+    return f'<agent-message from="{sender}" kind="{kind}">\n{safe}\n</agent-message>'
+
+
+def preview(kind: str, body: dict[str, Any]) -> str:
+    """One line of what a team message says (for ``team.message`` events)."""
+    if kind == PLAN_APPROVAL:
+        verdict = "approved" if body.get("approve") else "rejected"
+        feedback = body.get("feedback")
+        text = f"{verdict} the plan for {body.get('task_id')}"
+        return f"{text}: {feedback}" if feedback else text
+    return str(body.get("text") or body.get("result") or body.get("plan") or "")
 
 
 async def tell(
@@ -86,6 +105,6 @@ async def tell(
             message_id, ctx.name, to, kind, body, message.sent_at, correlation_id, None
         )
     await ctx.post.send(message)
-    preview = body.get("text") or body.get("result") or body.get("plan") or ""
-    ctx.emit("team.message", sender=ctx.name, recipient=to, kind=kind, text=str(preview)[:500])
+    text = preview(kind, body)[:500]
+    ctx.emit("team.message", sender=ctx.name, recipient=to, kind=kind, text=text)
     return message

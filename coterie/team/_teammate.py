@@ -40,6 +40,8 @@ if TYPE_CHECKING:
     from coterie.mailbox import Delivery
     from coterie.team._team import Team
 
+#: How many plans a teammate proposes for a task before it gives the task up.
+MAX_PLAN_ROUNDS = 3
 PLAN_NOTE = (
     "You are in plan mode: investigate with read-only tools and answer with your plan for"
     " this task. The lead must approve the plan before you change anything."
@@ -50,8 +52,7 @@ def task_prompt(task: Task, lead: str) -> str:
     """What a teammate is asked to do for *task*: the lead's words, tagged as such
     (they are another agent's, never the user's consent for anything)."""
     text = f"Your task {task.id}: {task.subject}\n\n{task.description}".rstrip()
-    safe = text.replace("</agent-message", "<\\/agent-message")
-    return f'<agent-message from="{lead}" kind="task">\n{safe}\n</agent-message>'
+    return proto.tagged(lead, "task", text)
 
 
 
@@ -207,7 +208,9 @@ class Teammate(Actor):
         try:
             asked = task_prompt(task, self.team.lead)
             result = await self._turn(task.id, f"{asked}\n\n{PLAN_NOTE}")
-            while True:
+            for _ in range(MAX_PLAN_ROUNDS):
+                if result.is_error:
+                    return result  # no plan to propose: the task fails
                 body = {"task_id": task.id, "plan": result.result}
                 await proto.tell(ctx, self.team.lead, proto.PLAN_REQUEST, body)
                 ctx.emit("actor.state", state="awaiting approval", task=task.id)
@@ -230,6 +233,8 @@ class Teammate(Actor):
                 await ctx.mailbox.ack(delivery)
                 if answer.body.get("approve"):
                     return result
+            reason = f"The lead did not approve a plan in {MAX_PLAN_ROUNDS} rounds."
+            return attrs.evolve(result, result=reason, is_error=True, subtype="error_plan")
         finally:
             self.loop.gate = working_gate
 

@@ -74,7 +74,19 @@ def unknown_member(team: TeamContext, name: object, what: str) -> ToolResult | N
     )
 
 
-_OWNER_HELP = "A team member's name: the teammate who should do the task."
+_OWNER_HELP = "A teammate's name: who should do the task (the lead does not take tasks)."
+
+
+def bad_owner(team: TeamContext, owner: object) -> ToolResult | None:
+    """``None`` if *owner* can be given a task: a teammate, never the lead."""
+    if owner == team.lead:
+        teammates = ", ".join(m for m in team.members if m != team.lead)
+        return ToolResult(
+            f"The lead ({team.lead}) does not take tasks from the board; assign one of the"
+            f" teammates ({teammates}), or leave the task unassigned.",
+            is_error=True,
+        )
+    return unknown_member(team, owner, "owner")
 _IDS_HELP = "Ids of tasks (task_1, task_2, ...) that must be completed before this one can start"
 
 
@@ -112,7 +124,7 @@ class TaskCreateTool:
         if team is None:
             return no_team(self.name)
         owner = input.get("owner")
-        if owner is not None and (problem := unknown_member(team, owner, "owner")):
+        if owner is not None and (problem := bad_owner(team, owner)):
             return problem
         blockers = input.get("blocked_by", [])
         try:
@@ -173,7 +185,7 @@ class TaskUpdateTool:
             )
         task_id = input["task_id"]
         owner: str | Unset | None = input.get("owner", UNSET)
-        if isinstance(owner, str) and (problem := unknown_member(team, owner, "owner")):
+        if isinstance(owner, str) and (problem := bad_owner(team, owner)):
             return problem
         try:
             before = await team.board.get(check_task_id(task_id))

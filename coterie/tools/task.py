@@ -17,11 +17,11 @@ if TYPE_CHECKING:
 
 __all__ = ["SUBAGENT_TYPES", "TaskTool"]
 
-#: The kinds of subagent: what each may use. ``general-purpose`` has every
-#: tool but the team tools; ``Explore`` only reads.
+#: The kinds of subagent: what each may use. ``general-purpose`` has its
+#: parent's tools but the team's; ``Explore`` only reads.
 SUBAGENT_TYPES: dict[str, str] = {
-    "general-purpose": "Researches, searches and changes code with every tool.",
-    "Explore": "Searches and reads the codebase (Read, Glob, Grep and read-only Bash); no edits.",
+    "general-purpose": "Researches, searches and changes code with its parent's tools.",
+    "Explore": "Searches and reads the codebase (Read, Glob, Grep); no edits, no commands.",
 }
 
 _SCHEMA: dict[str, Any] = {

@@ -181,11 +181,6 @@ def test_a_task_blocked_by_a_failed_one_ends_the_run_with_both_named(tmp_path: P
     assert sorted(e.data["recipient"] for e in run.messages("shutdown_request")) == ["alice", "bob"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: TaskCreate (and TaskUpdate) accept owner 'lead'; the lead never takes "
-    "tasks, so the run ends at once with the task 'not done'",
-)
 def test_a_task_cannot_be_assigned_to_the_lead(tmp_path: Path) -> None:
     run = run_team(
         tmp_path,
