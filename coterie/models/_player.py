@@ -20,6 +20,7 @@ from coterie.fsutil import atomic_write
 from coterie.models._base import ModelError, ScenarioError, Usage
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
     from coterie.models.scenario import Scenario, Turn, TurnError
@@ -104,7 +105,12 @@ class ScenarioPlayer:
         return dict(self._cursors)
 
     def next_turn(
-        self, actor: str, role: str, last_user_text: str, key: str | None = None
+        self,
+        actor: str,
+        role: str,
+        last_user_text: str,
+        key: str | None = None,
+        request_text: Callable[[], str] | None = None,
     ) -> Outcome:
         """Consume and resolve the next turn for *actor* of *role*.
 
@@ -155,6 +161,12 @@ class ScenarioPlayer:
             raise ScenarioError(
                 f"{source}: {place}: expected the last user message to contain "
                 f"{turn.expect!r}, but it was {shown!r}"
+            )
+        forbidden = turn.expect_not
+        if forbidden is not None and request_text is not None and forbidden in request_text():
+            raise ScenarioError(
+                f"{source}: {place}: the request contains {forbidden!r}, "
+                "which the scenario says it must not"
             )
         answers = turn.crash is None and turn.error is None
         if key is not None and answers:

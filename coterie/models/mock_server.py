@@ -127,7 +127,11 @@ class MockServer:
         try:
             messages = data["messages"]
             outcome = self.player.next_turn(
-                actor, role, last_user_text(messages), request_key(data.get("system"), messages)
+                actor,
+                role,
+                last_user_text(messages),
+                request_key(data.get("system"), messages),
+                lambda: json.dumps([data.get("system"), messages], ensure_ascii=False),
             )
         except ScenarioError as exc:
             return _error(400, SCENARIO_ERROR_TYPE, str(exc))

@@ -35,7 +35,9 @@ CRASH_STATUS = 418
 
 _TOP_KEYS = frozenset({"name", "description", "setup", "tracks"})
 _SETUP_KEYS = frozenset({"files"})
-_TURN_KEYS = frozenset({"text", "tool_uses", "stop_reason", "usage", "expect", "error", "crash"})
+_TURN_KEYS = frozenset(
+    {"text", "tool_uses", "stop_reason", "usage", "expect", "expect_not", "error", "crash"}
+)
 _TOOL_USE_KEYS = frozenset({"name", "input", "id"})
 _ERROR_KEYS = frozenset({"status", "type", "message"})
 _USAGE_KEYS = frozenset(attrs.fields_dict(Usage))
@@ -68,6 +70,9 @@ class Turn:
     stop_reason: str | None = None
     usage: Usage | None = None
     expect: str | None = None
+    #: A substring that must NOT occur anywhere in the request (system prompt and
+    #: messages): to show what a model is never shown.
+    expect_not: str | None = None
     error: TurnError | None = None
     crash: str | None = None
 
@@ -143,6 +148,8 @@ def _turn_to_dict(turn: Turn) -> dict[str, Any]:
         data["usage"] = turn.usage.to_dict()
     if turn.expect is not None:
         data["expect"] = turn.expect
+    if turn.expect_not is not None:
+        data["expect_not"] = turn.expect_not
     if turn.error is not None:
         data["error"] = attrs.asdict(turn.error)
     if turn.crash is not None:
@@ -269,6 +276,11 @@ class _Parser:
                 raise self.fail(where, "'stop_reason' is 'tool_use' but the turn has no tool_uses")
         usage = self.usage(turn["usage"], f"{where}.usage") if "usage" in turn else None
         expect = self.string(turn["expect"], where, "expect") if "expect" in turn else None
+        expect_not = (
+            self.string(turn["expect_not"], where, "expect_not", nonempty=True)
+            if "expect_not" in turn
+            else None
+        )
         error = self.error(turn["error"], f"{where}.error") if "error" in turn else None
         crash = (
             self.string(turn["crash"], where, "crash", nonempty=True) if "crash" in turn else None
@@ -289,6 +301,7 @@ class _Parser:
             stop_reason=stop_reason,
             usage=usage,
             expect=expect,
+            expect_not=expect_not,
             error=error,
             crash=crash,
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import math
 from typing import TYPE_CHECKING
 
@@ -86,6 +87,7 @@ class ScriptedModel:
             request.role,
             last_user_text(request.messages),
             request_key(request.system, request.messages),
+            lambda: json.dumps([request.system, request.messages], ensure_ascii=False),
         )
         if isinstance(outcome, ScriptedCrashTurn):
             raise ScriptedCrash(outcome.message)

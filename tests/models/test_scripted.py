@@ -317,3 +317,14 @@ async def test_a_retry_after_an_error_turn_gets_the_next_turn() -> None:
     with pytest.raises(ModelAPIError):
         await model.complete(request)
     assert (await model.complete(request)).text == "ok"
+
+
+async def test_expect_not_fails_a_request_that_contains_the_text() -> None:
+    model = ScriptedModel(scenario({"lead": [{"expect_not": "secret", "text": "ok"}]}))
+    with pytest.raises(ScenarioError, match="must not"):
+        await model.complete(ask("here is the secret"))
+
+
+async def test_expect_not_passes_a_request_without_the_text() -> None:
+    model = ScriptedModel(scenario({"lead": [{"expect_not": "secret", "text": "ok"}]}))
+    assert (await model.complete(ask("nothing to see"))).text == "ok"
