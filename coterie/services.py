@@ -10,6 +10,7 @@ from coterie.actors.classifier import AutoModeAsker, classifier_spec, read_claud
 from coterie.actors.evaluator import evaluator_spec
 from coterie.actors.goal import GoalPursuit
 from coterie.actors.scheduler import scheduler_spec
+from coterie.actors.summarizer import summarizer_spec, use_summarizer
 from coterie.autonomy import parse_loop_spec
 from coterie.tools import PermissionGate, ScheduleWakeupTool
 
@@ -27,10 +28,11 @@ if TYPE_CHECKING:
 def service_children(
     prepared: PreparedRun, factory: AgentFactory, post: PostOffice
 ) -> list[ChildSpec]:
-    """The actors the run's options need: evaluator (``--goal``), scheduler
-    (``--loop``), classifier (``--auto``)."""
+    """The summarizer (every agent's compaction funnel asks it), and the actors
+    the run's options need: evaluator (``--goal``), scheduler (``--loop``),
+    classifier (``--auto``)."""
     config, events = prepared.config, factory.events
-    children = []
+    children = [summarizer_spec(prepared.model, post, events=events)]
     if config.goal is not None:
         children.append(evaluator_spec(prepared.model, post, events=events))
     if config.loop is not None:
@@ -63,14 +65,16 @@ def add_loop_tools(config: AgentConfig, registry: ToolRegistry) -> ToolRegistry:
     return registry
 
 
-def use_auto_mode(
+def use_services(
     factory: AgentFactory,
     ctx: ActorContext,
     loop: AgentLoop,
     history: Callable[[], Sequence[Mapping[str, Any]]] | None = None,
 ) -> None:
-    """In Auto Mode, give *loop* a gate whose asker is the classifier (one per agent,
-    with its own denial limits; the person, if any, after the limits)."""
+    """Connect *loop* to the services: its funnel's summaries come from the
+    summarizer; in Auto Mode its gate's asker is the classifier (one per
+    agent, with its own denial limits; the person, if any, after the limits)."""
+    use_summarizer(ctx, loop)
     if factory.policy.mode != "auto":
         return
     asker = AutoModeAsker(
@@ -89,4 +93,4 @@ def the_user_asked(request: str | None) -> list[dict[str, Any]]:
     return [{"role": "user", "content": [{"type": "text", "text": request}]}]
 
 
-__all__ = ["add_loop_tools", "goal_pursuit", "service_children", "the_user_asked", "use_auto_mode"]
+__all__ = ["add_loop_tools", "goal_pursuit", "service_children", "the_user_asked", "use_services"]

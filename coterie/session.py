@@ -36,7 +36,7 @@ from coterie.events import EventLog
 from coterie.mailbox import PostOffice
 from coterie.messages import Message
 from coterie.runs import COMPLETED, FAILED, RUNNING, hold_run, read_state, write_state
-from coterie.services import add_loop_tools, goal_pursuit, service_children, use_auto_mode
+from coterie.services import add_loop_tools, goal_pursuit, service_children, use_services
 from coterie.supervisors import ChildSpec, Strategy, Supervisor
 from coterie.tools import TaskTool, default_registry
 
@@ -216,7 +216,7 @@ async def open_agent(
 
     def lead(factory: AgentFactory, post: PostOffice, tree: Tree) -> list[ChildSpec]:
         def setup(ctx: ActorContext, loop: AgentLoop) -> None:
-            use_auto_mode(factory, ctx, loop)
+            use_services(factory, ctx, loop)
             loop.tools.subagents = Subagents(ctx, loop, factory, tree.start_child)
 
         def make() -> Lead:

@@ -18,6 +18,7 @@ import attrs
 
 from coterie.actors._actor import actor_spec
 from coterie.actors.lead import PROMPT, RESULT, Lead
+from coterie.actors.summarizer import use_summarizer
 from coterie.ids import new_id
 from coterie.messages import Message
 from coterie.supervisors import Restart, isolated
@@ -111,6 +112,7 @@ class Subagents:
         )
 
     def _setup(self, ctx: ActorContext, loop: AgentLoop) -> None:
+        use_summarizer(ctx, loop)
         # Past the nesting limit the Task tool stays, and says why it cannot start one.
         if "Task" in loop.registry and self.depth < MAX_DEPTH:
             loop.tools.subagents = Subagents(

@@ -26,7 +26,7 @@ from coterie.config import new_run, old_run
 from coterie.events import EventLog
 from coterie.messages import Message, check_actor_name
 from coterie.runs import hold_run
-from coterie.services import goal_pursuit, service_children, the_user_asked, use_auto_mode
+from coterie.services import goal_pursuit, service_children, the_user_asked, use_services
 from coterie.session import AgentSession, running_session
 from coterie.supervisors import Restart, isolated
 from coterie.team import _protocol as proto
@@ -145,12 +145,12 @@ def _team_children(team: Team, post: PostOffice, tree: Tree) -> list[ChildSpec]:
         loop.tools.team = team.context(ctx)
         loop.tools.subagents = Subagents(ctx, loop, factory, tree.start_child)
         if ctx.name == team.lead:
-            use_auto_mode(factory, ctx, loop)
+            use_services(factory, ctx, loop)
         else:
             # A teammate's prompts come from the lead: weigh its actions by what
             # the user asked the team.
             history = lambda: [*the_user_asked(team.request), *loop.messages]  # noqa: E731
-            use_auto_mode(factory, ctx, loop, history)
+            use_services(factory, ctx, loop, history)
 
     def lead() -> TeamLead:
         registry = team.registry(lead=True)
