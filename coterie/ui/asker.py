@@ -17,13 +17,19 @@ class TerminalAsker:
     """Implements ``coterie.tools.Asker`` by prompting on the terminal.
 
     Reading standard input happens in a worker thread that is abandoned on
-    cancellation, so Ctrl-C at the prompt ends the run at once.
+    cancellation, so Ctrl-C at the prompt ends the run at once. Questions
+    from several agents at once (a team) are asked one at a time.
     """
 
     def __init__(self, console: Console) -> None:
         self.console = console
+        self._one_at_a_time = trio.Lock()
 
     async def ask(self, tool_name: str, input: dict[str, Any], reason: str) -> bool:
+        async with self._one_at_a_time:
+            return await self._ask(tool_name, input, reason)
+
+    async def _ask(self, tool_name: str, input: dict[str, Any], reason: str) -> bool:
         shown = json.dumps(input, ensure_ascii=False)
         if len(shown) > 400:
             shown = shown[:400] + "…"
