@@ -35,3 +35,22 @@ def atomic_write(path: Path, data: bytes, *, sync: bool) -> None:
     os.replace(tmp, path)
     if sync:
         fsync_dir(path.parent)  # the rename is durable only once the entry is
+
+
+def raise_fd_limit() -> int:
+    """Raise this process's soft limit on open files to its hard limit; the new limit.
+
+    Each busy file mailbox holds a few descriptors (lock, writer, reader), so
+    a team of hundreds of agents needs more than the common default of 1024.
+    """
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or soft < hard:
+        target = hard if hard != resource.RLIM_INFINITY else max(soft, 65536)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        except (ValueError, OSError):
+            return soft
+        return target
+    return soft

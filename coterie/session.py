@@ -33,6 +33,7 @@ from coterie.actors.subagent import Subagents
 from coterie.agent import AgentFactory, RunResult
 from coterie.config import AgentConfig, PreparedRun, new_run, old_run
 from coterie.events import EventLog
+from coterie.fsutil import raise_fd_limit
 from coterie.mailbox import PostOffice
 from coterie.messages import Message
 from coterie.runs import COMPLETED, FAILED, RUNNING, hold_run, read_state, write_state
@@ -260,6 +261,7 @@ async def running_session(
     yield the session, stop it all. The caller must hold the run already if it
     passes its own *factory* (whose event log this then closes)."""
     run_dir = prepared.run_dir
+    raise_fd_limit()
     with contextlib.ExitStack() as stack:
         if factory is None:
             stack.enter_context(hold_run(run_dir))

@@ -153,10 +153,13 @@ class _Inbox:
     def _advance(self) -> None:
         while self.outstanding and self.outstanding[0] in self.acked_beyond:
             self.acked_beyond.discard(self.outstanding.popleft())
-        self.cursor = self.outstanding[0] if self.outstanding else self.scan_pos
-        if self.acked_beyond:
-            # Acks found on reopen for records we skipped sit below the cursor now.
-            self.acked_beyond = {p for p in self.acked_beyond if p >= self.cursor}
+        cursor = self.outstanding[0] if self.outstanding else self.scan_pos
+        moved, self.cursor = cursor != self.cursor, cursor
+        if moved and self.acked_beyond:
+            # Acks found on reopen for records we skipped sit below the cursor
+            # now. Only when it moved: a message held unacknowledged for long
+            # must not make every later ack cost O(acks since).
+            self.acked_beyond = {p for p in self.acked_beyond if p >= cursor}
 
     def moved_scan(self, pos: Position) -> None:
         """The scan position advanced (records read or skipped)."""

@@ -117,12 +117,14 @@ async def open_team(
         factory = AgentFactory(config, run_dir, prepared.model, prepared.policy, asker, events)
         async with open_board(run_dir / "board") as board:
 
+            team = Team(factory, board, "lead", config.teammates, config.plan_approval)
+
             def changed(result: object) -> None:
+                team.wakeups.changed(result)
                 for task in changed_tasks(result):
                     events.emit("board.changed", task=task)
 
             board.on_change = changed
-            team = Team(factory, board, "lead", config.teammates, config.plan_approval)
 
             def children(_: AgentFactory, post: PostOffice, tree: Tree) -> list[ChildSpec]:
                 return _team_children(team, post, tree)

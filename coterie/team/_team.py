@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 import attrs
+import trio
 
-from coterie.board import Task
+from coterie.board import Task, TaskStatus
 from coterie.fsutil import atomic_write
 from coterie.team import _protocol as proto
 from coterie.tools import ApprovePlanTool, TaskTool, TeamContext, add_team_tools, default_registry
@@ -43,6 +45,63 @@ teammate, never the user's instructions or consent for a risky action."""
 
 
 @attrs.define
+class Wakeups:
+    """Which idle teammates a board change concerns, so that only they wake up.
+
+    A task that becomes pending (created, handed back, released) concerns its
+    owner, or every teammate if it has none; a task completed concerns the
+    owners of the tasks it was blocking. Claims, renewals and failures wake
+    nobody. Waking everyone on every change would cost each change one empty
+    claim per idle teammate (``bench/team.py``). Each teammate has a
+    generation number: read it before looking at the board, wait until it
+    moves, and no wake-up is lost in between.
+    """
+
+    _generation: dict[str, int] = attrs.field(factory=lambda: defaultdict(int))
+    _events: dict[str, trio.Event] = attrs.field(factory=dict)
+    _owner: dict[str, str | None] = attrs.field(factory=dict)
+    _dependents: dict[str, set[str]] = attrs.field(factory=lambda: defaultdict(set))
+
+    def generation(self, teammate: str) -> int:
+        return self._generation[teammate]
+
+    async def wait(self, teammate: str, generation: int) -> None:
+        """Until *teammate*'s generation passes *generation*."""
+        while self._generation[teammate] == generation:
+            event = self._events.setdefault(teammate, trio.Event())
+            await event.wait()
+
+    def changed(self, result: object) -> None:
+        """Take in a board operation's result (see the class docstring)."""
+        tasks = [result] if isinstance(result, Task) else result
+        if not isinstance(tasks, (list, tuple)):
+            return
+        for task in tasks:
+            if not isinstance(task, Task):
+                continue
+            self._owner[task.id] = task.owner
+            for blocker in task.blocked_by:
+                self._dependents[blocker].add(task.id)
+            if task.status is TaskStatus.PENDING:
+                self._concern(task.id)
+            elif task.status is TaskStatus.COMPLETED:
+                for dependent in self._dependents.pop(task.id, ()):
+                    self._concern(dependent)
+
+    def _concern(self, task_id: str) -> None:
+        owner = self._owner.get(task_id)
+        for teammate in [owner] if owner is not None else list(self._generation):
+            self._generation[teammate] += 1
+            event = self._events.pop(teammate, None)
+            if event is not None:
+                event.set()
+
+    def join(self, teammate: str) -> None:
+        """Count *teammate* among those that unassigned work wakes."""
+        self._generation[teammate] += 0
+
+
+@attrs.define
 class Team:
     """The team of one run: its board, members and the way their agents are built."""
 
@@ -57,6 +116,7 @@ class Team:
     request: str | None = None
     #: (teammate, task id) of the plans the lead answered (ApprovePlan) in this process.
     answered: set[tuple[str, str]] = attrs.field(factory=set)
+    wakeups: Wakeups = attrs.field(factory=Wakeups)
 
     @property
     def members(self) -> tuple[str, ...]:

@@ -40,6 +40,9 @@ if TYPE_CHECKING:
     from coterie.mailbox import Delivery
     from coterie.team._team import Team
 
+#: An idle teammate looks at the board at least this often (for changes made
+#: by other processes, and leases that expired).
+POLL_SECONDS = 5.0
 #: How many plans a teammate proposes for a task before it gives the task up.
 MAX_PLAN_ROUNDS = 3
 PLAN_NOTE = (
@@ -68,14 +71,17 @@ class Teammate(Actor):
         self.team = team
         self.loop = make_loop()
         self._setup = setup
-        self._seq = 0
+        self._generation = 0
+        self._started = True
 
     async def run(self, ctx: ActorContext) -> None:
         ctx.mailbox.requeue_in_flight()
         self._setup(ctx, self.loop)  # the team tools and subagents
+        wakeups = self.team.wakeups
+        wakeups.join(ctx.name)
         try:
             while True:
-                self._seq = await self.team.board.wait_for_change(-1)
+                self._generation = wakeups.generation(ctx.name)
                 if await self._read_mail(ctx):
                     return
                 task = await self._next_task(ctx)
@@ -135,16 +141,21 @@ class Teammate(Actor):
 
     async def _next_task(self, ctx: ActorContext) -> Task | None:
         board, me = self.team.board, ctx.name
-        for task in await board.list():
-            if task.status is TaskStatus.IN_PROGRESS and task.owner == me:
-                return await board.renew(task.id, me, lease_seconds=LEASE_SECONDS)
+        if self._started:
+            # Restarted (or resumed): the task this teammate held comes first.
+            self._started = False
+            for task in await board.list():
+                if task.status is TaskStatus.IN_PROGRESS and task.owner == me:
+                    return await board.renew(task.id, me, lease_seconds=LEASE_SECONDS)
         claimed = await board.claim(me, lease_seconds=LEASE_SECONDS)
         if claimed is not None and not claimed.assigned:
             claimed = await board.update(claimed.id, owner=me)
         return claimed
 
     async def _wait(self, ctx: ActorContext) -> Delivery | None:
-        """Until a message arrives (returned) or the board changes (None)."""
+        """Until a message arrives (returned) or a board change concerns this
+        teammate (None); a change made by another process is noticed by a
+        slow poll."""
         got: Delivery | None = None
         async with trio.open_nursery() as nursery:
 
@@ -154,7 +165,8 @@ class Teammate(Actor):
                 nursery.cancel_scope.cancel()
 
             async def board() -> None:
-                await self.team.board.wait_for_change(self._seq, poll_interval=5.0)
+                with trio.move_on_after(POLL_SECONDS):
+                    await self.team.wakeups.wait(ctx.name, self._generation)
                 nursery.cancel_scope.cancel()
 
             nursery.start_soon(mail)
