@@ -5,8 +5,9 @@ tasks on the durable task board, one depending on another, and assigns them;
 alice and bob work in parallel, writing files; alice crashes right after her
 first write (a scenario ``crash`` turn, as a bug would), her supervisor
 restarts her, and she goes on from her durable transcript without redoing
-the write. When every task is done the lead shuts the team down through the
-shutdown protocol and the run ends with its summary.
+the write. When every task is done the goal evaluator confirms the goal
+(``--goal``), the lead shuts the team down through the shutdown protocol and
+the run ends with its summary.
 """
 
 from __future__ import annotations
@@ -26,13 +27,15 @@ if TYPE_CHECKING:
     from rich.console import Console as ConsoleType
 
 GOAL = "Build a tiny greeting library: greet.py, a test, a README and a changelog."
+CONDITION = "greet.py, a passing test, README.md and CHANGELOG.md all exist"
 
 INTRO = """\
 [bold]coterie demo: a team[/]  (offline: a scripted model plays every agent)
 The lead plans four tasks (task_3 waits for task_1) and assigns them; alice and
 bob work in parallel in their own actors, each under its own supervisor.
 alice crashes right after writing greet.py: watch her supervisor restart her
-and her durable transcript carry her on without writing it twice.
+and her durable transcript carry her on without writing it twice. At the end
+the goal evaluator checks the goal against the transcript.
 Workspace: {workspace}
 """
 
@@ -59,7 +62,7 @@ def run(console: ConsoleType, workdir: Path | None) -> int:
     console.print(INTRO.format(workspace=workspace))
     args = argparse.Namespace(
         request=GOAL,
-        goal=None,
+        goal=CONDITION,
         max_goal_iterations=25,
         auto=False,
         workdir=workspace,

@@ -54,6 +54,7 @@ def test_the_team_demo_plans_works_in_parallel_crashes_and_finishes(
     assert "alice crashed" in out
     assert "alice restarting" in out
     assert "4/4 tasks completed" in out
+    assert "Goal met" in out
     for name in ("greet.py", "test_greet.py", "README.md", "CHANGELOG.md"):
         assert (workspace / name).is_file()
     run_dir = workspace / ".coterie" / "runs" / only_run(workspace)
