@@ -105,18 +105,37 @@ class _Inbox:
     # first of them (or the scan position when there are none).
     outstanding: deque[Position] = attrs.field(factory=deque)
     scan_pos: Position = (0, 0)
+    # Read but not acknowledged (pending or in flight): the holes a compact
+    # cursor lists instead of everything acknowledged past a held message.
+    unacked: set[Position] = attrs.field(factory=set)
+    # From the cursor file: records from the cursor up to ``loaded_upto`` are
+    # acknowledged but ``loaded_unacked`` (until they are read again).
+    loaded_upto: Position = (0, 0)
+    loaded_unacked: frozenset[Position] = frozenset()
     received: int = 0
     acknowledged: int = 0
     redelivered: int = 0
     lot: trio.lowlevel.ParkingLot = attrs.field(factory=trio.lowlevel.ParkingLot)
 
     def is_acked(self, pos: Position) -> bool:
-        return pos < self.cursor or pos in self.acked_beyond
+        if pos < self.cursor or pos in self.acked_beyond:
+            return True
+        return pos < self.loaded_upto and pos not in self.loaded_unacked
+
+    def durable_state(self) -> tuple[Position, set[Position], Position, set[Position]]:
+        """What the cursor file must say: (at, acked beyond, up to, unacked holes),
+        in whichever form is smaller (both are exact)."""
+        if self.loaded_upto <= self.scan_pos and len(self.acked_beyond) <= len(self.unacked):
+            return self.cursor, self.acked_beyond, self.cursor, set()
+        upto = max(self.scan_pos, self.loaded_upto)
+        holes = self.unacked | {h for h in self.loaded_unacked if h >= self.scan_pos}
+        return self.cursor, self.acked_beyond, upto, holes
 
     def add(self, delivery: Delivery) -> None:
         """A message read from the log at the scan position."""
         self.pending.append(delivery)
         self.outstanding.append(delivery.position)
+        self.unacked.add(delivery.position)
 
     def take(self, where: Predicate | None) -> Delivery | None:
         if not self.pending:
@@ -144,6 +163,7 @@ class _Inbox:
             if self.in_flight.pop(delivery.message.id, None) is None:
                 continue  # acknowledged twice, or never handed out: harmless
             self.acked_beyond.add(delivery.position)
+            self.unacked.discard(delivery.position)
             self.acknowledged += 1
             changed = True
         if changed:

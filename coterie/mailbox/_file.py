@@ -31,7 +31,7 @@ from coterie.mailbox._base import (
     _Inbox,
 )
 from coterie.mailbox._commit import GroupCommit
-from coterie.mailbox._cursor import encode_cursor, read_cursor, write_cursor
+from coterie.mailbox._cursor import CursorState, encode_cursor, read_cursor, write_cursor
 from coterie.mailbox._reader import CorruptRecord, LogReader, log_end, repair_tail, write_point
 from coterie.mailbox._segments import (
     DEFAULT_SEGMENT_BYTES,
@@ -80,7 +80,7 @@ def open_file_mailbox(
     key = directory.resolve()
     if key in _OWNERS:
         raise MailboxError(f"{directory}: mailbox is already open in this process")
-    cursor, acked = read_cursor(directory)
+    state = read_cursor(directory)
     mailbox = FileMailbox(
         directory=directory,
         name=name or directory.name,
@@ -89,8 +89,7 @@ def open_file_mailbox(
         watch=watch,
         segment_bytes=segment_bytes,
         on_corruption=on_corruption,
-        cursor=cursor,
-        acked=acked,
+        cursor=state,
     )
     _OWNERS[key] = mailbox
     return mailbox
@@ -109,8 +108,7 @@ class FileMailbox:
         watch: bool,
         segment_bytes: int,
         on_corruption: Callable[[CorruptRecord], None] | None,
-        cursor: Position,
-        acked: set[Position],
+        cursor: CursorState,
     ) -> None:
         self.name = name
         self.directory = directory
@@ -127,7 +125,7 @@ class FileMailbox:
         self._corrupt = 0
         self._closed = False
         self._cursor_commit = GroupCommit(self._prepare_cursor_flush)
-        cursor_on_disk = cursor
+        on_disk = cursor
         self._writer.lock()
         try:
             self._oldest = repair_tail(directory, name, self._report)
@@ -140,13 +138,20 @@ class FileMailbox:
         # cut off with it) will be reused: forget them, and persist that
         # before anything new is written.
         end = write_point(directory, open_end)
-        if cursor > end:
-            cursor = end
-        kept = {p for p in acked if p < end}
-        if kept != acked or cursor != cursor_on_disk:
-            acked = kept
-            write_cursor(directory, encode_cursor(cursor, acked), sync=self._syncs)
-        self._inbox = _Inbox(cursor=cursor, acked_beyond=acked, scan_pos=cursor)
+        at, upto = min(on_disk.at, end), min(on_disk.upto, end)
+        acked = {p for p in on_disk.acked if p < end}
+        holes = frozenset(p for p in on_disk.unacked if at <= p < upto)
+        changed = (at, upto, holes) != (on_disk.at, on_disk.upto, on_disk.unacked)
+        if changed or acked != on_disk.acked:
+            data = encode_cursor(at, acked, upto, holes)
+            write_cursor(directory, data, sync=self._syncs)
+        self._inbox = _Inbox(
+            cursor=at,
+            acked_beyond=acked,
+            scan_pos=at,
+            loaded_upto=upto,
+            loaded_unacked=holes,
+        )
         self._reader = LogReader(directory, name, self._inbox, open_end, self._report)
 
     def _refill(self) -> None:
@@ -294,7 +299,7 @@ class FileMailbox:
                 await self._cursor_commit.wait_durable(self._cursor_commit.note_write())
 
     def _prepare_cursor_flush(self) -> Callable[[], None]:
-        data = encode_cursor(self._inbox.cursor, self._inbox.acked_beyond)
+        data = encode_cursor(*self._inbox.durable_state())
         cursor_segment = self._inbox.cursor[0]
         doomed = list(range(self._oldest or 1, cursor_segment))
         if doomed:

@@ -16,14 +16,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from coterie.mailbox import _framing
-from coterie.mailbox._cursor import read_cursor
+from coterie.mailbox._cursor import CursorState, read_cursor
 from coterie.mailbox._segments import list_segments, segment_path
 from coterie.messages import Message
 
 if TYPE_CHECKING:
     import os
 
-    from coterie.mailbox._base import Position
 
 
 def peek_mailbox(directory: str | os.PathLike[str]) -> list[Message]:
@@ -36,22 +35,20 @@ def peek_mailbox(directory: str | os.PathLike[str]) -> list[Message]:
     path = Path(directory)
     if not path.is_dir():
         return []
-    cursor, acked = read_cursor(path)
+    state = read_cursor(path)
     found: list[Message] = []
     for number in list_segments(path):
-        if number < cursor[0]:
+        if number < state.at[0]:
             continue  # acknowledged whole, not deleted yet
         try:
             data = segment_path(path, number).read_bytes()
         except FileNotFoundError:
             continue  # acknowledged and deleted since we listed it
-        found.extend(_unacknowledged(number, data, cursor, acked))
+        found.extend(_unacknowledged(number, data, state))
     return found
 
 
-def _unacknowledged(
-    number: int, data: bytes, cursor: Position, acked: set[Position]
-) -> list[Message]:
+def _unacknowledged(number: int, data: bytes, state: CursorState) -> list[Message]:
     messages: list[Message] = []
     for item in _framing.scan(data):
         if isinstance(item, _framing.Incomplete):
@@ -61,7 +58,7 @@ def _unacknowledged(
         if _framing.is_seal(item):
             break
         position = (number, item.start)
-        if position < cursor or position in acked:
+        if state.is_acked(position):
             continue
         try:
             messages.append(Message.from_json_bytes(item.payload))

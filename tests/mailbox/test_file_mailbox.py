@@ -349,3 +349,39 @@ async def test_concurrent_senders_never_strand_a_message(
                 await box.ack(delivery)
     assert sorted(got) == sorted(k * 1000 + n for k in range(senders) for n in range(each))
     box.close()
+
+
+async def test_a_message_held_unacknowledged_keeps_the_cursor_small(tmp_path: Path) -> None:
+    """A lead holds its request all run: the cursor lists that one hole, not every
+    message acknowledged after it, and a reopen still knows exactly what is done."""
+    d = tmp_path / "alice"
+    await fill(d, 201)
+    box = open_file_mailbox(d)
+    held = await box.receive()
+    for _ in range(200):
+        await box.ack(await box.receive())
+    assert len((d / "cursor").read_bytes()) < 200
+    box.close()
+    box = open_file_mailbox(d)
+    again = await box.receive()
+    assert again.message.id == held.message.id
+    assert drain(box) == []
+    await box.ack(again)
+    box.close()
+    reopened = open_file_mailbox(d)
+    assert drain(reopened) == []
+    reopened.close()
+
+
+async def test_a_cursor_written_before_the_compact_format_still_reads(tmp_path: Path) -> None:
+    d = tmp_path / "alice"
+    await fill(d, 3)
+    box = open_file_mailbox(d)
+    first = await box.receive()
+    third = [await box.receive() for _ in range(2)][1]
+    box.close()
+    at, acked = list(first.position), [list(third.position)]
+    (d / "cursor").write_text(f'{{"v":1,"at":{at},"acked":[{acked[0]}]}}'.replace(" ", ""))
+    box = open_file_mailbox(d)
+    assert drain(box) == [0, 1]
+    box.close()
