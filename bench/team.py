@@ -256,8 +256,9 @@ async def sample(peaks: dict[str, Any], cursor: Path) -> None:
         try:
             data = cursor.read_bytes()
             if len(data) > peaks.get("cursor", 0):
-                acked = json.loads(data)["acked"]
-                peaks.update(cursor=len(data), acked={(a, b) for a, b in acked})
+                state = json.loads(data)
+                listed = [*state.get("acked", []), *state.get("unacked", [])]
+                peaks.update(cursor=len(data), acked={(a, b) for a, b in listed})
         except (FileNotFoundError, ValueError, KeyError):
             pass  # not written yet, or caught mid-replace
         await trio.sleep(0.25)
@@ -316,13 +317,12 @@ async def run_team(teammates: int, per: int, root: Path, timeout: float) -> dict
     written = list((workspace / "out").iterdir())
     assert len(written) == tasks, (len(written), tasks)
     # The CPU one acknowledgement by the lead costs at the cursor's peak (the
-    # set rebuilt by _Inbox._advance and the JSON of encode_cursor; not the fsync).
+    # JSON of encode_cursor for the positions it listed then; not the fsync).
     acked = peaks.get("acked", set())
     low = min(acked, default=(0, 0))
     c = time.perf_counter()
     for _ in range(20):
         encode_cursor(low, acked)
-        _ = {p for p in acked if p >= low}
     encode_ms = (time.perf_counter() - c) / 20 * 1e3
     return {
         "kind": "team",
@@ -500,10 +500,11 @@ def report(
         "  for unassigned work): a woken teammate that finds nothing makes an empty claim.\n"
         "  'idle wake-up' is the CPU of one such wake-up, measured after the run on the full\n"
         "  board, and '= wake-ups' that times the empty claims, as a share of the harness CPU.\n"
-        "  The lead keeps the user's prompt unacknowledged all run, so each acknowledgement\n"
-        "  rewrites (and fsyncs) its mailbox cursor with every position acknowledged after it:\n"
-        "  'one ack' is the CPU of that at the peak (JSON encoding, no fsync); '= acks'\n"
-        "  estimates all of them (half the peak cost each, times the acknowledgements)."
+        "  Each acknowledgement rewrites (and fsyncs) the lead's mailbox cursor, which lists\n"
+        "  the positions it must (the holes left by unacknowledged messages, or those\n"
+        "  acknowledged past the cursor, whichever is fewer): 'lead cursor' is its largest\n"
+        "  size, 'one ack' the CPU of encoding it then (no fsync), '= acks' an estimate of\n"
+        "  them all (half the peak cost each, times the acknowledgements)."
     )
     model = sum(r["model_cpu_s"] for r in teams) / sum(r["cpu_s"] for r in teams)
     soft = teams[-1]["nofile"]
