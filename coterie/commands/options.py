@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import math
 
+from coterie.models._base import DEFAULT_MODEL
+
 PERMISSION_MODES = ["default", "acceptEdits", "plan", "auto", "dontAsk", "bypassPermissions"]
 OUTPUT_FORMATS = ["text", "json", "stream-json"]
 
@@ -12,7 +14,7 @@ OUTPUT_FORMATS = ["text", "json", "stream-json"]
 def add_agent_options(parser: argparse.ArgumentParser) -> None:
     """Options shared by the commands that run agents."""
     parser.add_argument("--scenario", type=str, help="replay this scenario file offline")
-    parser.add_argument("--model", default=None, help="model name (default claude-sonnet-4-5)")
+    parser.add_argument("--model", default=None, help=f"model name (default {DEFAULT_MODEL})")
     parser.add_argument(
         "--permission-mode",
         choices=PERMISSION_MODES,
