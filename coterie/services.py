@@ -4,18 +4,23 @@ what the agents need to use them (the goal pursuit, the Auto Mode gate)."""
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from coterie.actors.classifier import AutoModeAsker, classifier_spec, read_claude_md
 from coterie.actors.evaluator import evaluator_spec
 from coterie.actors.goal import GoalPursuit
 from coterie.actors.scheduler import scheduler_spec
 from coterie.actors.summarizer import summarizer_spec, use_summarizer
-from coterie.autonomy import parse_loop_spec
+from coterie.autonomy import DenialTracker, parse_loop_spec
+from coterie.fsutil import atomic_write
 from coterie.tools import PermissionGate, ScheduleWakeupTool
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
+    from pathlib import Path
 
     from coterie.actors import ActorContext
     from coterie.agent import AgentFactory, AgentLoop
@@ -65,6 +70,40 @@ def add_loop_tools(config: AgentConfig, registry: ToolRegistry) -> ToolRegistry:
     return registry
 
 
+@attrs.define
+class DurableDenials(DenialTracker):
+    """An agent's Auto Mode denial counts, kept in the run directory: they
+    belong to the agent, not to one incarnation of it, so neither a crash nor
+    a ``coterie resume`` starts them over."""
+
+    path: Path | None = None
+
+    @classmethod
+    def load(cls, path: Path) -> DurableDenials:
+        tracker = cls(path=path)
+        try:
+            data = json.loads(path.read_text())
+        except (FileNotFoundError, ValueError):
+            return tracker
+        tracker._consecutive = int(data.get("consecutive", 0))
+        tracker._total = int(data.get("total", 0))
+        return tracker
+
+    def record(self, blocked: bool) -> None:
+        super().record(blocked)
+        self._save()
+
+    def human_answered(self) -> None:
+        super().human_answered()
+        self._save()
+
+    def _save(self) -> None:
+        if self.path is not None:
+            data = {"consecutive": self.consecutive, "total": self.total}
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(self.path, json.dumps(data).encode(), sync=True)
+
+
 def use_services(
     factory: AgentFactory,
     ctx: ActorContext,
@@ -81,6 +120,7 @@ def use_services(
         ctx,
         history or (lambda: loop.messages),
         claude_md=read_claude_md(factory.config.workdir),
+        tracker=DurableDenials.load(factory.run_dir / "auto-mode" / f"{ctx.name}.json"),
         human=factory.asker,
     )
     loop.gate = PermissionGate(factory.policy, asker)

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from coterie.board import AsyncBoard
     from coterie.context import CompactionReport
     from coterie.models import Model
-    from coterie.tools import Asker, PermissionMode
+    from coterie.tools import Asker, PermissionMode, PermissionPolicy
 
 __all__ = ["AgentConfig", "AgentSession", "compact_run", "open_agent", "running_session"]
 
@@ -66,6 +66,8 @@ class AgentSession:
     team: Supervisor | None = None
     #: The task board of a team run.
     board: AsyncBoard | None = None
+    #: The run's permission policy (in Auto Mode it says which allow rules it set aside).
+    policy: PermissionPolicy | None = None
 
     async def query(self, prompt: str) -> RunResult:
         """Send *prompt* to the Lead and wait for the result of its run."""
@@ -298,6 +300,7 @@ async def running_session(
                         events=events,
                         user=user,
                         team=team,
+                        policy=prepared.policy,
                     )
                 finally:
                     with trio.CancelScope(shield=True):

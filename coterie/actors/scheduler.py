@@ -54,6 +54,7 @@ class Schedule:
     request: str
     ticks: int = 0
     turns: int = 0
+    #: What the run has cost so far (the Lead's running total after the last tick).
     cost: float = 0.0
     prompt: str = ""
     due: float = 0.0
@@ -113,7 +114,7 @@ class Scheduler(Actor):
             body = await self._tick(ctx, f"{schedule.request}.tick.{tick}", schedule.prompt)
             result = RunResult.from_dict(body)
             schedule.ticks, schedule.turns = tick, schedule.turns + result.num_turns
-            schedule.cost += result.total_cost_usd
+            schedule.cost = result.total_cost_usd  # the Lead's running total: all ticks
             if result.is_error:
                 schedule.save(self.path)
                 return result, f"tick {tick} failed ({result.subtype})"

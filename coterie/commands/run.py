@@ -221,6 +221,13 @@ async def drive(
                     "goal": getattr(args, "request", None),
                 }
             )
+            dropped = session.policy.dropped_allow if session.policy is not None else ()
+            if dropped:
+                rules = ", ".join(rule.text for rule in dropped)
+                err.print(
+                    f"[yellow]Auto Mode:[/] allow rules that grant arbitrary execution are set"
+                    f" aside (the classifier judges those commands): {rules}"
+                )
             with session.events.listen(view.event):
                 async with trio.open_nursery() as nursery:
                     refresh = getattr(view, "run", None)
