@@ -172,4 +172,3 @@ def old_run(workdir: Path, run: str, model: Model | str | None = None) -> Prepar
     policy, _, settings = _policy(config)
     the_model = _model_for(model, config, run_dir)
     return PreparedRun(config, policy, run_dir.name, run_dir, the_model, settings)
-

@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     import os
 
 
-
 def peek_mailbox(directory: str | os.PathLike[str]) -> list[Message]:
     """The unacknowledged messages (pending or in flight) of the mailbox in *directory*,
     in log order, without taking its lock or changing any file.

@@ -116,7 +116,6 @@ async def open_team(
         events = EventLog(run_dir / "events.jsonl")
         factory = AgentFactory(config, run_dir, prepared.model, prepared.policy, asker, events)
         async with open_board(run_dir / "board") as board:
-
             team = Team(factory, board, "lead", config.teammates, config.plan_approval)
 
             def changed(result: object) -> None:

@@ -58,7 +58,6 @@ def task_prompt(task: Task, lead: str) -> str:
     return proto.tagged(lead, "task", text)
 
 
-
 class Teammate(Actor):
     """One member of the team doing tasks from the board."""
 

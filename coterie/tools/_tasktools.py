@@ -87,6 +87,8 @@ def bad_owner(team: TeamContext, owner: object) -> ToolResult | None:
             is_error=True,
         )
     return unknown_member(team, owner, "owner")
+
+
 _IDS_HELP = "Ids of tasks (task_1, task_2, ...) that must be completed before this one can start"
 
 
