@@ -232,15 +232,15 @@ def update(
         fields["owner"] = owner
         fields["assigned"] = owner is not None
 
-    if add_blocked_by:
+    # Blockers it has already are no change (a repeated update is harmless).
+    fresh = tuple(b for b in add_blocked_by if b not in task.blocked_by)
+    if fresh:
         if new_status is not P:
             raise InvalidTransition(
                 f"{task_id} is {task.status.value}: only a pending task can gain blockers"
             )
-        fresh = tuple(b for b in add_blocked_by if b not in task.blocked_by)
         _check_new_blockers(state, task_id, fresh)
-        if fresh:
-            fields["blocked_by"] = task.blocked_by + fresh
+        fields["blocked_by"] = task.blocked_by + fresh
 
     if new_status is not task.status:
         fields["status"] = new_status
