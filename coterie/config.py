@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import attrs
 
@@ -15,6 +15,41 @@ from coterie.models import DEFAULT_MODEL, Model, model_from_env
 from coterie.runs import create_run, find_run, read_config
 from coterie.tools import PermissionPolicy, PermissionSettings, load_settings
 from coterie.tools.permissions import USER_SETTINGS
+
+if TYPE_CHECKING:
+    from coterie.tools import Asker
+
+
+class RunOptions(TypedDict, total=False):
+    """The options of :func:`coterie.open_agent` and :func:`coterie.team.open_team`.
+
+    ``model``: a Model object or a model name; ``scenario``: replay that file
+    offline with the scripted model; ``permission_mode``, ``add_dirs``,
+    ``max_turns``, ``max_budget_usd``, ``context_window``, ``compact_at``,
+    ``goal``, ``max_goal_iterations``: as the CLI options of the same names;
+    ``asker``: who answers permission questions (None: nobody, so what
+    would ask is denied, or judged by the classifier in ``auto``);
+    ``user_settings``: the user settings file (default ``~/.claude/settings.json``);
+    ``resume``: a run id (or unique prefix) to reopen with its recorded
+    configuration (the other options, but ``model`` objects and ``asker``,
+    are then ignored); ``record``: entries to add to a new run's
+    ``config.json``.
+    """
+
+    model: Model | str | None
+    scenario: Path | str | None
+    permission_mode: str | None
+    add_dirs: list[Path] | tuple[Path, ...]
+    max_turns: int | None
+    max_budget_usd: float | None
+    context_window: int | None
+    compact_at: float
+    goal: str | None
+    max_goal_iterations: int
+    asker: Asker | None
+    user_settings: Path | None
+    resume: str | None
+    record: dict[str, Any] | None
 
 
 @attrs.frozen
@@ -172,3 +207,28 @@ def old_run(workdir: Path, run: str, model: Model | str | None = None) -> Prepar
     policy, _, settings = _policy(config)
     the_model = _model_for(model, config, run_dir)
     return PreparedRun(config, policy, run_dir.name, run_dir, the_model, settings)
+
+
+def prepare(workdir: Path | str, command: str, options: RunOptions, **extra: Any) -> PreparedRun:
+    """The run *options* ask for: a new one (``config.json`` records *command*
+    and the options, *extra* for the command's own), or the one to resume."""
+    model = options.get("model")
+    resume = options.get("resume")
+    if resume is not None:
+        return old_run(Path(workdir), resume, model)
+    settings = {
+        key: value
+        for key, value in options.items()
+        if key not in ("model", "resume", "record", "asker", "scenario", "permission_mode")
+    }
+    settings["add_dirs"] = tuple(Path(d) for d in options.get("add_dirs", ()))
+    return new_run(
+        Path(workdir),
+        model=model,
+        scenario=options.get("scenario"),
+        permission_mode=options.get("permission_mode"),
+        record={"command": command, **(options.get("record") or {})},
+        headless=options.get("asker") is None,
+        **settings,
+        **extra,
+    )

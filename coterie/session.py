@@ -21,7 +21,7 @@ from __future__ import annotations
 import contextlib
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 import attrs
 import trio
@@ -31,7 +31,7 @@ from coterie.actors.lead import COMPACT, PROMPT, Lead
 from coterie.actors.scheduler import LOOP, SCHEDULER
 from coterie.actors.subagent import Subagents
 from coterie.agent import AgentFactory, RunResult
-from coterie.config import AgentConfig, PreparedRun, new_run, old_run
+from coterie.config import AgentConfig, PreparedRun, RunOptions, old_run, prepare
 from coterie.events import EventLog
 from coterie.fsutil import raise_fd_limit
 from coterie.mailbox import PostOffice
@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from coterie.board import AsyncBoard
     from coterie.context import CompactionReport
     from coterie.models import Model
-    from coterie.tools import Asker, PermissionMode, PermissionPolicy
+    from coterie.tools import Asker, PermissionPolicy
 
 __all__ = ["AgentConfig", "AgentSession", "compact_run", "open_agent", "running_session"]
 
@@ -159,62 +159,24 @@ def _factory(prepared: PreparedRun, asker: Asker | None, events: EventLog) -> Ag
 async def open_agent(
     workdir: Path | str = ".",
     *,
-    model: Model | str | None = None,
-    scenario: Path | str | None = None,
-    permission_mode: PermissionMode | str | None = None,
-    add_dirs: list[Path] | tuple[Path, ...] = (),
-    max_turns: int | None = None,
-    max_budget_usd: float | None = None,
-    context_window: int | None = None,
-    compact_at: float = 0.8,
-    goal: str | None = None,
-    max_goal_iterations: int = 25,
     loop: str | None = None,
     max_ticks: int = 100,
-    asker: Asker | None = None,
-    user_settings: Path | None = None,
-    resume: str | None = None,
-    record: dict[str, Any] | None = None,
+    **options: Unpack[RunOptions],
 ) -> AsyncIterator[AgentSession]:
     """Start an agent in *workdir* and yield a session; stop it on exit.
 
-    ``model`` is a Model object or a model name; with ``scenario`` the
-    scripted model replays that file offline. With ``asker`` None nobody can
-    approve an action: what would ask is denied and the model is told so
-    (in ``permission_mode="auto"`` the classifier decides, and the asker
-    only past its denial limits). ``goal`` starts the goal evaluator (each
-    query then goes on until it holds); ``loop`` starts the scheduler, for
-    :meth:`AgentSession.loop`.
-
-    With ``resume`` (a run id of *workdir*, or a unique prefix of one) the
-    session reopens that run with its recorded configuration (the other
-    options, but ``model`` objects and ``asker``, are ignored); call
-    :meth:`AgentSession.resume` to finish its pending request. ``record``
-    adds entries to a new run's ``config.json`` (the CLI records its
-    command and prompt there).
+    The options are :class:`~coterie.config.RunOptions` (``model``,
+    ``scenario``, ``permission_mode``, ``goal``, ``asker``, ``resume``, ...).
+    With ``asker`` None nobody can approve an action: what would ask is
+    denied and the model is told so (in ``permission_mode="auto"`` the
+    classifier decides, and the asker only past its denial limits). ``goal``
+    starts the goal evaluator (each query then goes on until it holds);
+    ``loop`` (a ``--loop`` spec, at most ``max_ticks`` runs) starts the
+    scheduler, for :meth:`AgentSession.loop`. With ``resume`` call
+    :meth:`AgentSession.resume` to finish the run's pending request.
     """
-    if resume is not None:
-        prepared = old_run(Path(workdir), resume, model)
-    else:
-        prepared = new_run(
-            Path(workdir),
-            model=model,
-            scenario=scenario,
-            permission_mode=permission_mode,
-            record={"command": "run", **(record or {})},
-            add_dirs=tuple(Path(d) for d in add_dirs),
-            max_turns=max_turns,
-            max_budget_usd=max_budget_usd,
-            context_window=context_window,
-            compact_at=compact_at,
-            goal=goal,
-            max_goal_iterations=max_goal_iterations,
-            loop=loop,
-            max_ticks=max_ticks,
-            headless=asker is None,
-            user_settings=user_settings,
-        )
-
+    prepared = prepare(workdir, "run", options, loop=loop, max_ticks=max_ticks)
+    asker = options.get("asker")
     config = prepared.config
 
     def lead(factory: AgentFactory, post: PostOffice, tree: Tree) -> list[ChildSpec]:

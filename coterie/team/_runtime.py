@@ -15,14 +15,13 @@ told (a ``teammate_stopped`` message).
 from __future__ import annotations
 
 import contextlib
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from coterie.actors import actor_spec
 from coterie.actors.subagent import Subagents
 from coterie.agent import AgentFactory
 from coterie.board import TaskStatus, open_board
-from coterie.config import new_run, old_run
+from coterie.config import RunOptions, prepare
 from coterie.events import EventLog
 from coterie.messages import Message, check_actor_name
 from coterie.runs import hold_run
@@ -36,14 +35,13 @@ from coterie.team._teammate import Teammate
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
+    from pathlib import Path
 
     from coterie.actors import ActorContext
     from coterie.agent import AgentLoop
     from coterie.mailbox import PostOffice
-    from coterie.models import Model
     from coterie.session import Tree
     from coterie.supervisors import ChildSpec
-    from coterie.tools import Asker, PermissionMode
 
 #: A teammate is stopped for good after this many restarts within RESTART_PERIOD seconds.
 MAX_RESTARTS, RESTART_PERIOD = 3, 60.0
@@ -68,49 +66,18 @@ async def open_team(
     teammates: int | None = None,
     names: list[str] | tuple[str, ...] = (),
     plan_approval: bool = False,
-    model: Model | str | None = None,
-    scenario: Path | str | None = None,
-    permission_mode: PermissionMode | str | None = None,
-    add_dirs: list[Path] | tuple[Path, ...] = (),
-    max_turns: int | None = None,
-    max_budget_usd: float | None = None,
-    context_window: int | None = None,
-    compact_at: float = 0.8,
-    goal: str | None = None,
-    max_goal_iterations: int = 25,
-    asker: Asker | None = None,
-    user_settings: Path | None = None,
-    resume: str | None = None,
-    record: dict[str, Any] | None = None,
+    **options: Unpack[RunOptions],
 ) -> AsyncIterator[AgentSession]:
     """Start a team in *workdir*; ``await session.query(goal)`` runs it to the end.
 
-    Options as :func:`coterie.open_agent`, plus the teammates (*names*, or
-    *teammates* default names; two by default) and *plan_approval* (teammates
-    plan read-only until the lead approves). With *resume* the run's recorded
-    configuration is used.
+    The options are :func:`coterie.open_agent`'s (:class:`~coterie.config.RunOptions`),
+    plus the teammates (*names*, or *teammates* default names; two by
+    default) and *plan_approval* (teammates plan read-only until the lead
+    approves). With ``resume`` the run's recorded configuration is used.
     """
-    if resume is not None:
-        prepared = old_run(Path(workdir), resume, model)
-    else:
-        prepared = new_run(
-            Path(workdir),
-            model=model,
-            scenario=scenario,
-            permission_mode=permission_mode,
-            record={"command": "team", **(record or {})},
-            add_dirs=tuple(Path(d) for d in add_dirs),
-            max_turns=max_turns,
-            max_budget_usd=max_budget_usd,
-            context_window=context_window,
-            compact_at=compact_at,
-            goal=goal,
-            max_goal_iterations=max_goal_iterations,
-            headless=asker is None,
-            user_settings=user_settings,
-            teammates=team_names(teammates, names),
-            plan_approval=plan_approval,
-        )
+    chosen = team_names(teammates, names) if options.get("resume") is None else ()
+    prepared = prepare(workdir, "team", options, teammates=chosen, plan_approval=plan_approval)
+    asker = options.get("asker")
     config, run_dir = prepared.config, prepared.run_dir
     with hold_run(run_dir):
         events = EventLog(run_dir / "events.jsonl")
