@@ -114,7 +114,8 @@ async def run_team(args: argparse.Namespace, console: Console, err: Console) -> 
             **options,
         )
 
-    return await drive(args, console, err, team, lambda s: _ask(s, args.request), team=True)
+    work = lambda s: _ask(s, args.request)  # noqa: E731
+    return await drive(args, console, err, team, work, team=True, asker=asker)
 
 
 async def resume_run(args: argparse.Namespace, console: Console, err: Console) -> int:
@@ -160,7 +161,7 @@ async def resume_run(args: argparse.Namespace, console: Console, err: Console) -
             return open_team(args.workdir, asker=asker, resume=run_dir.name)
         return open_agent(args.workdir, asker=asker, resume=run_dir.name)
 
-    return await drive(args, console, err, agent, go_on, team=command == "team")
+    return await drive(args, console, err, agent, go_on, team=command == "team", asker=asker)
 
 
 async def _ask(session: AgentSession, prompt: str) -> dict[str, Any]:
@@ -199,6 +200,7 @@ async def drive(
     work: Callable[[AgentSession], Awaitable[dict[str, Any]]],
     *,
     team: bool = False,
+    asker: TerminalAsker | None = None,
 ) -> int:
     """Open the session, show its events in the chosen view, do *work*; the exit code."""
     view: View | None = None
@@ -211,6 +213,8 @@ async def drive(
             config = session.config
             board = session.board.list if session.board is not None else None
             view = _view(args, console, team=team, board=board)
+            if asker is not None:
+                asker.pause = getattr(view, "paused", None)
             view.start(
                 {
                     "run_id": run_id,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from typing import TYPE_CHECKING, Any
@@ -10,6 +11,9 @@ import trio
 from rich.markup import escape
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from contextlib import AbstractContextManager
+
     from rich.console import Console
 
 
@@ -24,10 +28,13 @@ class TerminalAsker:
     def __init__(self, console: Console) -> None:
         self.console = console
         self._one_at_a_time = trio.Lock()
+        #: Set by a live display, to hold it still while the person answers.
+        self.pause: Callable[[], AbstractContextManager[None]] | None = None
 
     async def ask(self, tool_name: str, input: dict[str, Any], reason: str) -> bool:
         async with self._one_at_a_time:
-            return await self._ask(tool_name, input, reason)
+            with self.pause() if self.pause is not None else contextlib.nullcontext():
+                return await self._ask(tool_name, input, reason)
 
     async def _ask(self, tool_name: str, input: dict[str, Any], reason: str) -> bool:
         shown = json.dumps(input, ensure_ascii=False)

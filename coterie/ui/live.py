@@ -16,10 +16,11 @@ reader is read only there).
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import math
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import trio
@@ -179,6 +180,20 @@ class TeamView:
             self._read_now()
         self.stop()
         self.console.print(render_summary(summary))
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """Hold the live display still while a person answers a question below it."""
+        display, self._display = self._display, None
+        if display is not None:
+            display.refresh()
+            display.stop()
+        try:
+            yield
+        finally:
+            if display is not None and self._display is None:
+                self._display = display
+                display.start(refresh=True)
 
     def stop(self) -> None:
         """End the live display, leaving its last frame on screen (idempotent)."""

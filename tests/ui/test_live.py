@@ -262,3 +262,25 @@ async def test_run_keeps_an_async_board_fresh(autojump_clock: trio.abc.Clock) ->
     assert 1 <= reads <= 5
     view.finish({"tasks": view.state.tasks, "actors": {}})
     assert "task_1" in output(view.console)
+
+
+async def test_a_question_holds_the_live_display_still_until_it_is_answered() -> None:
+    """A permission prompt is typed below the display, not drawn over by it."""
+    from coterie.ui import TerminalAsker
+
+    console = Console(record=True, width=100, file=io.StringIO(), force_terminal=True)
+    view = TeamView(console, live=True)
+    view.start({"run_id": "r1"})
+    asker = TerminalAsker(console)
+    asker.pause = view.paused
+    seen: list[bool] = []
+
+    async def answer(tool: str, data: dict[str, Any], reason: str) -> bool:
+        seen.append(view._display is None)
+        return True
+
+    asker._ask = answer  # type: ignore[method-assign]
+    assert await asker.ask("Bash", {"command": "ls"}, "why")
+    assert seen == [True]
+    assert view._display is not None
+    view.stop()
