@@ -16,9 +16,7 @@ README = Path(__file__).parents[1] / "README.md"
 EXPECTED = {
     "open_agent": ["Wrote hello.txt. 2 hi"],
     "actor_spec": ["greeter got hello", "greeter got bye"],
-    "open_team": [
-        "Both done. [('task_1', 'ana', 'completed'), ('task_2', 'ben', 'completed')]"
-    ],
+    "open_team": ["Both done. [('task_1', 'ana', 'completed'), ('task_2', 'ben', 'completed')]"],
 }
 
 
