@@ -165,3 +165,30 @@ def test_a_crashing_evaluator_is_restarted_and_its_verdict_counts_as_not_met(
     assert (first["status"], first["valid"]) == ("not_met", False)
     assert "crashed" in first["reason"]
     assert (second["status"], second["valid"]) == ("met", True)
+
+
+def test_a_lead_restarted_mid_pursuit_goes_on_from_its_last_instruction(
+    workspace: Path, home: Path, tmp_path: Path
+) -> None:
+    """The fed-back instruction is in the transcript under its iteration's id: the
+    restarted Lead finishes it and the pursuit counts on, it does not start over."""
+    scenario = write_scenario(
+        tmp_path / "s.json",
+        {
+            "lead": [
+                {"text": "first try"},
+                {"crash": "a bug while working on the feedback"},
+                write("done.txt", "ok"),
+                {"text": "created done.txt"},
+            ],
+            "evaluator": [verdict(False, "done.txt is missing"), verdict(True, "it exists")],
+        },
+    )
+    done, result = pursue(workspace, home, scenario)
+    assert done.returncode == 0, done.stderr
+    assert result["goal"]["status"] == "met"
+    assert result["goal"]["iterations"] == 2
+    assert [c["status"] for c in checks(workspace)] == ["not_met", "met"]
+    run_dir = workspace / ".coterie" / "runs" / only_run(workspace)
+    state = json.loads((run_dir / "scenario-state.json").read_text())
+    assert state["cursors"]["evaluator"] == 2
