@@ -10,7 +10,7 @@ import trio
 from coterie.context import TranscriptLog
 from coterie.events import read_events
 from coterie.mailbox import PostOffice
-from tests.agent.conftest import coterie
+from tests.agent.conftest import REPO, coterie
 from tests.agent.test_resume_cli import only_run, write_scenario
 
 if TYPE_CHECKING:
@@ -98,3 +98,31 @@ def test_a_team_run_prints_its_summary_as_json(workspace: Path, home: Path, tmp_
     ]
     assert summary["actors"]["alice"]["tasks_completed"] == 1
     assert summary["num_turns"] == 8
+
+
+def test_a_team_with_a_goal_in_auto_mode_runs_through_the_real_api_path(
+    workspace: Path, home: Path, tmp_path: Path, mock_server: Any
+) -> None:
+    """The demo's team over HTTP: every actor (lead, teammates, evaluator, classifier,
+    a crash included) through the real `anthropic` client and `coterie mock-server`,
+    which picks each one's track from the headers coterie sends."""
+    demo = json.loads((REPO / "coterie" / "assets" / "team_demo.json").read_text())
+    demo["tracks"]["classifier"] = [{"text": "<block>no</block>"} for _ in range(12)]
+    scenario = tmp_path / "team.json"
+    scenario.write_text(json.dumps(demo))
+    url = mock_server(scenario)
+    done = coterie(
+        "team", "-p", "--output-format", "json", "--auto", "--teammate", "alice",
+        "--teammate", "bob", "--goal", "the four files exist", "Build a tiny greeting library",
+        cwd=workspace, home=home, env={"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "k"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["goal"]["status"] == "met"
+    assert [t["status"] for t in summary["tasks"]] == ["completed"] * 4
+    assert summary["actors"]["alice"]["restarts"] == 1
+    for name in ("greet.py", "test_greet.py", "README.md", "CHANGELOG.md"):
+        assert (workspace / name).is_file()
+    decisions = [e for e in events_of(workspace) if e.type == "auto_mode.decision"]
+    assert {e.data["actor"] for e in decisions} == {"alice", "bob"}
+    assert not any(e.data["block"] for e in decisions)
