@@ -35,6 +35,8 @@ class AgentFactory:
     asker: Asker | None
     events: EventLog | None
     system: str = ""
+    #: The latest loop of each agent, for the run's spend.
+    _loops: dict[str, AgentLoop] = attrs.field(init=False, factory=dict)
 
     def __attrs_post_init__(self) -> None:
         if not self.system:
@@ -98,4 +100,17 @@ class AgentFactory:
             messages=transcript.load(),
         )
         loop.restore_totals()
+        loop.spent = self.spent
+        self._loops[actor] = loop
         return loop
+
+    def spent(self) -> float:
+        """What the run has spent: every agent's cost (restored from its transcript
+        on resume), and the model calls of the services (summarizer, evaluator,
+        classifier) in this process, from the model's ledger."""
+        agents = sum(loop.cost for loop in self._loops.values())
+        ledger = getattr(self.model, "ledger", None)
+        if ledger is None:
+            return agents
+        services: float = sum(ledger.cost_usd(a) for a in ledger.actors if a not in self._loops)
+        return agents + services

@@ -23,7 +23,7 @@ from coterie.models import ModelError, ModelRequest, Usage, cost_usd
 from coterie.tools import execute_tool_call, todo_reminder
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable
+    from collections.abc import Awaitable, Callable
 
     from coterie.context import CompactionReport, Funnel, TranscriptLog
     from coterie.events import EventLog
@@ -84,6 +84,9 @@ class AgentLoop:
     funnel: Funnel | None = None
     #: The condition a goal pursuit works towards: kept verbatim by compaction.
     goal: str | None = None
+    #: What the whole run has spent, which ``max_budget_usd`` bounds (default:
+    #: this agent's own cost). A team's agents and services share one budget.
+    spent: Callable[[], float] | None = None
     messages: list[dict[str, Any]] = attrs.field(factory=list)
     usage: Usage = attrs.field(factory=Usage)
     cost: float = 0.0
@@ -149,9 +152,10 @@ class AgentLoop:
                 return finish(
                     f"Stopped: reached the limit of {limits.max_turns} turns.", "error_max_turns"
                 )
-            if limits.max_budget_usd is not None and self.cost >= limits.max_budget_usd:
+            spent = self.cost if self.spent is None else self.spent()
+            if limits.max_budget_usd is not None and spent >= limits.max_budget_usd:
                 return finish(
-                    f"Stopped: spent ${self.cost:.4f}, the budget is ${limits.max_budget_usd:.4f}.",
+                    f"Stopped: spent ${spent:.4f}, the budget is ${limits.max_budget_usd:.4f}.",
                     "error_max_budget_usd",
                 )
             self._remind()

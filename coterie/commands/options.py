@@ -46,7 +46,9 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--max-turns", type=_positive_int, help="stop after this many model turns")
     parser.add_argument(
-        "--max-budget-usd", type=_positive_float, help="stop once this much is spent"
+        "--max-budget-usd",
+        type=_positive_float,
+        help="stop once the run has spent this much (all its agents and services together)",
     )
     parser.add_argument(
         "--add-dir",

@@ -126,3 +126,21 @@ def test_a_team_with_a_goal_in_auto_mode_runs_through_the_real_api_path(
     decisions = [e for e in events_of(workspace) if e.type == "auto_mode.decision"]
     assert {e.data["actor"] for e in decisions} == {"alice", "bob"}
     assert not any(e.data["block"] for e in decisions)
+
+
+def test_the_budget_bounds_the_whole_team_not_each_agent(workspace: Path, home: Path) -> None:
+    """Each agent of the demo spends under $0.05, the team about $0.12: a $0.05
+    budget must stop the team, not let every agent spend it."""
+    done = coterie(
+        "team", "-p", "--output-format", "json", *BYPASS, "--max-budget-usd", "0.05",
+        "--scenario", str(REPO / "coterie" / "assets" / "team_demo.json"),
+        "--teammate", "alice", "--teammate", "bob", "Build a tiny greeting library",
+        cwd=workspace, home=home,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["is_error"]
+    assert all(a["cost_usd"] < 0.05 for a in summary["actors"].values())
+    # Agents working at once may each finish the call they started: one call each.
+    assert summary["total_cost_usd"] < 0.05 + 3 * 0.012
+    assert any(t["status"] != "completed" for t in summary["tasks"])
