@@ -90,11 +90,17 @@ class Scheduler(Actor):
             return
         spec = parse_loop_spec(str(message.body["spec"]))
         schedule = Schedule.load(self.path, message.id, spec.prompt)
+        started = time.monotonic()
         result, why = await self._run(ctx, spec.interval, schedule)
+        duration_ms = int((time.monotonic() - started) * 1000)
         ctx.emit("loop.ended", ticks=schedule.ticks, reason=why)
         text = f"{result.result}\n\nLoop ended after {schedule.ticks} tick(s): {why}.".strip()
         final = attrs.evolve(
-            result, result=text, num_turns=schedule.turns, total_cost_usd=schedule.cost
+            result,
+            result=text,
+            num_turns=schedule.turns,
+            total_cost_usd=schedule.cost,
+            duration_ms=duration_ms,  # the whole loop in this process, waits included
         )
         await ctx.reply(message, RESULT, final.to_dict())
 
