@@ -23,6 +23,7 @@ import trio
 from coterie.actors.lead import COMPACT, PROMPT, Lead
 from coterie.board import Task, TaskStatus
 from coterie.team import _protocol as proto
+from coterie.team._team import mail_or
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -119,21 +120,8 @@ class TeamLead(Lead):
 
     async def _next(self, ctx: ActorContext, seq: int) -> Delivery | None:
         """A teammate's message, or None when the board changed first."""
-        got: Delivery | None = None
-        async with trio.open_nursery() as nursery:
-
-            async def mail() -> None:
-                nonlocal got
-                got = await ctx.mailbox.receive(where=_from_team)
-                nursery.cancel_scope.cancel()
-
-            async def board() -> None:
-                await self.team.board.wait_for_change(seq, poll_interval=5.0)
-                nursery.cancel_scope.cancel()
-
-            nursery.start_soon(mail)
-            nursery.start_soon(board)
-        return got
+        changed = self.team.board.wait_for_change(seq, poll_interval=5.0)
+        return await mail_or(ctx, _from_team, changed)
 
     async def _take(self, ctx: ActorContext, delivery: Delivery, result: RunResult) -> RunResult:
         message = delivery.message

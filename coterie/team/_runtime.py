@@ -88,7 +88,7 @@ async def open_team(
             def changed(result: object) -> None:
                 team.wakeups.changed(result)
                 for task in changed_tasks(result):
-                    events.emit("board.changed", task=task)
+                    events.emit("board.changed", task=task.id)
 
             board.on_change = changed
 

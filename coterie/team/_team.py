@@ -15,11 +15,14 @@ from coterie.team import _protocol as proto
 from coterie.tools import ApprovePlanTool, TaskTool, TeamContext, add_team_tools, default_registry
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
     from pathlib import Path
 
     from coterie.actors import ActorContext
     from coterie.agent import AgentFactory
     from coterie.board import AsyncBoard
+    from coterie.mailbox import Delivery
+    from coterie.messages import Message
     from coterie.tools import ToolRegistry
 
 #: How long a claim holds a task without renewal (a working teammate renews it).
@@ -73,12 +76,7 @@ class Wakeups:
 
     def changed(self, result: object) -> None:
         """Take in a board operation's result (see the class docstring)."""
-        tasks = [result] if isinstance(result, Task) else result
-        if not isinstance(tasks, (list, tuple)):
-            return
-        for task in tasks:
-            if not isinstance(task, Task):
-                continue
+        for task in changed_tasks(result):
             self._owner[task.id] = task.owner
             for blocker in task.blocked_by:
                 self._dependents[blocker].add(task.id)
@@ -182,10 +180,31 @@ class Team:
         atomic_write(path, json.dumps({"approved": approved}).encode(), sync=True)
 
 
-def changed_tasks(result: object) -> list[str]:
-    """The ids of the tasks a board operation returned (for ``board.changed``)."""
+def changed_tasks(result: object) -> list[Task]:
+    """The tasks a board operation returned (one, a list, or none)."""
     if isinstance(result, Task):
-        return [result.id]
+        return [result]
     if isinstance(result, (list, tuple)):
-        return [t.id for t in result if isinstance(t, Task)]
+        return [t for t in result if isinstance(t, Task)]
     return []
+
+
+async def mail_or(
+    ctx: ActorContext, where: Callable[[Message], bool] | None, other: Awaitable[object]
+) -> Delivery | None:
+    """The next message for *ctx* (matching *where*), or None if *other* finishes first."""
+    got: Delivery | None = None
+    async with trio.open_nursery() as nursery:
+
+        async def mail() -> None:
+            nonlocal got
+            got = await ctx.mailbox.receive(where=where)
+            nursery.cancel_scope.cancel()
+
+        async def wait() -> None:
+            await other
+            nursery.cancel_scope.cancel()
+
+        nursery.start_soon(mail)
+        nursery.start_soon(wait)
+    return got

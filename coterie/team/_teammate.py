@@ -28,7 +28,7 @@ import trio
 from coterie.actors import Actor
 from coterie.board import BoardError, TaskStatus
 from coterie.team import _protocol as proto
-from coterie.team._team import LEASE_SECONDS
+from coterie.team._team import LEASE_SECONDS, mail_or
 from coterie.tools import PermissionGate
 
 if TYPE_CHECKING:
@@ -155,22 +155,11 @@ class Teammate(Actor):
         """Until a message arrives (returned) or a board change concerns this
         teammate (None); a change made by another process is noticed by a
         slow poll."""
-        got: Delivery | None = None
-        async with trio.open_nursery() as nursery:
+        return await mail_or(ctx, None, self._concerned(ctx))
 
-            async def mail() -> None:
-                nonlocal got
-                got = await ctx.mailbox.receive()
-                nursery.cancel_scope.cancel()
-
-            async def board() -> None:
-                with trio.move_on_after(POLL_SECONDS):
-                    await self.team.wakeups.wait(ctx.name, self._generation)
-                nursery.cancel_scope.cancel()
-
-            nursery.start_soon(mail)
-            nursery.start_soon(board)
-        return got
+    async def _concerned(self, ctx: ActorContext) -> None:
+        with trio.move_on_after(POLL_SECONDS):
+            await self.team.wakeups.wait(ctx.name, self._generation)
 
     # -- WORK ------------------------------------------------------------------
 
