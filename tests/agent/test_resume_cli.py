@@ -142,6 +142,20 @@ def kill_at_random(proc: subprocess.Popen[str], rng: random.Random) -> bool:
     return True
 
 
+def kill_and_resume(
+    first: list[str], workspace: Path, home: Path, rng: random.Random, most: int
+) -> tuple[subprocess.CompletedProcess[str], int]:
+    """Run *first*, SIGKILL it at random moments (at most *most* times), resuming
+    after each kill; the last process, run to its end, and the number of kills."""
+    proc = start(first, workspace, home)
+    kills = 0
+    while kills < most and kill_at_random(proc, rng):
+        kills += 1
+        proc = again(first, workspace, home)
+    out, err = proc.communicate(timeout=120)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err), kills
+
+
 ROUNDS = int(os.environ.get("COTERIE_RESUME_ROUNDS", "3"))
 
 
@@ -155,13 +169,8 @@ def test_kill9_at_random_points_then_resume_finishes_without_repeating_a_tool(
     count = 40
     scenario = write_scenario(tmp_path / "s.json", {"lead": steps(count, pause=0.02)})
     first = ["run", "-p", *BYPASS, "--scenario", str(scenario), "go"]
-    proc = start(first, workspace, home)
-    kills = 0
-    while kills < 6 and kill_at_random(proc, rng):
-        kills += 1
-        proc = again(first, workspace, home)
-    out, err = proc.communicate(timeout=120)
-    assert (proc.returncode, out) == (0, "all done\n"), err
+    done, kills = kill_and_resume(first, workspace, home, rng, most=6)
+    assert (done.returncode, done.stdout) == (0, "all done\n"), done.stderr
     lines = Counter((workspace / "steps.log").read_text().split())
     assert max(lines.values()) == 1, f"a tool ran twice: {lines.most_common(3)}"
     assert count - kills <= len(lines) <= count

@@ -15,8 +15,7 @@ import pytest
 from coterie.board import read_log
 from tests.agent.conftest import coterie
 from tests.agent.test_resume_cli import (
-    again,
-    kill_at_random,
+    kill_and_resume,
     only_run,
     start,
     transcript_messages,
@@ -94,14 +93,9 @@ def test_kill9_of_a_team_run_then_resume_completes_every_task_exactly_once(
     tasks = 6
     scenario = write_scenario(tmp_path / "s.json", slow_team(tasks))
     first = ["team", "-p", *BYPASS, "--scenario", str(scenario), "go"]
-    proc = start(first, workspace, home)
-    kills = 0
-    while kills < 5 and kill_at_random(proc, rng):
-        kills += 1
-        proc = again(first, workspace, home)
-    out, err = proc.communicate(timeout=120)
-    assert proc.returncode == 0, err
-    assert out == "noted\n", err
+    done, kills = kill_and_resume(first, workspace, home, rng, most=5)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "noted\n", done.stderr
     run_dir = workspace / ".coterie" / "runs" / only_run(workspace)
     log = read_log(run_dir / "board")
     created = [e.task_id for e in log if e.op == "create"]
