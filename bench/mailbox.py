@@ -30,8 +30,8 @@ import trio.testing
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from coterie.journal import encode
 from coterie.mailbox import Durability, PostOffice
-from coterie.mailbox._framing import encode
 from coterie.messages import Message
 
 BODY = {"text": "x" * 200}
@@ -91,7 +91,7 @@ async def coterie_run(
         for k in range(senders):
             nursery.start_soon(sender, k)
     elapsed = time.perf_counter() - start
-    flushes = box._writer._commit.flushes  # group commits (batch); 0 otherwise
+    flushes = box._writer.flushes  # group commits (batch); 0 otherwise
     await po.aclose()
     return {
         "per_fsync": total / flushes if flushes else None,

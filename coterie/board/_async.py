@@ -7,11 +7,12 @@ taken (another thread, or another process, is mid-operation) does it move
 to a worker thread to wait for it, so the event loop never blocks on a lock.
 A thread hop costs more than the whole operation on the fast path.
 
-Durability is a group commit for Trio tasks in front of the one for threads:
-the first task to need an fsync becomes the leader, lets every task that is
-ready run first (their writes then share the flush), and flushes; the others
-wait on a Trio event. The fsync runs inline while the disk is fast (under
-``INLINE_BELOW`` seconds on average), else in a worker thread.
+Durability is the journal's group commit for Trio tasks in front of its
+group commit for threads: the first task to need an fsync becomes the
+leader, lets every task that is ready run first (their writes then share the
+flush), and flushes; the others wait on a Trio event. The flush goes through
+the journal's shared fsync runner: inline while the disk is fast, else in a
+worker thread.
 
 Cancellation: an operation that has not started when its task is cancelled
 raises ``Cancelled`` and does nothing. Once started it is shielded and
@@ -24,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import time
 from typing import TYPE_CHECKING, TypeVar
 
 import trio
@@ -32,6 +32,7 @@ import trio
 from coterie.board import _ops as ops
 from coterie.board._board import Board, BoardStatistics, BusyError
 from coterie.board._rules import UNSET, Unset
+from coterie.journal import GroupCommit
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Iterable
@@ -43,8 +44,6 @@ if TYPE_CHECKING:
     from coterie.board._task import Task, TaskStatus
 
 T = TypeVar("T")
-
-INLINE_BELOW = 0.0005
 
 
 @contextlib.asynccontextmanager
@@ -73,10 +72,10 @@ class AsyncBoard:
 
     def __init__(self, board: Board) -> None:
         self.board = board
-        self._flushing = False
-        self._flushed = trio.Event()
+        # Trio tasks share flushes here, so that only the leader waits on the
+        # board's thread-level group commit.
+        self._commit = GroupCommit(self._prepare_flush)
         self._changed = trio.Event()
-        self._sync_average = 0.0
         #: Called with an operation's result after every change it made
         #: durable (the team runtime reports ``board.changed`` events with it).
         self.on_change: Callable[[object], None] | None = None
@@ -112,36 +111,17 @@ class AsyncBoard:
         return result
 
     async def _wait_durable(self, generation: int) -> None:
-        commit = self.board._commit
-        if commit.durable >= generation:
+        if self.board._commit.durable >= generation:
+            # Nothing written, no fsyncs, or another thread's flush covered it.
             await trio.lowlevel.checkpoint()
             return
-        while commit.durable < generation:
-            if self._flushing:
-                await self._flushed.wait()
-                continue
-            self._flushing = True
-            try:
-                # Let every task that is ready run first, so that this flush
-                # covers their writes too.
-                await trio.lowlevel.checkpoint()
-                target = commit.written
-                if self._sync_average < INLINE_BELOW:
-                    took = self._timed_flush(target)
-                else:
-                    # Not abandoned on cancel (we are shielded anyway): the
-                    # fsync always finishes.
-                    took = await trio.to_thread.run_sync(self._timed_flush, target)
-                self._sync_average += 0.1 * (took - self._sync_average)
-            finally:
-                self._flushing = False
-                self._flushed.set()
-                self._flushed = trio.Event()
+        await self._commit.wait_durable(self._commit.note_write())
 
-    def _timed_flush(self, target: int) -> float:
-        start = time.perf_counter()
-        self.board._commit.wait_durable(target)
-        return time.perf_counter() - start
+    def _prepare_flush(self) -> Callable[[], None]:
+        # Called when a flush starts: it covers every write noted so far by
+        # the board, which includes those of every task waiting here.
+        commit = self.board._commit
+        return functools.partial(commit.wait_durable, commit.written)
 
     # -- the public API ------------------------------------------------------
 

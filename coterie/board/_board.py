@@ -12,8 +12,8 @@ A change runs in four steps, all under the board's thread mutex:
    up-to-date state, raising before anything is written;
 4. append the resulting records with one ``write``, apply them, unlock;
 
-then, outside both locks, wait for an fsync covering the write (group
-commit, ``_commit.py``) before returning. A change is visible to other
+then, outside both locks, wait for an fsync covering the write (the
+journal's group commit for threads) before returning. A change is visible to other
 processes as soon as the flock is released and durable before its call
 returns; whatever acts on it later appends after it in the same file, so the
 fsync that makes the later record durable makes this one durable too.
@@ -33,20 +33,20 @@ from typing import TYPE_CHECKING, TypeVar
 import attrs
 
 from coterie.board import _ops as ops
-from coterie.board._commit import GroupCommit
 from coterie.board._errors import BoardError
 from coterie.board._log import BoardCorruption, BoardLog, LogShrankError, decode
 from coterie.board._ops import TaskList, Txn
 from coterie.board._rules import UNSET, Unset
 from coterie.board._state import BadRecord, BoardState
 from coterie.board._task import TaskStatus
+from coterie.journal import ThreadGroupCommit
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
     from os import PathLike
 
     from coterie.board._task import Task
-    from coterie.mailbox._framing import Record
+    from coterie.journal import Record
 
 T = TypeVar("T")
 
@@ -92,7 +92,7 @@ class Board:
         self._log = BoardLog(self.directory, self._report)
         self._state = BoardState()
         self._mutex = threading.Lock()
-        self._commit = GroupCommit(self._log.sync if fsync else None)
+        self._commit = ThreadGroupCommit(self._log.sync if fsync else None)
         try:
             # Exclusive, so that a torn tail left by a crash is cut off now.
             with self._locked(exclusive=True, blocking=True):

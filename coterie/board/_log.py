@@ -8,11 +8,12 @@ Layout of a board directory::
     board.log              the operation log: framed records, oldest first
     corrupt-<offset>.bin   bytes of a torn tail cut off, kept for inspection
 
-Records use the mailbox's framing (``coterie.mailbox._framing``: magic,
-length, checksums), so a torn tail is told apart from a damaged record in
-the middle. The payload is one JSON object: ``{"s": seq, "t": wall time,
-"op": name, "task": {...}}`` for a creation, ``{"s", "t", "op", "id", "set":
-{field: value}}`` for any other change (see ``_state.py``).
+Records use the shared framing of :mod:`coterie.journal` (magic, length,
+checksums; the same bytes as the mailbox's), so a torn tail is told apart
+from a damaged record in the middle. The board never seals its log: an empty
+record is damage. The payload is one JSON object: ``{"s": seq, "t": wall
+time, "op": name, "task": {...}}`` for a creation, ``{"s", "t", "op", "id",
+"set": {field: value}}`` for any other change (see ``_state.py``).
 
 Every append happens under the exclusive lock with one ``write`` to an
 ``O_APPEND`` file, so whoever holds the lock and finds an unfinished record
@@ -23,7 +24,6 @@ lock never cuts; it stops before the unfinished record.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import re
@@ -34,7 +34,7 @@ import attrs
 
 from coterie.board._errors import BoardError
 from coterie.fsutil import fsync_dir
-from coterie.mailbox._framing import Corrupt, Incomplete, Record, scan
+from coterie.journal import Corrupt, FileLock, Incomplete, Record, cut_tail, scan, write_all
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -113,7 +113,7 @@ class BoardLog:
         path = directory / LOG_NAME
         created = not path.exists()
         self._fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
-        self._lock_fd = os.open(directory / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+        self._lock = FileLock(directory / LOCK_NAME)
         if created:
             fsync_dir(directory)
         self.offset = 0  # everything before this was read (and applied or reported)
@@ -123,16 +123,11 @@ class BoardLog:
 
     def lock(self, *, exclusive: bool, blocking: bool) -> bool:
         """Take the directory's flock; ``False`` if *blocking* is false and it is taken."""
-        mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
-        try:
-            fcntl.flock(self._lock_fd, mode if blocking else mode | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return False
-        return True
+        return self._lock.acquire(exclusive=exclusive, blocking=blocking)
 
     def unlock(self) -> None:
         """Release the flock."""
-        fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+        self._lock.release()
 
     # -- reading ---------------------------------------------------------------
 
@@ -198,8 +193,7 @@ class BoardLog:
         # keep the bytes for inspection, then cut them so appends follow a
         # whole record.
         saved = self.directory / f"corrupt-{start:016d}.bin"
-        saved.write_bytes(os.pread(self._fd, size - start, start))
-        os.ftruncate(self._fd, start)
+        cut_tail(self._fd, start, os.pread(self._fd, size - start, start), saved, sync=False)
         self.offset = start
         self._report(BoardCorruption(start, size, "truncated", "a torn tail", str(saved)))
 
@@ -212,10 +206,8 @@ class BoardLog:
         so the log never keeps half a record of an operation that raised.
         """
         start = self.offset
-        view = memoryview(data)
         try:
-            while view:
-                view = view[os.write(self._fd, view) :]
+            write_all(self._fd, data)
         except BaseException:
             os.ftruncate(self._fd, start)
             raise
@@ -234,7 +226,7 @@ class BoardLog:
         if not self.closed:
             self.closed = True
             os.close(self._fd)
-            os.close(self._lock_fd)
+            self._lock.close()
 
 
 def read_log(directory: str | PathLike[str]) -> list[LogEntry]:

@@ -18,7 +18,7 @@ from coterie.board import _rules as rules
 from coterie.board._errors import BoardError, InvalidTaskField
 from coterie.board._rules import UNSET, Unset
 from coterie.board._task import MAX_TASKS, Lease, Task, TaskStatus, check_task_id
-from coterie.mailbox._framing import encode
+from coterie.journal import encode
 from coterie.messages import check_actor_name
 
 if TYPE_CHECKING:

@@ -2,8 +2,9 @@
 
 Theory of operation
 -------------------
-The log is one file of records framed exactly as the mailbox frames its
-records (``coterie.mailbox._framing``); each payload is one JSON entry:
+The log is one file of records in the framing of :mod:`coterie.journal`
+(the same bytes as the mailbox's and the board's); each payload is one JSON
+entry:
 
 * ``{"type": "message", "message": {...}, "prompt_id"?, "meta"?}``: a user
   or assistant message, appended as the loop appends it to its history;
@@ -28,7 +29,8 @@ interrupted and its effects are unknown: it is never run again. That
 result, and any repair a damaged log needed, is appended to the log on
 open, so the file and the history handed out agree from then on.
 
-Durability policies are the mailbox's: ``always`` fsyncs before each append
+Durability policies are the journal's (:class:`coterie.journal.Durability`,
+also ``coterie.mailbox.Durability``): ``always`` fsyncs before each append
 returns, ``batch`` shares fsyncs among concurrent appends (an append still
 returns only once durable), ``none`` never fsyncs (survives kill -9, not a
 power loss).
@@ -52,9 +54,18 @@ from coterie.context.history import (
     repair_history,
     tool_use_ids,
 )
-from coterie.mailbox import Durability
-from coterie.mailbox._commit import GroupCommit
-from coterie.mailbox._framing import Corrupt, Incomplete, Record, encode, is_seal, scan
+from coterie.journal import (
+    Corrupt,
+    Durability,
+    Incomplete,
+    Record,
+    SyncPolicy,
+    cut_tail,
+    encode,
+    is_seal,
+    scan,
+    write_all,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -195,7 +206,7 @@ class TranscriptLog:
         #: The ``meta`` recorded with each request's first message.
         self.prompt_meta: dict[str, dict[str, Any]] = {}
         self._fd: int | None = fd
-        self._commit = GroupCommit(self._prepare_flush)
+        self._policy = SyncPolicy(durability, self._unsynced)
 
     @classmethod
     def open(
@@ -231,8 +242,8 @@ class TranscriptLog:
         problems = list(replay.problems)
         if replay.torn_at is not None:
             saved = self.path.with_name(f"{self.path.name}.torn-{replay.torn_at}")
-            saved.write_bytes(data[replay.torn_at :])
-            os.ftruncate(self._fd, replay.torn_at)
+            # Not synced here: the fsync at the end of recovery covers the cut.
+            cut_tail(self._fd, replay.torn_at, data[replay.torn_at :], saved, sync=False)
             problems.append(
                 TranscriptCorruption(
                     str(self.path),
@@ -352,29 +363,20 @@ class TranscriptLog:
         if self._fd is None:
             raise trio.ClosedResourceError("the transcript is closed")
         data = encode(json.dumps(entry, separators=(",", ":"), default=str).encode())
-        view = memoryview(data)
-        while view:
-            view = view[os.write(self._fd, view) :]
+        write_all(self._fd, data)
         return self._fd
 
     async def _append(self, entry: dict[str, Any]) -> None:
         fd = self._write(entry)
-        if self.durability is Durability.ALWAYS:
-            # Not abandoned on cancel: a cancelled append still finishes its fsync.
-            await trio.to_thread.run_sync(os.fdatasync, fd)
-        elif self.durability is Durability.BATCH:
-            await self._commit.wait_durable(self._commit.note_write())
-        else:
+        if self.durability is Durability.NONE:
             await trio.lowlevel.checkpoint()
+        else:
+            # A cancelled append still finishes its fsync (the policy's runner
+            # never abandons one).
+            await self._policy.sync(fd)
 
-    def _prepare_flush(self) -> Callable[[], None]:
-        fd = self._fd
-
-        def flush() -> None:
-            if fd is not None:
-                os.fdatasync(fd)
-
-        return flush
+    def _unsynced(self) -> list[int]:
+        return [] if self._fd is None else [self._fd]
 
     # -- closing ---------------------------------------------------------------
 

@@ -10,9 +10,14 @@ The API is modelled on Trio's memory channels: ``send`` / ``send_nowait``,
 ``receive`` / ``receive_nowait`` (raising ``trio.WouldBlock``),
 ``statistics()`` and ``aclose()`` (after which waiting receivers get
 ``trio.ClosedResourceError``), plus ``ack`` and ``requeue_in_flight``.
+
+The record framing, torn-tail repair and durability policies (group commit
+included) come from :mod:`coterie.journal`, through its public names only;
+``Durability`` is the journal's, re-exported here.
 """
 
-from coterie.mailbox._base import Delivery, Durability, Mailbox, MailboxStatistics, Position
+from coterie.journal import Durability
+from coterie.mailbox._base import Delivery, Mailbox, MailboxStatistics, Position
 from coterie.mailbox._file import FileMailbox, open_file_mailbox
 from coterie.mailbox._memory import MemoryMailbox
 from coterie.mailbox._peek import peek_mailbox

@@ -15,7 +15,6 @@ mailboxes differ only in where messages come from and where the cursor goes.
 
 from __future__ import annotations
 
-import enum
 from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Protocol
@@ -27,20 +26,6 @@ from coterie.messages import Message
 
 Position = tuple[int, int]
 Predicate = Callable[[Message], bool]
-
-
-class Durability(enum.Enum):
-    """When a send (and an acknowledgement) reaches the disk.
-
-    ``always``: fsync before ``send`` returns, one fsync per send.
-    ``batch``: group commit; concurrent senders share one fsync and ``send``
-    returns after the fsync that covers its record.
-    ``none``: written to the OS, never fsynced (survives kill -9, not power loss).
-    """
-
-    ALWAYS = "always"
-    BATCH = "batch"
-    NONE = "none"
 
 
 @attrs.frozen

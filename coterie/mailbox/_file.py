@@ -21,16 +21,15 @@ from typing import TYPE_CHECKING
 import trio
 
 from coterie.errors import InvalidMessage, MailboxError
-from coterie.mailbox import _framing, _watch
+from coterie.journal import Durability, GroupCommit, encode
+from coterie.mailbox import _watch
 from coterie.mailbox._base import (
     Delivery,
-    Durability,
     MailboxStatistics,
     Position,
     Predicate,
     _Inbox,
 )
-from coterie.mailbox._commit import GroupCommit
 from coterie.mailbox._cursor import CursorState, encode_cursor, read_cursor, write_cursor
 from coterie.mailbox._reader import CorruptRecord, LogReader, log_end, repair_tail, write_point
 from coterie.mailbox._segments import (
@@ -239,7 +238,7 @@ class FileMailbox:
             raise InvalidMessage(
                 f"message for {message.recipient!r} sent to the mailbox of {self.name!r}"
             )
-        data = _framing.encode(message.to_json_bytes())
+        data = encode(message.to_json_bytes())
         start, end, fd = self._writer.append(data)
         self._unarrived.add(start)
         self._sent += 1

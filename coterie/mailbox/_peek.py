@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from coterie.mailbox import _framing
+from coterie.journal import Corrupt, Incomplete, is_seal, scan
 from coterie.mailbox._cursor import CursorState, read_cursor
 from coterie.mailbox._segments import list_segments, segment_path
 from coterie.messages import Message
@@ -49,12 +49,12 @@ def peek_mailbox(directory: str | os.PathLike[str]) -> list[Message]:
 
 def _unacknowledged(number: int, data: bytes, state: CursorState) -> list[Message]:
     messages: list[Message] = []
-    for item in _framing.scan(data):
-        if isinstance(item, _framing.Incomplete):
+    for item in scan(data):
+        if isinstance(item, Incomplete):
             break  # being written, or torn by a crash: not a message (yet)
-        if isinstance(item, _framing.Corrupt):
+        if isinstance(item, Corrupt):
             continue
-        if _framing.is_seal(item):
+        if is_seal(item):
             break
         position = (number, item.start)
         if state.is_acked(position):

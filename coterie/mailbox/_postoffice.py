@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING
 import trio
 
 from coterie.errors import InvalidMessage, MailboxError, UnknownActor
-from coterie.mailbox import _framing
-from coterie.mailbox._base import Durability, Mailbox
+from coterie.journal import Durability, encode
 from coterie.mailbox._file import open_file_mailbox, owner_of
 from coterie.mailbox._memory import MemoryMailbox
 from coterie.mailbox._segments import DEFAULT_SEGMENT_BYTES, SegmentWriter, check_directory
@@ -27,6 +26,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from coterie.events import EventLog
+    from coterie.mailbox._base import Mailbox
     from coterie.mailbox._reader import CorruptRecord
 
 
@@ -48,7 +48,7 @@ class MailboxWriter:
             raise InvalidMessage(
                 f"message for {message.recipient!r} sent to the mailbox of {self.name!r}"
             )
-        _start, _end, fd = self._writer.append(_framing.encode(message.to_json_bytes()))
+        _start, _end, fd = self._writer.append(encode(message.to_json_bytes()))
         return fd
 
     async def send(self, message: Message) -> None:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from coterie.mailbox import _framing
+from coterie.journal import SEAL, Corrupt, Record, cut_tail, is_seal, scan, torn_tail
 from coterie.mailbox._base import Delivery, Position, _Inbox
 from coterie.mailbox._segments import list_segments, segment_path
 from coterie.messages import Message
@@ -48,16 +48,14 @@ def repair_tail(directory: Path, name: str, report: Callable[[CorruptRecord], No
     number = segments[-1]
     path = segment_path(directory, number)
     data = path.read_bytes()
-    tail = None
-    for item in _framing.scan(data):
-        if isinstance(item, _framing.Incomplete):
-            tail = item.start
+    tail = torn_tail(data)
     if tail is not None:
         saved = directory / f"corrupt-{number:016d}-{tail}.bin"
-        saved.write_bytes(data[tail:])
-        with open(path, "r+b") as f:
-            f.truncate(tail)
-            os.fsync(f.fileno())
+        fd = os.open(path, os.O_RDWR)
+        try:
+            cut_tail(fd, tail, data[tail:], saved, sync=True)
+        finally:
+            os.close(fd)
         report(CorruptRecord(name, number, tail, len(data), "truncated", str(saved)))
     return segments[0]
 
@@ -76,8 +74,8 @@ def write_point(directory: Path, end: Position) -> Position:
     if seg == 0:
         return (0, 0)
     with open(segment_path(directory, seg), "rb") as f:
-        f.seek(max(0, size - len(_framing.SEAL)))
-        sealed = size >= len(_framing.SEAL) and f.read() == _framing.SEAL
+        f.seek(max(0, size - len(SEAL)))
+        sealed = size >= len(SEAL) and f.read() == SEAL
     return (seg + 1, 0) if sealed else (seg, size)
 
 
@@ -147,13 +145,13 @@ class LogReader:
             stuck_at: int | None = None
             sealed = False
             if size > off:
-                for item in _framing.scan(os.pread(fd, size - off, off), base=off):
-                    if isinstance(item, _framing.Record):
-                        if _framing.is_seal(item):
+                for item in scan(os.pread(fd, size - off, off), base=off):
+                    if isinstance(item, Record):
+                        if is_seal(item):
                             sealed = True
                             break
                         self._take(seg, item)
-                    elif isinstance(item, _framing.Corrupt):
+                    elif isinstance(item, Corrupt):
                         self.report(CorruptRecord(self.name, seg, item.start, item.end, "skipped"))
                         inbox.moved_scan((seg, item.end))
                     else:
@@ -172,7 +170,7 @@ class LogReader:
                 self.report(CorruptRecord(self.name, seg, stuck_at, size, "skipped"))
             inbox.moved_scan((seg + 1, 0))
 
-    def _take(self, seg: int, item: _framing.Record) -> None:
+    def _take(self, seg: int, item: Record) -> None:
         pos = (seg, item.start)
         inbox = self.inbox
         if not inbox.is_acked(pos):

@@ -17,21 +17,19 @@ moves on when it reads the seal, whatever segment size it was configured with.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import re
 from typing import TYPE_CHECKING
 
 from coterie.errors import MailboxError
 from coterie.fsutil import fsync_dir
-from coterie.mailbox._base import Durability, Position
-from coterie.mailbox._commit import GroupCommit
+from coterie.journal import SEAL, Durability, FileLock, SyncPolicy, write_all
 from coterie.mailbox._cursor import CURSOR_NAME, CURSOR_TMP
-from coterie.mailbox._framing import SEAL
-from coterie.mailbox._sync import DISK
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from coterie.mailbox._base import Position
 
 SEGMENT_RE = re.compile(r"^(\d{16})\.log$")
 CORRUPT_RE = re.compile(r"^corrupt-\d{16}-\d+\.bin$")
@@ -81,12 +79,12 @@ class SegmentWriter:
         self.directory = directory
         self.durability = durability
         self.segment_bytes = segment_bytes
-        self._lock_fd = os.open(directory / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+        self._lock = FileLock(directory / LOCK_NAME)
         self._segment = 0
         self._fd: int | None = None
         self._retired: list[int] = []  # fds of segments left behind, closed once synced
         self._syncs_running = 0
-        self._commit = GroupCommit(self._prepare_flush)
+        self._policy = SyncPolicy(durability, self._unsynced)
         self._last_end = -1
         self.closed = False
 
@@ -100,10 +98,10 @@ class SegmentWriter:
     # -- locking -------------------------------------------------------------
 
     def lock(self) -> None:
-        fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+        self._lock.acquire()
 
     def unlock(self) -> None:
-        fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+        self._lock.release()
 
     # -- appending -----------------------------------------------------------
 
@@ -116,10 +114,7 @@ class SegmentWriter:
         self.lock()
         try:
             fd, start = self._active_fd()
-            view = memoryview(data)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
+            write_all(fd, data)
             self._last_end = start + len(data)
             return (self._segment, start), (self._segment, start + len(data)), fd
         finally:
@@ -172,25 +167,24 @@ class SegmentWriter:
             return
         self._syncs_running += 1
         try:
-            if self.durability is Durability.ALWAYS:
-                await DISK.run(lambda: os.fdatasync(fd))
-            else:
-                await self._commit.wait_durable(self._commit.note_write())
+            await self._policy.sync(fd)
         finally:
             self._syncs_running -= 1
             self._release_retired()
 
     def make_durable_now(self, fd: int) -> None:
         """Blocking variant of :meth:`make_durable`, for ``send_nowait``."""
-        if self.durability is Durability.ALWAYS:
-            os.fdatasync(fd)
-        elif self.durability is Durability.BATCH:
-            self._commit.note_write()
-            self._commit.flush_now()
+        self._policy.sync_now(fd)
 
-    def _prepare_flush(self) -> _Flush:
-        fds = [*self._retired, *([self._fd] if self._fd is not None else [])]
-        return _Flush(fds)
+    @property
+    def flushes(self) -> int:
+        """Group commits run by this writer (``batch`` only)."""
+        return self._policy.flushes
+
+    def _unsynced(self) -> list[int]:
+        # What a group commit flushes: every segment written since the last
+        # one, including those left behind meanwhile.
+        return [*self._retired, *([self._fd] if self._fd is not None else [])]
 
     def _release_retired(self) -> None:
         # A retired fd may still be in a worker thread's fsync; close it only
@@ -208,21 +202,9 @@ class SegmentWriter:
             os.close(fd)
         self._retired.clear()
         self._fd = None
-        os.close(self._lock_fd)
+        self._lock.close()
 
 
 def _sealed(fd: int, size: int) -> bool:
     """Whether the segment open as *fd* (of *size* bytes) ends with a seal."""
     return size >= len(SEAL) and os.pread(fd, len(SEAL), size - len(SEAL)) == SEAL
-
-
-class _Flush:
-    """The blocking part of a group commit: fsync every file written since the last one."""
-
-    def __init__(self, fds: list[int]) -> None:
-        self.fds = fds
-
-    def __call__(self) -> None:
-        for fd in self.fds:
-            # fdatasync suffices for an append: it flushes the new size too.
-            os.fdatasync(fd)

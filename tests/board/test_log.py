@@ -11,7 +11,7 @@ import pytest
 
 from coterie.board import Board, BoardCorruption, BoardError, TaskStatus, read_log
 from coterie.board._log import LOG_NAME
-from coterie.mailbox._framing import encode
+from coterie.journal import encode
 
 if TYPE_CHECKING:
     from pathlib import Path

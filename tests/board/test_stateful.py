@@ -44,7 +44,7 @@ from coterie.board import (
     UnknownTask,
 )
 from coterie.board._log import LOG_NAME
-from coterie.mailbox._framing import encode
+from coterie.journal import encode
 
 P, R, C, F = TaskStatus.PENDING, TaskStatus.IN_PROGRESS, TaskStatus.COMPLETED, TaskStatus.FAILED
 WORKERS = ["alice", "bob", "carol"]

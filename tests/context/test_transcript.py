@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from coterie.context import TranscriptCorruption, TranscriptLog, check_history
-from coterie.mailbox import Durability
-from coterie.mailbox._framing import MAGIC, encode
+from coterie.journal import MAGIC, Durability, encode
 from tests.context.helpers import assistant, exchange, results, user
 
 REPO = Path(__file__).parents[2]

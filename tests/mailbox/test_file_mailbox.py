@@ -10,6 +10,7 @@ import trio
 
 from coterie.errors import MailboxError
 from coterie.events import EventLog
+from coterie.journal import encode
 from coterie.mailbox import (
     CorruptRecord,
     Durability,
@@ -17,7 +18,6 @@ from coterie.mailbox import (
     PostOffice,
     open_file_mailbox,
 )
-from coterie.mailbox._framing import encode
 from coterie.messages import Message
 
 
@@ -239,7 +239,7 @@ async def test_batch_senders_share_fsyncs(tmp_path: Path) -> None:
     async with trio.open_nursery() as nursery:
         for n in range(32):
             nursery.start_soon(box.send, msg(n))
-    flushes = box._writer._commit.flushes
+    flushes = box._writer.flushes
     assert 1 <= flushes < 32
     assert sorted(drain(box)) == list(range(32))
     box.close()
@@ -308,7 +308,7 @@ async def test_a_sealed_newest_segment_is_never_deleted(tmp_path: Path) -> None:
     """A writer killed between sealing a segment and creating the next one:
     acknowledging everything must not delete the sealed segment, or the next
     writer would restart the numbering below the cursor and be lost."""
-    from coterie.mailbox._framing import SEAL
+    from coterie.journal import SEAL
     from coterie.mailbox._segments import list_segments, segment_path
 
     d = tmp_path / "alice"

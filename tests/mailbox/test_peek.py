@@ -7,8 +7,8 @@ import json
 import os
 from typing import TYPE_CHECKING
 
+from coterie.journal import encode
 from coterie.mailbox import Durability, FileMailbox, MailboxWriter, open_file_mailbox, peek_mailbox
-from coterie.mailbox._framing import encode
 from coterie.messages import Message
 
 if TYPE_CHECKING:

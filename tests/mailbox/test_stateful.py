@@ -20,8 +20,8 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
+from coterie.journal import SEAL, Record, is_seal, scan
 from coterie.mailbox import Delivery, Durability, FileMailbox, open_file_mailbox
-from coterie.mailbox._framing import SEAL, Record, is_seal, scan
 from coterie.mailbox._segments import list_segments, segment_path
 from coterie.messages import Message
 

@@ -1,4 +1,4 @@
-"""Record framing for the mailbox log: magic, length, checksums, payload.
+"""Record framing shared by every durable log: magic, length, checksums, payload.
 
 Theory of operation
 -------------------
@@ -13,14 +13,17 @@ Scanning a buffer gives, in order, either complete valid records or one of:
 * ``Corrupt``: bytes that are not a valid record, followed later in the same
   buffer by a valid one (found again by searching for ``MAGIC``). The reader
   skips them and reports them.
-* A record with an empty payload is a *seal*: the writer moved on to the
-  next segment, and the reader should too.
+* A record with an empty payload is a *seal*: in a segmented log (the
+  mailbox's) the writer moved on to the next segment, and the reader should
+  too. Logs without segments never write one.
 * ``Incomplete``: the buffer ends inside what could still become a valid
   record (a prefix of a header, or a valid header whose payload runs past the
   end). A live reader waits for more bytes; on open, after a crash, it is a
   torn tail and is cut off.
 
-Nothing here does I/O.
+The byte layout is the on-disk format of every run ever written (mailbox
+segments, ``board.log``, transcripts): it must never change. Nothing here
+does I/O.
 """
 
 from __future__ import annotations
@@ -138,5 +141,16 @@ def scan(buf: bytes, base: int = 0) -> Iterator[Item]:
             search = nxt + 1
 
 
+def torn_tail(buf: bytes) -> int | None:
+    """Where the unfinished record at the end of *buf* starts, or ``None`` if it ends whole.
+
+    After a crash, under the writers' lock, that is a torn tail to cut off.
+    """
+    for item in scan(buf):
+        if isinstance(item, Incomplete):
+            return item.start  # scan stops after an Incomplete: it is the last item
+    return None
+
+
 SEAL = encode(b"")
-"""The empty record that closes a segment. Message payloads are never empty."""
+"""The empty record that closes a segment. Payloads that carry data are never empty."""

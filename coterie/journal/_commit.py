@@ -5,22 +5,31 @@ flush that *started after* that write has finished. Whoever arrives while no
 flush runs becomes the leader and runs it; the others wait for it, and a
 writer whose write came too late for that flush waits for the next one. Under
 load this makes one fsync cover many writes; alone, a writer pays one fsync.
+
+Two forms of the same idea: :class:`GroupCommit` for Trio tasks (waiters
+park on a Trio event; the flush runs through a :class:`SyncRunner`, inline
+or in a worker thread) and :class:`ThreadGroupCommit` for threads (waiters
+block on a condition variable). A Trio face over a thread-safe store puts the
+first in front of the second, so that Trio tasks never wait on a thread.
+Across *processes* group commit works only partly and for free: fdatasync
+flushes a file's pages whoever wrote them, but each process pays its own.
 """
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING
 
 import trio
 
-from coterie.mailbox._sync import DISK, SyncRunner
+from coterie.journal._sync import DISK, SyncRunner
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
 
 class GroupCommit:
-    """Coalesce concurrent requests for durability into shared flushes."""
+    """Coalesce concurrent requests of Trio tasks for durability into shared flushes."""
 
     def __init__(
         self,
@@ -75,3 +84,54 @@ class GroupCommit:
         self._prepare()()
         self.flushes += 1
         self._durable = max(self._durable, target)
+
+
+class ThreadGroupCommit:
+    """Coalesce concurrent waits of threads for durability into shared flushes.
+
+    Thread-safe. The leader runs *flush* with the lock released, so writers
+    keep noting writes meanwhile; one whose write came too late for the
+    running flush leads the next.
+    """
+
+    def __init__(self, flush: Callable[[], None] | None) -> None:
+        self._flush = flush  # None: nothing is ever synced (tests, benchmarks)
+        self._cond = threading.Condition()
+        self._flushing = False
+        self.written = 0
+        self.durable = 0
+        self.flushes = 0
+
+    def note_write(self) -> int:
+        """Record that something was written; returns the generation to wait for."""
+        with self._cond:
+            self.written += 1
+            if self._flush is None:
+                self.durable = self.written  # nothing to wait for
+            return self.written
+
+    def wait_durable(self, generation: int) -> None:
+        """Return once a flush covering *generation* has completed (blocks)."""
+        if self._flush is None:
+            return
+        with self._cond:
+            while self.durable < generation:
+                if self._flushing:
+                    self._cond.wait()
+                    continue
+                self._flushing = True
+                target = self.written
+                ok = False
+                self._cond.release()
+                try:
+                    self._flush()
+                    ok = True
+                finally:
+                    self._cond.acquire()
+                    self._flushing = False
+                    if ok:
+                        self.flushes += 1
+                        self.durable = max(self.durable, target)
+                    # On failure the waiters wake up and one of them retries;
+                    # the exception goes to this caller.
+                    self._cond.notify_all()

@@ -5,8 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from coterie.mailbox import _framing
-from coterie.mailbox._framing import Corrupt, Incomplete, Record, encode, scan
+from coterie.journal import MAGIC, MAX_RECORD, Corrupt, Incomplete, Record, encode, scan
 from tests.strategies import payloads
 
 
@@ -64,7 +63,7 @@ def test_a_length_over_the_limit_is_not_trusted() -> None:
     import struct
     import zlib
 
-    head = _framing.MAGIC + struct.pack("<II", _framing.MAX_RECORD + 1, 0)
+    head = MAGIC + struct.pack("<II", MAX_RECORD + 1, 0)
     bogus = head + struct.pack("<I", zlib.crc32(head))
     out = list(scan(bogus + encode(b"after")))
     assert isinstance(out[0], Corrupt)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from coterie.mailbox._sync import SyncRunner
+from coterie.journal import SyncRunner
 
 
 async def test_fast_jobs_run_inline_in_the_trio_thread() -> None:
