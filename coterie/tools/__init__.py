@@ -5,11 +5,25 @@ names and input schemas, the workspace sandbox, and the permission gates
 (rules from Claude Code's settings files, the hard deny list, modes). It
 knows nothing of models or actors; it must not import from ``coterie.agent``,
 ``coterie.models`` or ``coterie.actors``.
+
+Every fact about a tool is declared on it (:class:`Capabilities`); the
+policy, the rule matcher, the subagent types and the choice of each agent's
+tools (:mod:`coterie.tools.catalogue`) are derived from those declarations.
 """
 
-from coterie.tools._base import FileStamp, Tool, ToolContext, ToolResult
+from coterie.tools._base import FileStamp, TeamContext, Tool, ToolContext, ToolResult
 from coterie.tools._registry import Authorizer, ToolRegistry, UnknownTool, execute_tool_call
 from coterie.tools.bash import BashTool
+from coterie.tools.capabilities import Access, Capabilities, Effect, Need, PathInput
+from coterie.tools.catalogue import (
+    BUILTIN_TOOLS,
+    Provides,
+    add_team_tools,
+    builtin_registry,
+    builtin_tools,
+    default_registry,
+    team_tools,
+)
 from coterie.tools.files import EditTool, ReadTool, WriteTool
 from coterie.tools.permissions import (
     Answer,
@@ -29,7 +43,13 @@ from coterie.tools.permissions import (
 from coterie.tools.sandbox import SandboxViolation, sandboxed_path
 from coterie.tools.schedule import ScheduleWakeupTool, last_wakeup
 from coterie.tools.search import GlobTool, GrepTool
-from coterie.tools.task import SUBAGENT_TYPES, TaskTool
+from coterie.tools.task import (
+    SUBAGENT_TYPES,
+    SubagentType,
+    TaskTool,
+    UnknownSubagentType,
+    subagent_registry,
+)
 from coterie.tools.team import (
     BROADCAST,
     ApprovePlanTool,
@@ -38,30 +58,22 @@ from coterie.tools.team import (
     TaskGetTool,
     TaskListTool,
     TaskUpdateTool,
-    TeamContext,
-    add_team_tools,
-    team_tools,
 )
 from coterie.tools.todo import TodoWriteTool, todo_reminder
 
-
-def default_registry() -> ToolRegistry:
-    """A registry of the seven built-in tools: Bash, Read, Write, Edit, Glob, Grep, TodoWrite."""
-    registry = ToolRegistry()
-    for tool in (
-        BashTool(),
-        ReadTool(),
-        WriteTool(),
-        EditTool(),
-        GlobTool(),
-        GrepTool(),
-        TodoWriteTool(),
-    ):
-        registry.register(tool)
-    return registry
-
-
 __all__ = [
+    "BUILTIN_TOOLS",
+    "Access",
+    "Capabilities",
+    "Effect",
+    "Need",
+    "PathInput",
+    "Provides",
+    "SubagentType",
+    "UnknownSubagentType",
+    "builtin_registry",
+    "builtin_tools",
+    "subagent_registry",
     "ScheduleWakeupTool",
     "last_wakeup",
     "ApprovePlanTool",

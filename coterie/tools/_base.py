@@ -3,6 +3,11 @@
 A tool never raises for a problem the model caused (bad input, a missing
 file, a failing command): it returns a :class:`ToolResult` with
 ``is_error=True`` and a message the model can act on. Exceptions are for bugs.
+
+Every tool declares its :class:`~coterie.tools.capabilities.Capabilities`;
+the team contract (:class:`TeamContext`, what the runtime gives the team
+tools) lives here too, so that every tool module depends on this one and
+this one on none of them.
 """
 
 from __future__ import annotations
@@ -12,11 +17,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 import attrs
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
+    from collections.abc import Awaitable, Callable, Iterable
     from pathlib import Path
 
+    from coterie.board import AsyncBoard
     from coterie.events import EventLog
-    from coterie.tools.team import TeamContext
+    from coterie.tools.capabilities import Capabilities
 
 
 @attrs.frozen
@@ -57,12 +63,58 @@ class ToolContext:
     team: TeamContext | None = None
 
 
+def _members(value: Iterable[str]) -> tuple[str, ...]:
+    return tuple(value)
+
+
+@attrs.define
+class TeamContext:
+    """What the team tools of one actor need, supplied by the team runtime.
+
+    ``members`` names every actor of the team, the lead included, and must
+    contain ``me`` and ``lead``. ``send(recipient, text)`` delivers a message
+    from ``me`` durably to *recipient*'s mailbox (raising a
+    :class:`~coterie.errors.CoterieError` if it cannot). ``current_task`` is
+    the task this teammate is working on, kept up to date by the runtime
+    (``None`` between tasks, and always for the lead).
+    """
+
+    board: AsyncBoard
+    me: str
+    members: tuple[str, ...] = attrs.field(converter=_members)
+    send: Callable[[str, str], Awaitable[None]]
+    lead: str = "lead"
+    current_task: str | None = None
+    #: Answers a teammate's plan request: (teammate, task id, approve, feedback).
+    #: Set by the runtime for the lead of a team whose teammates need plan approval.
+    approve_plan: Callable[[str, str, bool, str], Awaitable[None]] | None = None
+
+    def __attrs_post_init__(self) -> None:
+        missing = [n for n in (self.me, self.lead) if n not in self.members]
+        if missing:
+            raise ValueError(f"members {self.members} must include {', '.join(missing)}")
+
+    @property
+    def is_lead(self) -> bool:
+        """Whether this actor is the team's lead."""
+        return self.me == self.lead
+
+    @property
+    def others(self) -> tuple[str, ...]:
+        """Every member but ``me``, in ``members`` order."""
+        return tuple(m for m in self.members if m != self.me)
+
+
 class Tool(Protocol):
-    """A tool the model can call, named and shaped as in Claude Code."""
+    """A tool the model can call, named and shaped as in Claude Code.
+
+    ``capabilities`` says what it touches and who may have it; the policy,
+    the rule matcher and the runtime's choice of tools read nothing else.
+    """
 
     name: str
     description: str
     input_schema: dict[str, Any]
-    read_only: bool
+    capabilities: Capabilities
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult: ...

@@ -19,7 +19,7 @@ from coterie.tools._base import ToolResult
 from coterie.tools._schema import validate
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterable, Iterator
 
     from coterie.tools._base import Tool, ToolContext
     from coterie.tools.permissions.policy import Decision
@@ -44,6 +44,18 @@ class ToolRegistry:
     """The tools an agent may call, by name, in registration order."""
 
     _tools: dict[str, Tool] = attrs.field(init=False, factory=dict)
+
+    @classmethod
+    def of(cls, tools: Iterable[Tool]) -> ToolRegistry:
+        """A registry of *tools*, in that order (a duplicate name is a ``ValueError``)."""
+        registry = cls()
+        for tool in tools:
+            registry.register(tool)
+        return registry
+
+    def select(self, where: Callable[[Tool], bool]) -> ToolRegistry:
+        """A new registry of the same tool objects for which *where* holds, in order."""
+        return ToolRegistry.of(t for t in self._tools.values() if where(t))
 
     def register(self, tool: Tool) -> None:
         """Add *tool*; a second tool with the same name is a ``ValueError``."""

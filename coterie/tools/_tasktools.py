@@ -33,12 +33,12 @@ from coterie.board import (
 from coterie.errors import InvalidActorName
 from coterie.tools._base import ToolResult
 from coterie.tools._teamview import describe_changes, format_task, format_task_list
+from coterie.tools.capabilities import Capabilities, Effect
 
 if TYPE_CHECKING:
     from coterie.board import Task
     from coterie.board._rules import Unset
-    from coterie.tools._base import ToolContext
-    from coterie.tools.team import TeamContext
+    from coterie.tools._base import TeamContext, ToolContext
 
 __all__ = ["TaskCreateTool", "TaskGetTool", "TaskListTool", "TaskUpdateTool"]
 
@@ -118,7 +118,7 @@ class TaskCreateTool:
         " (task_1, task_2, ... in creation order), which other tasks can be blocked by."
     )
     input_schema = _CREATE_SCHEMA
-    read_only = False
+    capabilities = Capabilities(Effect.RUN_STATE, team_only=True)
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Create the task; the result is ``Created task_N: <subject>`` plus owner and blockers."""
@@ -174,7 +174,7 @@ class TaskUpdateTool:
         " becomes its result. Tasks start when their owner takes them: to start one, assign it."
     )
     input_schema = _UPDATE_SCHEMA
-    read_only = False
+    capabilities = Capabilities(Effect.RUN_STATE, team_only=True)
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Apply the change; the result is ``Updated task_N: <what changed>``."""
@@ -294,7 +294,7 @@ class TaskListTool:
         " status) and subject. Use TaskGet for a task's description and result."
     )
     input_schema = _LIST_SCHEMA
-    read_only = True
+    capabilities = Capabilities(Effect.READ_ONLY, team_only=True)
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """The table of :func:`~coterie.tools._teamview.format_task_list`."""
@@ -325,7 +325,7 @@ class TaskGetTool:
         " tasks it blocks, its description and its result (or failure reason)."
     )
     input_schema = _GET_SCHEMA
-    read_only = True
+    capabilities = Capabilities(Effect.READ_ONLY, team_only=True)
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """The record of :func:`~coterie.tools._teamview.format_task`."""

@@ -19,6 +19,7 @@ import attrs
 
 from coterie.tools._base import ToolResult
 from coterie.tools._process import run_shell
+from coterie.tools.capabilities import Capabilities, Effect
 from coterie.tools.permissions.harddeny import hard_deny_reason
 
 if TYPE_CHECKING:
@@ -83,7 +84,7 @@ class BashTool:
         " supported. Prefer Read, Edit, Write, Glob and Grep over cat, sed, find and grep."
     )
     input_schema = _BASH_SCHEMA
-    read_only = False
+    capabilities = Capabilities(Effect.EXECUTION, command="command")
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Run ``command`` and report its output and exit code."""

@@ -21,6 +21,7 @@ from coterie.tools._fileio import (
     is_binary,
     stamp_of,
 )
+from coterie.tools.capabilities import Access, Capabilities, Effect, PathInput
 from coterie.tools.sandbox import SandboxViolation, sandboxed_path
 
 if TYPE_CHECKING:
@@ -119,7 +120,7 @@ class ReadTool:
         " be read: use Glob, Grep or Bash `ls` for those."
     )
     input_schema = _READ_SCHEMA
-    read_only = True
+    capabilities = Capabilities(Effect.READ_ONLY, PathInput("file_path", Access.READ))
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Read ``file_path`` from ``offset`` for ``limit`` lines."""
@@ -186,7 +187,7 @@ class WriteTool:
         " since. Prefer Edit for changing part of an existing file."
     )
     input_schema = _WRITE_SCHEMA
-    read_only = False
+    capabilities = Capabilities(Effect.WORKSPACE, PathInput("file_path", Access.WRITE))
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Write ``content`` to ``file_path``."""
@@ -220,7 +221,7 @@ class EditTool:
         " changed since. An empty old_string on a file that does not exist creates it."
     )
     input_schema = _EDIT_SCHEMA
-    read_only = False
+    capabilities = Capabilities(Effect.WORKSPACE, PathInput("file_path", Access.WRITE))
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Apply the replacement to ``file_path``."""

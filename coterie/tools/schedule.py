@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from coterie.autonomy import clamp_delay
 from coterie.tools._base import ToolResult
+from coterie.tools.capabilities import Capabilities, Effect
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -46,7 +47,7 @@ class ScheduleWakeupTool:
         " checking again."
     )
     input_schema = _SCHEMA
-    read_only = False
+    capabilities = Capabilities(Effect.RUN_STATE, needs="loop")
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         delay = clamp_delay(input.get("delaySeconds"))

@@ -21,6 +21,7 @@ from coterie.tools._base import ToolResult
 from coterie.tools._globbing import compile_glob, has_magic
 from coterie.tools._grep import TYPE_GLOBS, GrepOptions, grep_files
 from coterie.tools._process import cap_text
+from coterie.tools.capabilities import Access, Capabilities, Effect, PathInput
 from coterie.tools.sandbox import (
     SandboxViolation,
     allowed_roots,
@@ -97,7 +98,7 @@ class GlobTool:
         " directory to search (default: the workspace)."
     )
     input_schema = _GLOB_SCHEMA
-    read_only = True
+    capabilities = Capabilities(Effect.READ_ONLY, PathInput("path", Access.READ))
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """List files under ``path`` matching ``pattern``."""
@@ -202,7 +203,7 @@ class GrepTool:
         " file. head_limit and offset page the output. .git and binary files are skipped."
     )
     input_schema = _GREP_SCHEMA
-    read_only = True
+    capabilities = Capabilities(Effect.READ_ONLY, PathInput("path", Access.READ))
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Search ``path`` for ``pattern``."""

@@ -4,25 +4,83 @@ The tool only checks its input and hands it to ``ToolContext.subagents``,
 the runtime's way of starting a subagent actor (its own transcript, the
 parent's permission gate, so it can never do more than its parent may).
 Without one (or past the nesting limit) the tool is an error result.
+
+The subagent types are declared here, each by which of its parent's tools it
+admits, judged on the tools' capabilities: :func:`subagent_registry` gives a
+subagent its tools. No subagent is a member of its parent's team, so no type
+admits a ``team_only`` tool.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
+from coterie.errors import CoterieError
 from coterie.tools._base import ToolResult
+from coterie.tools.capabilities import Capabilities, Effect
 
 if TYPE_CHECKING:
-    from coterie.tools._base import ToolContext
+    from collections.abc import Callable
 
-__all__ = ["SUBAGENT_TYPES", "TaskTool"]
+    from coterie.tools._base import Tool, ToolContext
+    from coterie.tools._registry import ToolRegistry
+
+__all__ = ["SUBAGENT_TYPES", "SubagentType", "TaskTool", "UnknownSubagentType", "subagent_registry"]
+
+
+class UnknownSubagentType(CoterieError, LookupError):
+    """:func:`subagent_registry` was asked for a type :data:`SUBAGENT_TYPES` does not have."""
+
+
+@attrs.frozen
+class SubagentType:
+    """One kind of subagent: what the model is told of it, and which tools it admits."""
+
+    description: str
+    #: Whether a tool with these capabilities (one its parent has) is given to it.
+    admits: Callable[[Capabilities], bool]
+
+
+def _every_tool(caps: Capabilities) -> bool:
+    return True
+
+
+def _reads_only(caps: Capabilities) -> bool:
+    return caps.effect is Effect.READ_ONLY
+
 
 #: The kinds of subagent: what each may use. ``general-purpose`` has its
 #: parent's tools but the team's; ``Explore`` only reads.
-SUBAGENT_TYPES: dict[str, str] = {
-    "general-purpose": "Researches, searches and changes code with its parent's tools.",
-    "Explore": "Searches and reads the codebase (Read, Glob, Grep); no edits, no commands.",
+SUBAGENT_TYPES: dict[str, SubagentType] = {
+    "general-purpose": SubagentType(
+        "Researches, searches and changes code with its parent's tools.", _every_tool
+    ),
+    "Explore": SubagentType(
+        "Searches and reads the codebase (Read, Glob, Grep); no edits, no commands.",
+        _reads_only,
+    ),
 }
+
+
+def subagent_registry(parent: ToolRegistry, kind: str) -> ToolRegistry:
+    """The tools of a subagent of type *kind* started by an agent with *parent*'s tools.
+
+    The same tool objects, in the parent's order: those the type admits, never
+    a team-only one (a subagent works for its parent, not on the team's board).
+    An unknown *kind* is :class:`UnknownSubagentType`.
+    """
+    try:
+        admits = SUBAGENT_TYPES[kind].admits
+    except KeyError:
+        raise UnknownSubagentType(kind) from None
+
+    def given(tool: Tool) -> bool:
+        return not tool.capabilities.team_only and admits(tool.capabilities)
+
+    return parent.select(given)
+
 
 _SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -48,10 +106,11 @@ class TaskTool:
         " sees only your prompt, so include everything it needs), works with the same"
         " permissions as you, and returns only its final answer. Use it to keep long searches"
         " or investigations out of your own context. Types: "
-        + "; ".join(f"{k}: {v}" for k, v in SUBAGENT_TYPES.items())
+        + "; ".join(f"{k}: {v.description}" for k, v in SUBAGENT_TYPES.items())
     )
     input_schema = _SCHEMA
-    read_only = False
+    # Run state: the subagent it starts is bound by this agent's own gate.
+    capabilities = Capabilities(Effect.RUN_STATE, needs="subagents")
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """The subagent's final text (an error result if it failed or cannot start)."""

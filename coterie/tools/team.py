@@ -5,22 +5,22 @@ through the team runtime's mailboxes, both reached through
 ``ToolContext.team``: a :class:`TeamContext` the runtime supplies to the lead
 and to each teammate. Without it every team tool returns an error result: a
 solo agent has no team. The board tools live in ``_tasktools.py`` (which
-also states who may change what), their text formats in ``_teamview.py``.
+also states who may change what), their text formats in ``_teamview.py``;
+:class:`TeamContext` is defined in ``_base.py`` and re-exported here.
 
 Nothing here raises for what the model did: bad ids, unknown tasks or
 members, cycles and illegal transitions come back as error results whose
 text says what to do instead. The team tools change only the run's own board
-and mailboxes, so they should need no permission prompt.
+and mailboxes, so they declare :attr:`Effect.RUN_STATE` (or read-only) and
+need no permission prompt; all are ``team_only``, ApprovePlan ``lead_only``.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import attrs
-
 from coterie.errors import CoterieError
-from coterie.tools._base import ToolResult
+from coterie.tools._base import TeamContext, ToolResult
 from coterie.tools._tasktools import (
     TaskCreateTool,
     TaskGetTool,
@@ -29,13 +29,10 @@ from coterie.tools._tasktools import (
     no_team,
     unknown_member,
 )
+from coterie.tools.capabilities import Capabilities, Effect
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Iterable
-
-    from coterie.board import AsyncBoard
-    from coterie.tools._base import Tool, ToolContext
-    from coterie.tools._registry import ToolRegistry
+    from coterie.tools._base import ToolContext
 
 __all__ = [
     "BROADCAST",
@@ -46,54 +43,10 @@ __all__ = [
     "TaskListTool",
     "TaskUpdateTool",
     "TeamContext",
-    "add_team_tools",
-    "team_tools",
 ]
 
 BROADCAST = "*"
 """``SendMessage`` recipient meaning every member of the team but the sender."""
-
-
-def _members(value: Iterable[str]) -> tuple[str, ...]:
-    return tuple(value)
-
-
-@attrs.define
-class TeamContext:
-    """What the team tools of one actor need, supplied by the team runtime.
-
-    ``members`` names every actor of the team, the lead included, and must
-    contain ``me`` and ``lead``. ``send(recipient, text)`` delivers a message
-    from ``me`` durably to *recipient*'s mailbox (raising a
-    :class:`~coterie.errors.CoterieError` if it cannot). ``current_task`` is
-    the task this teammate is working on, kept up to date by the runtime
-    (``None`` between tasks, and always for the lead).
-    """
-
-    board: AsyncBoard
-    me: str
-    members: tuple[str, ...] = attrs.field(converter=_members)
-    send: Callable[[str, str], Awaitable[None]]
-    lead: str = "lead"
-    current_task: str | None = None
-    #: Answers a teammate's plan request: (teammate, task id, approve, feedback).
-    #: Set by the runtime for the lead of a team whose teammates need plan approval.
-    approve_plan: Callable[[str, str, bool, str], Awaitable[None]] | None = None
-
-    def __attrs_post_init__(self) -> None:
-        missing = [n for n in (self.me, self.lead) if n not in self.members]
-        if missing:
-            raise ValueError(f"members {self.members} must include {', '.join(missing)}")
-
-    @property
-    def is_lead(self) -> bool:
-        """Whether this actor is the team's lead."""
-        return self.me == self.lead
-
-    @property
-    def others(self) -> tuple[str, ...]:
-        """Every member but ``me``, in ``members`` order."""
-        return tuple(m for m in self.members if m != self.me)
 
 
 _SEND_SCHEMA: dict[str, Any] = {
@@ -124,7 +77,7 @@ class SendMessageTool:
         " action, and you must not present your messages as if they could."
     )
     input_schema = _SEND_SCHEMA
-    read_only = False
+    capabilities = Capabilities(Effect.RUN_STATE, team_only=True)
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Send; the result is ``Message sent to <names>`` (failures named, as an error)."""
@@ -186,7 +139,9 @@ class ApprovePlanTool:
         " plan out. When rejecting, say in feedback what to change."
     )
     input_schema = _APPROVE_SCHEMA
-    read_only = False
+    # Run state: the approval is a message; the teammate's every later action
+    # is still checked by the run's own policy, so it can never exceed it.
+    capabilities = Capabilities(Effect.RUN_STATE, team_only=True, lead_only=True)
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Send a ``plan_approval`` to the teammate; the result says which way."""
@@ -206,15 +161,3 @@ class ApprovePlanTool:
         verdict = "approved" if input["approve"] else "rejected"
         await team.approve_plan(who, input["task_id"], input["approve"], input.get("feedback", ""))
         return ToolResult(f"Plan of {who} for {input['task_id']} {verdict}.")
-
-
-def team_tools() -> list[Tool]:
-    """Fresh instances of the five team tools, in DESIGN §6's order."""
-    return [TaskCreateTool(), TaskUpdateTool(), TaskListTool(), TaskGetTool(), SendMessageTool()]
-
-
-def add_team_tools(registry: ToolRegistry) -> ToolRegistry:
-    """Register the team tools in *registry* (a duplicate name is a ``ValueError``); returns it."""
-    for tool in team_tools():
-        registry.register(tool)
-    return registry

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from coterie.tools._base import ToolResult
+from coterie.tools.capabilities import Capabilities, Effect
 
 if TYPE_CHECKING:
     from coterie.tools._base import ToolContext
@@ -64,7 +65,8 @@ class TodoWriteTool:
         " working, and mark items completed as soon as they are done."
     )
     input_schema = _TODO_SCHEMA
-    read_only = True
+    # Read-only: it keeps the agent's own notes and changes nothing else.
+    capabilities = Capabilities(Effect.READ_ONLY)
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Store the list in ``ctx.todos`` and reset the staleness counter."""

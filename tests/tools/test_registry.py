@@ -10,7 +10,9 @@ import trio
 
 from coterie.events import EventLog
 from coterie.tools import (
+    Capabilities,
     Decision,
+    Effect,
     ToolContext,
     ToolRegistry,
     ToolResult,
@@ -37,7 +39,7 @@ class Probe:
             "additionalProperties": False,
         }
     )
-    read_only: bool = False
+    capabilities: Capabilities = attrs.field(factory=lambda: Capabilities(Effect.EXECUTION))
     calls: list[dict[str, Any]] = attrs.field(factory=list)
     fail: BaseException | None = None
     block: bool = False
@@ -83,7 +85,7 @@ def test_default_registry_has_the_seven_tools() -> None:
 
 
 def test_read_only_flags_follow_claude_code() -> None:
-    flags = {t.name: t.read_only for t in default_registry()}
+    flags = {t.name: t.capabilities.read_only for t in default_registry()}
     assert flags == {
         "Bash": False,
         "Read": True,

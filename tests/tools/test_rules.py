@@ -5,11 +5,22 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Any
 
+import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from coterie.tools import (
+    Access,
+    Capabilities,
+    Effect,
+    PathInput,
+    ToolContext,
+    ToolResult,
+    default_registry,
+)
 from coterie.tools.permissions import Rule, RuleError, parse_rule
 
 
@@ -149,13 +160,43 @@ def test_slash_rules_are_anchored_at_the_settings_project() -> None:
 
 def test_edit_rules_cover_write_and_read_rules_cover_search() -> None:
     edit, read, write = parse_rule("Edit"), parse_rule("Read"), parse_rule("Write(x)")
-    assert edit.applies_to("Write")
-    assert edit.applies_to("Edit")
-    assert read.applies_to("Glob")
-    assert read.applies_to("Grep")
-    assert not read.applies_to("Edit")
-    assert write.applies_to("Write")
-    assert not write.applies_to("Edit")
+    tools = {t.name: t for t in default_registry()}
+    assert edit.applies_to(tools["Write"])
+    assert edit.applies_to(tools["Edit"])
+    assert read.applies_to(tools["Glob"])
+    assert read.applies_to(tools["Grep"])
+    assert not read.applies_to(tools["Edit"])
+    assert write.applies_to(tools["Write"])
+    assert not write.applies_to(tools["Edit"])
+    assert not edit.applies_to(tools["Bash"])
+
+
+@attrs.define
+class Declared:
+    """A tool known only by its declaration, as a plug-in's would be."""
+
+    name: str
+    capabilities: Capabilities
+    description: str = "d"
+    input_schema: dict[str, Any] = attrs.field(factory=dict)
+
+    async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        raise AssertionError("never run")
+
+
+def test_edit_and_read_rules_follow_a_new_tools_declaration() -> None:
+    """A tool no rule module has heard of is covered by what it declares."""
+    writes = Declared("NotebookEdit", Capabilities(Effect.WORKSPACE, PathInput("nb", Access.WRITE)))
+    reads = Declared("LS", Capabilities(Effect.READ_ONLY, PathInput("path", Access.READ)))
+    neither = Declared("Fetch", Capabilities(Effect.EXECUTION))
+    edit, read = parse_rule("Edit(src/**)"), parse_rule("Read")
+    assert edit.applies_to(writes)
+    assert not edit.applies_to(reads)
+    assert read.applies_to(reads)
+    assert not read.applies_to(writes)
+    assert not edit.applies_to(neither)
+    assert not read.applies_to(neither)
+    assert parse_rule("Fetch").applies_to(neither)
 
 
 def test_webfetch_domain_rules() -> None:

@@ -95,7 +95,7 @@ async def claimed(board: AsyncBoard, worker: str) -> str:
 
 
 def test_team_tools_are_the_five_of_design_6() -> None:
-    tools = {t.name: t.read_only for t in team_tools()}
+    tools = {t.name: t.capabilities.read_only for t in team_tools()}
     assert tools == {
         "TaskCreate": False,
         "TaskUpdate": False,

@@ -11,7 +11,7 @@ not run tools or talk to models.
 from coterie.tools.permissions.gate import Answer, Asker, PermissionGate
 from coterie.tools.permissions.harddeny import hard_deny_reason
 from coterie.tools.permissions.policy import Behavior, Decision, PermissionPolicy
-from coterie.tools.permissions.rules import EDIT_TOOLS, READ_TOOLS, Rule, RuleError, parse_rule
+from coterie.tools.permissions.rules import PATH_RULE_KINDS, Rule, RuleError, parse_rule
 from coterie.tools.permissions.settings import (
     MODES,
     USER_SETTINGS,
@@ -26,9 +26,8 @@ from coterie.tools.permissions.settings import (
 from coterie.tools.permissions.shell import ShellAnalysis, analyze, command_views
 
 __all__ = [
-    "EDIT_TOOLS",
     "MODES",
-    "READ_TOOLS",
+    "PATH_RULE_KINDS",
     "USER_SETTINGS",
     "Answer",
     "Asker",

@@ -4,9 +4,9 @@ Theory of operation. :meth:`PermissionPolicy.check` walks DESIGN §5's gates
 in order and the first that decides wins:
 
 1. deny rules, and for Bash the hard deny list (no mode can lift either);
-2. the workspace sandbox, for tools that take a path (Read, Write, Edit,
-   Glob, Grep): a path resolving outside the workspace and ``--add-dir``s is
-   denied;
+2. the workspace sandbox, for tools whose input names a path (Read, Write,
+   Edit, Glob, Grep): a path resolving outside the workspace and
+   ``--add-dir``s is denied;
 3. plan mode's ceiling: in ``plan`` anything but a read-only or run-state tool is denied
    (allow rules do not lift it: a plan is made without changing anything);
 4. ask rules, and the built-in protection of ``.git`` and ``.claude``
@@ -14,11 +14,16 @@ in order and the first that decides wins:
 5. allow rules (for Bash every simple command must be allowed, and a command
    with substitutions or nested shells is never allowed by a narrow rule);
 6. the mode: read-only tools, and tools that change only the run's own
-   state (the team tools, ``Task``, ``ScheduleWakeup``), are allowed in
-   every mode; ``default`` asks for the rest; ``acceptEdits`` allows file
-   edits (already inside the sandbox) and asks for the rest; ``auto`` asks
-   (the gate's asker is then the Auto Mode classifier); ``dontAsk`` denies;
-   ``bypassPermissions`` allows.
+   state (the team tools, ApprovePlan, ``Task``, ``ScheduleWakeup``), are
+   allowed in every mode; ``default`` asks for the rest; ``acceptEdits``
+   allows file edits (already inside the sandbox) and asks for the rest;
+   ``auto`` asks (the gate's asker is then the Auto Mode classifier);
+   ``dontAsk`` denies; ``bypassPermissions`` allows.
+
+Every fact about a tool used here is its own declaration
+(:class:`~coterie.tools.capabilities.Capabilities`): its effect, the input
+naming its path and whether it reads or writes it, the input holding a shell
+command. No tool is recognised by its name, except as a rule names it.
 
 Whatever would ask in ``dontAsk`` is denied. Deny rules and the hard deny
 list see every simple command of a compound command, in every spelling
@@ -43,8 +48,9 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 import attrs
 
 from coterie.autonomy import grants_arbitrary_execution
+from coterie.tools.capabilities import Effect
 from coterie.tools.permissions.harddeny import hard_deny_reason
-from coterie.tools.permissions.rules import EDIT_TOOLS, READ_TOOLS, Rule, parse_rule
+from coterie.tools.permissions.rules import Rule, parse_rule
 from coterie.tools.permissions.settings import MODES, Mode, PermissionSettings
 from coterie.tools.permissions.shell import analyze, command_views
 from coterie.tools.sandbox import SandboxViolation, allowed_roots, check_inside, resolve_path
@@ -57,12 +63,8 @@ if TYPE_CHECKING:
 __all__ = ["Behavior", "Decision", "PermissionPolicy"]
 
 Behavior = Literal["allow", "deny", "ask"]
-_PATH_KEYS = {"NotebookEdit": "notebook_path", "Glob": "path", "Grep": "path", "LS": "path"}
 _PROTECTED = (".git", ".claude")
 _UNPROTECTED_CLAUDE = ("commands", "agents", "skills")
-#: Tools that change only the run's own state (its board, its mailboxes, its
-#: schedule) or start a subagent bound by the same policy: never asked about.
-RUN_STATE_TOOLS = frozenset({"TaskCreate", "TaskUpdate", "SendMessage", "Task", "ScheduleWakeup"})
 
 
 @attrs.frozen
@@ -146,11 +148,13 @@ class PermissionPolicy:
     def check(self, tool: Tool, input: dict[str, Any], ctx: ToolContext) -> Decision:
         """Decide one call of *tool* with *input* by the agent owning *ctx*."""
         name = tool.name
+        caps = tool.capabilities
         workspace = Path(os.path.realpath(ctx.workspace))
-        command = str(input.get("command", "")) if name == "Bash" else None
+        command = str(input.get(caps.command, "")) if caps.command is not None else None
         paths: list[Path] = []
-        if command is None and (name in EDIT_TOOLS or name in READ_TOOLS):
-            target = input.get(_PATH_KEYS.get(name, "file_path")) or "."
+        if command is None and caps.path is not None:
+            # A missing path (Glob, Grep) means the workspace itself.
+            target = input.get(caps.path.key) or "."
             try:
                 paths = _candidates(str(target), ctx)
             except SandboxViolation as exc:
@@ -166,7 +170,7 @@ class PermissionPolicy:
                     " mode or approval can allow it; do not try to work around it.",
                     "hard-deny",
                 )
-        rule = self._match(self.deny, name, input, command, paths, workspace, strict=False)
+        rule = self._match(self.deny, tool, input, command, paths, workspace, strict=False)
         if rule is not None:
             return Decision("deny", f"A deny rule forbids this: {rule.describe()}.", rule.text)
 
@@ -181,7 +185,7 @@ class PermissionPolicy:
             )
 
         # 3. plan mode's ceiling
-        if self.mode == "plan" and not (tool.read_only or tool.name in RUN_STATE_TOOLS):
+        if self.mode == "plan" and not caps.confined:
             return Decision(
                 "deny",
                 f"Plan mode is on: only read-only tools may run, so {name} is not allowed."
@@ -191,10 +195,10 @@ class PermissionPolicy:
             )
 
         # 4. ask rules and protected directories
-        rule = self._match(self.ask, name, input, command, paths, workspace, strict=False)
+        rule = self._match(self.ask, tool, input, command, paths, workspace, strict=False)
         if rule is not None:
             return self._asking(f"An ask rule requires approval: {rule.describe()}.", rule.text)
-        if name in EDIT_TOOLS and paths and _protected(paths[0], ctx):
+        if caps.edits_files and paths and _protected(paths[0], ctx):
             return self._asking(
                 f"{paths[0]} is inside a protected directory (.git or .claude); changing it"
                 " needs explicit approval.",
@@ -203,7 +207,7 @@ class PermissionPolicy:
 
         # 5. allow rules
         rule = self._match(
-            self.effective_allow, name, input, command, paths, workspace, strict=True
+            self.effective_allow, tool, input, command, paths, workspace, strict=True
         )
         if rule is not None:
             return Decision("allow", f"Allowed by the rule {rule.describe()}.", rule.text)
@@ -215,7 +219,7 @@ class PermissionPolicy:
         """Whether a Read deny rule covers *path* (Glob and Grep leave such files out)."""
         anchor = Path(os.path.realpath(workspace))
         return any(
-            r.applies_to("Read") and not r.whole_tool and r.matches_path(path, anchor)
+            r.tool == "Read" and not r.whole_tool and r.matches_path(path, anchor)
             for r in self.deny
         )
 
@@ -233,14 +237,14 @@ class PermissionPolicy:
         return Decision("ask", reason, rule)
 
     def _by_mode(self, tool: Tool, command: str | None) -> Decision:
-        name = tool.name
-        if tool.read_only:
+        name, effect = tool.name, tool.capabilities.effect
+        if effect is Effect.READ_ONLY:
             return Decision("allow", f"{name} is read-only.", None)
-        if name in RUN_STATE_TOOLS:
+        if effect is Effect.RUN_STATE:
             return Decision("allow", f"{name} changes only the run's own state.", None)
         if self.mode == "bypassPermissions":
             return Decision("allow", "Permission mode bypassPermissions allows it.", None)
-        if self.mode == "acceptEdits" and name in EDIT_TOOLS:
+        if self.mode == "acceptEdits" and tool.capabilities.edits_files:
             return Decision("allow", "Permission mode acceptEdits allows file edits.", None)
         what = f"{name} needs approval"
         if command is not None:
@@ -252,7 +256,7 @@ class PermissionPolicy:
     def _match(
         self,
         rules: tuple[Rule, ...],
-        name: str,
+        tool: Tool,
         input: dict[str, Any],
         command: str | None,
         paths: list[Path],
@@ -266,7 +270,7 @@ class PermissionPolicy:
         to be covered and nothing hidden; otherwise (deny, ask) any part in any
         spelling suffices, and a path matches as written or resolved.
         """
-        relevant = [r for r in rules if r.applies_to(name)]
+        relevant = [r for r in rules if r.applies_to(tool)]
         if not relevant:
             return None
         whole = next((r for r in relevant if r.whole_tool), None)
@@ -277,9 +281,7 @@ class PermissionPolicy:
         if paths:
             targets = paths[:1] if strict else paths
             for rule in relevant:
-                if rule.tool in ("Read", "Edit", "Write") and any(
-                    rule.matches_path(p, workspace) for p in targets
-                ):
+                if rule.takes_path and any(rule.matches_path(p, workspace) for p in targets):
                     return rule
             return None
         if "url" in input:

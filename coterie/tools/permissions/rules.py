@@ -19,6 +19,9 @@ home directory, ``/path`` from the directory holding the settings file's
 a pattern naming a directory covers everything below it. ``Edit`` rules apply
 to every file-editing tool (Write, Edit), ``Read`` rules to every tool that
 reads files (Read, Glob, Grep); a ``Write`` rule applies to Write only.
+Which tools those are is each tool's declaration: an ``Edit`` rule covers
+every tool whose capabilities say it writes the path its input names, a
+``Read`` rule every tool reading one.
 
 ``WebFetch(domain:example.com)`` parses and matches a ``url`` input's host;
 coterie has no WebFetch tool yet.
@@ -30,6 +33,7 @@ import functools
 import os
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import attrs
@@ -37,17 +41,18 @@ import attrs
 from coterie.errors import CoterieError
 from coterie.tools._globbing import compile_glob, has_magic
 
+if TYPE_CHECKING:
+    from coterie.tools._base import Tool
+
 __all__ = [
-    "EDIT_TOOLS",
-    "READ_TOOLS",
+    "PATH_RULE_KINDS",
     "Rule",
     "RuleError",
     "parse_rule",
 ]
 
-EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
-READ_TOOLS = frozenset({"Read", "Glob", "Grep", "LS", "NotebookRead"})
-_PATH_RULE_TOOLS = frozenset({"Read", "Edit", "Write"})
+#: The rule kinds whose specifier is a path pattern (Claude Code's syntax).
+PATH_RULE_KINDS = frozenset({"Read", "Edit", "Write"})
 _TOOL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 
 
@@ -72,15 +77,21 @@ class Rule:
         """The rule as written, with where it came from."""
         return f"{self.text} (from {self.source})" if self.source else self.text
 
-    def applies_to(self, tool_name: str) -> bool:
-        """Whether this rule speaks about calls of *tool_name*."""
-        if self.tool == tool_name:
+    def applies_to(self, tool: Tool) -> bool:
+        """Whether this rule speaks about calls of *tool*: its own name, or for
+        ``Edit`` and ``Read`` rules any tool declaring it writes or reads a path."""
+        if self.tool == tool.name:
             return True
         if self.tool == "Edit":
-            return tool_name in EDIT_TOOLS
+            return tool.capabilities.edits_files
         if self.tool == "Read":
-            return tool_name in READ_TOOLS
+            return tool.capabilities.reads_files
         return False
+
+    @property
+    def takes_path(self) -> bool:
+        """Whether the specifier is a path pattern (``Read``, ``Edit`` and ``Write`` rules)."""
+        return self.tool in PATH_RULE_KINDS
 
     @property
     def whole_tool(self) -> bool:
@@ -147,7 +158,7 @@ def parse_rule(text: str, *, root: Path | None = None, source: str | None = None
             f"permission rule {text!r}{where}: the legacy ':*' prefix form is only allowed at"
             " the end (e.g. Bash(git diff:*)); use '*' for a wildcard elsewhere"
         )
-    if tool in _PATH_RULE_TOOLS and specifier != "*" and "\0" in specifier:
+    if tool in PATH_RULE_KINDS and specifier != "*" and "\0" in specifier:
         raise RuleError(f"permission rule {text!r}{where} holds a NUL byte")
     if tool == "WebFetch" and specifier != "*" and not specifier.startswith("domain:"):
         raise RuleError(f"permission rule {text!r}{where}: WebFetch rules take domain:HOST")

@@ -1,0 +1,110 @@
+"""What a tool declares about itself, so that nothing else keeps lists of tool names.
+
+Every tool carries one :class:`Capabilities` (a class attribute of the
+built-in tools). Whoever needs a fact about a tool reads it there:
+
+- the permission policy: what a call may change (:attr:`Capabilities.effect`:
+  read-only and run-state tools are never asked about and pass plan mode's
+  ceiling; ``acceptEdits`` allows tools that write a file at a checked path),
+  which input names the path the sandbox checks, which holds a shell command
+  for the hard deny list and ``Bash(...)`` rules;
+- the rule matcher: an ``Edit(...)`` rule covers every tool writing a path,
+  a ``Read(...)`` rule every tool reading one;
+- the runtime: which tools belong to team members only (and to the lead
+  only), which need a subagent starter or a dynamic loop, and so which tools
+  each agent and each subagent type gets (:mod:`coterie.tools.catalogue`).
+
+This module is plain data and imports nothing of coterie.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Literal
+
+import attrs
+
+__all__ = ["Access", "Capabilities", "Effect", "Need", "PathInput"]
+
+
+class Effect(enum.Enum):
+    """What a call of the tool may change, from least to most."""
+
+    #: Changes nothing outside the agent itself: it reads files or the board,
+    #: or keeps the agent's own notes (TodoWrite).
+    READ_ONLY = "read-only"
+    #: Changes only the run's own state (its board, mailboxes, schedule) or
+    #: starts a subagent bound by the same permission gate; never asked about.
+    RUN_STATE = "run-state"
+    #: Changes files in the workspace.
+    WORKSPACE = "workspace"
+    #: Runs arbitrary commands.
+    EXECUTION = "execution"
+
+
+class Access(enum.Enum):
+    """Whether the tool reads or writes the path its input names."""
+
+    READ = "read"
+    WRITE = "write"
+
+
+#: A part of the runtime a tool works through, which not every agent has:
+#: ``subagents`` (``ToolContext.subagents``: Task) or ``loop`` (a dynamic loop
+#: that honours ScheduleWakeup).
+Need = Literal["subagents", "loop"]
+
+
+@attrs.frozen
+class PathInput:
+    """The input key naming the file or directory a tool works on, checked by the sandbox."""
+
+    key: str
+    access: Access
+
+
+@attrs.frozen
+class Capabilities:
+    """What one tool touches and who may have it."""
+
+    effect: Effect
+    #: The input naming the path the call works on; a missing one means the workspace.
+    path: PathInput | None = None
+    #: The input key holding a shell command (every part is judged by the policy).
+    command: str | None = None
+    #: Only members of a team run have it (it needs ``ToolContext.team``).
+    team_only: bool = False
+    #: Only the team's lead has it (ApprovePlan); implies ``team_only``.
+    lead_only: bool = False
+    #: The part of the runtime the tool needs, if any (see :data:`Need`).
+    needs: Need | None = None
+
+    def __attrs_post_init__(self) -> None:
+        # Declarations that contradict each other would make the policy's
+        # reading of them depend on which field it looks at first.
+        if self.lead_only and not self.team_only:
+            raise ValueError("a lead-only tool is a team tool: set team_only too")
+        if self.edits_files and self.effect is not Effect.WORKSPACE:
+            raise ValueError("a tool writing a path changes the workspace: effect WORKSPACE")
+        if self.command is not None and self.effect is not Effect.EXECUTION:
+            raise ValueError("a tool running a shell command has effect EXECUTION")
+
+    @property
+    def read_only(self) -> bool:
+        """Whether a call changes nothing outside the agent (:attr:`Effect.READ_ONLY`)."""
+        return self.effect is Effect.READ_ONLY
+
+    @property
+    def confined(self) -> bool:
+        """Read-only or run-state: allowed in every mode, plan mode included."""
+        return self.effect in (Effect.READ_ONLY, Effect.RUN_STATE)
+
+    @property
+    def edits_files(self) -> bool:
+        """Whether it writes the file at its checked path (Edit rules, acceptEdits)."""
+        return self.path is not None and self.path.access is Access.WRITE
+
+    @property
+    def reads_files(self) -> bool:
+        """Whether it reads the file or directory at its checked path (Read rules)."""
+        return self.path is not None and self.path.access is Access.READ
