@@ -36,8 +36,7 @@ from coterie.tools._teamview import describe_changes, format_task, format_task_l
 from coterie.tools.capabilities import Capabilities, Effect
 
 if TYPE_CHECKING:
-    from coterie.board import Task
-    from coterie.board._rules import Unset
+    from coterie.board import Task, Unset
     from coterie.tools._base import TeamContext, ToolContext
 
 __all__ = ["TaskCreateTool", "TaskGetTool", "TaskListTool", "TaskUpdateTool"]

@@ -1,0 +1,135 @@
+"""coterie.tools has no import cycle and uses no other package's private module.
+
+The rule for an edge, read from each module's ``ast``: every ``import`` and
+``from ... import`` anywhere in the module counts, those under
+``if TYPE_CHECKING:`` and inside functions included (a cycle that only type
+checking sees still ties the modules together). ``from a.b import c`` is an
+edge to ``a.b.c`` when that is a module, else to ``a.b``. A package's own
+``__init__``, which Python runs before any of its submodules, is *not* an
+implicit edge: counting it would make every submodule importing a sibling
+part of a cycle through its package.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[2]
+PACKAGE = ROOT / "coterie"
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
+    """The coterie modules *name* imports, by the rule in this module's docstring."""
+    is_package = path.name == "__init__.py"
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = name.split(".")
+                anchor = anchor[: len(anchor) - node.level + (1 if is_package else 0)]
+                base = ".".join([*anchor, base] if base else anchor)
+            for alias in node.names:
+                full = f"{base}.{alias.name}"
+                found.add(full if full in known else base)
+    return {m for m in found if m in known and m != name}
+
+
+@functools.cache
+def graph() -> dict[str, set[str]]:
+    # Parsed once per session: every test below reads the same modules.
+    found = modules()
+    known = set(found)
+    return {name: imports_of(name, path, known) for name, path in found.items()}
+
+
+def cycles(edges: dict[str, set[str]]) -> list[set[str]]:
+    """The strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[set[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = set()
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.add(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(component)
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_the_checker_finds_a_cycle() -> None:
+    """The checker itself can fail: a two-module loop is found, a chain is not."""
+    assert cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [{"a", "b"}]
+    assert cycles({"a": {"b"}, "b": {"c"}}) == []
+
+
+def test_relative_and_from_imports_resolve_to_modules(tmp_path: Path) -> None:
+    source = tmp_path / "m.py"
+    source.write_text("from . import sib\nfrom .pkg import thing\nimport x.y\n")
+    known = {"p.m", "p.sib", "p.pkg", "x.y"}
+    assert imports_of("p.m", source, known) == {"p.sib", "p.pkg", "x.y"}
+
+
+def test_no_import_cycle_runs_through_coterie_tools() -> None:
+    bad = [c for c in cycles(graph()) if any(m.startswith("coterie.tools") for m in c)]
+    assert bad == []
+
+
+def test_the_team_contract_no_longer_ties_base_to_the_team_tools() -> None:
+    """The old cycle: _base -> team -> _tasktools -> _base."""
+    edges = graph()
+    assert "coterie.tools.team" not in edges["coterie.tools._base"]
+    assert "coterie.tools.team" not in edges["coterie.tools._tasktools"]
+
+
+def part(module: str) -> str:
+    """The part of the runtime a module belongs to: ``coterie.tools`` for
+    ``coterie.tools.permissions.rules`` (a subpackage is inside its part)."""
+    return ".".join(module.split(".")[:2])
+
+
+@pytest.mark.parametrize(
+    "name", sorted(n for n in modules() if n.startswith("coterie.tools")), ids=str
+)
+def test_no_private_module_of_another_package_is_imported(name: str) -> None:
+    """A module may use private modules of its own part of the runtime only."""
+    for target in graph()[name]:
+        private = any(segment.startswith("_") for segment in target.split(".")[1:])
+        if private:
+            assert part(target) == part(name), f"{name} imports {target}"
