@@ -18,21 +18,41 @@ def test_all_names_exist(module: object) -> None:
         assert hasattr(module, name), name
 
 
+TOOLS_SURFACE = {
+    # the interface, the registry and the one call the loop makes
+    "Tool", "ToolContext", "ToolResult", "FileStamp", "TeamContext", "ToolRegistry",
+    "Authorizer", "UnknownTool", "execute_tool_call",
+    # capabilities and the catalogue chosen by them
+    "Access", "Capabilities", "Effect", "Need", "PathInput", "BUILTIN_TOOLS", "Provides",
+    "builtin_registry", "builtin_tools", "default_registry", "team_tools", "add_team_tools",
+    "SUBAGENT_TYPES", "SubagentType", "UnknownSubagentType", "subagent_registry",
+    # the built-in tools
+    "BashTool", "ReadTool", "WriteTool", "EditTool", "GlobTool", "GrepTool", "TodoWriteTool",
+    "TaskCreateTool", "TaskUpdateTool", "TaskListTool", "TaskGetTool", "SendMessageTool",
+    "ApprovePlanTool", "TaskTool", "ScheduleWakeupTool", "BROADCAST", "last_wakeup",
+    "todo_reminder",
+    # permissions and the sandbox
+    "Answer", "Asker", "Decision", "Mode", "PermissionGate", "PermissionMode",
+    "PermissionPolicy", "PermissionSettings", "Rule", "RuleError", "SettingsError",
+    "load_settings", "parse_rule", "SandboxViolation", "sandboxed_path",
+}  # fmt: skip
+
+PERMISSIONS_SURFACE = {
+    "Answer", "Asker", "Behavior", "Decision", "MODES", "Mode", "PATH_RULE_KINDS",
+    "PermissionGate", "PermissionMode", "PermissionPolicy", "PermissionSettings", "Rule",
+    "RuleError", "SettingsError", "ShellAnalysis", "USER_SETTINGS", "analyze", "command_views",
+    "hard_deny_reason", "load_settings", "load_settings_file", "merge_settings", "parse_rule",
+}  # fmt: skip
+
+
 def test_the_public_surface() -> None:
-    assert set(coterie.tools.__all__) >= {
-        "Tool",
-        "ToolContext",
-        "ToolResult",
-        "FileStamp",
-        "ToolRegistry",
-        "execute_tool_call",
-        "default_registry",
-        "PermissionGate",
-        "PermissionPolicy",
-        "Decision",
-        "Asker",
-        "todo_reminder",
-    }
+    assert set(coterie.tools.__all__) == TOOLS_SURFACE
+    assert len(coterie.tools.__all__) == len(TOOLS_SURFACE)
+
+
+def test_the_permissions_surface() -> None:
+    """No name list of tools is public any more (EDIT_TOOLS, READ_TOOLS are gone)."""
+    assert set(coterie.tools.permissions.__all__) == PERMISSIONS_SURFACE
 
 
 @pytest.mark.parametrize("module", MODULES)
