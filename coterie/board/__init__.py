@@ -1,14 +1,20 @@
 """The task board of a run (DESIGN §6): durable, atomic across threads and processes.
 
 This package owns the board directory of a run (``<run_dir>/board/``): an
-append-only log of operations (framed like the mailbox's, torn tail cut off,
-damaged records skipped and reported), its flock, and the in-memory index
-rebuilt from the log. It decides every rule of the board: sequential ids,
-``blocked_by`` dependencies without unknown ids or cycles, the legal status
-transitions, claims and leases. It knows nothing of actors, mailboxes,
-supervision or agents and must not import them (only the pure record
-framing of ``coterie.mailbox`` and the actor-name check of
-``coterie.messages``); the team runtime and the team tools call it.
+append-only log of operations (torn tail cut off, damaged records skipped
+and reported), its flock, and the in-memory index rebuilt from the log. It
+decides every rule of the board: sequential ids, ``blocked_by`` dependencies
+without unknown ids or cycles, the legal status transitions, claims and
+leases. It knows nothing of actors, mailboxes, supervision or agents and
+must not import them: it uses only the shared durable log of
+:mod:`coterie.journal` (record framing, torn-tail cuts, file lock, group
+commit), through its public names, and the actor-name check of
+``coterie.messages``; the team runtime and the team tools call it.
+
+Errors come in two families: every refusal of a request (bad input, or a
+change the rules do not allow now) is a :class:`BoardRefusal`, raised before
+anything is written; a :class:`BoardError` means the board cannot serve (a
+foreign file in its directory, a full or closed board).
 
 Rules (details in ``_rules.py``): ``pending -> in_progress -> completed``,
 ``pending | in_progress -> failed``, ``in_progress -> pending`` (release,
@@ -31,6 +37,8 @@ from coterie.board._async import AsyncBoard, open_board
 from coterie.board._board import Board, BoardStatistics
 from coterie.board._errors import (
     BoardError,
+    BoardRefusal,
+    InvalidOwnerName,
     InvalidTaskField,
     InvalidTaskId,
     InvalidTransition,
@@ -39,7 +47,7 @@ from coterie.board._errors import (
     UnknownTask,
 )
 from coterie.board._log import BoardCorruption, LogEntry, read_log
-from coterie.board._rules import UNSET
+from coterie.board._rules import UNSET, Unset
 from coterie.board._task import Lease, Task, TaskStatus, check_task_id
 
 __all__ = [
@@ -48,7 +56,9 @@ __all__ = [
     "Board",
     "BoardCorruption",
     "BoardError",
+    "BoardRefusal",
     "BoardStatistics",
+    "InvalidOwnerName",
     "InvalidTaskField",
     "InvalidTaskId",
     "InvalidTransition",
@@ -59,6 +69,7 @@ __all__ = [
     "TaskCycle",
     "TaskStatus",
     "UnknownTask",
+    "Unset",
     "check_task_id",
     "open_board",
     "read_log",

@@ -19,7 +19,6 @@ from coterie.board._errors import BoardError, InvalidTaskField
 from coterie.board._rules import UNSET, Unset
 from coterie.board._task import MAX_TASKS, Lease, Task, TaskStatus, check_task_id
 from coterie.journal import encode
-from coterie.messages import check_actor_name
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -116,7 +115,7 @@ def update(
 
 def claim(worker: str, lease_seconds: float, now: float | None) -> Callable[[Txn], Task | None]:
     """Expire run-out leases, then give *worker* its next ready task, if any."""
-    worker = check_actor_name(worker)
+    worker = rules.check_worker(worker)
     lease = rules.check_lease_seconds(lease_seconds)
     at = _check_now(now)
 
@@ -135,7 +134,7 @@ def claim(worker: str, lease_seconds: float, now: float | None) -> Callable[[Txn
 def _worker(task_id: str, worker: str, name: str, **fields: Any) -> Callable[[Txn], Task]:
     """Set *fields* on a task *worker* holds, recording operation *name*."""
     task_id = check_task_id(task_id)
-    worker = check_actor_name(worker)
+    worker = rules.check_worker(worker)
 
     def op(txn: Txn) -> Task:
         task = rules.held(txn.state, task_id, worker)
@@ -151,7 +150,7 @@ def renew(
     lease = rules.check_lease_seconds(lease_seconds)
     at = _check_now(now)
     task_id = check_task_id(task_id)
-    worker = check_actor_name(worker)
+    worker = rules.check_worker(worker)
 
     def op(txn: Txn) -> Task:
         task = rules.held(txn.state, task_id, worker)

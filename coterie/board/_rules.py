@@ -30,6 +30,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from coterie.board._errors import (
+    InvalidOwnerName,
     InvalidTaskField,
     InvalidTransition,
     NotTaskOwner,
@@ -44,6 +45,7 @@ from coterie.board._task import (
     fields_to_json,
     task_id_for,
 )
+from coterie.errors import InvalidActorName
 from coterie.messages import check_actor_name
 
 if TYPE_CHECKING:
@@ -100,7 +102,15 @@ def check_lease_seconds(value: object) -> float:
 
 def check_owner(value: object) -> str | None:
     """``None`` or a valid actor name."""
-    return None if value is None else check_actor_name(value)
+    return None if value is None else check_worker(value)
+
+
+def check_worker(value: object) -> str:
+    """A valid actor name, else :class:`InvalidOwnerName` (a board refusal)."""
+    try:
+        return check_actor_name(value)
+    except InvalidActorName as exc:
+        raise InvalidOwnerName(str(exc)) from None
 
 
 def check_status(value: object) -> TaskStatus:

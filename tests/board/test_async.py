@@ -9,6 +9,7 @@ import trio
 import trio.testing
 
 from coterie.board import AsyncBoard, Board, NotTaskOwner, TaskStatus, open_board
+from coterie.journal import DISK
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -100,10 +101,15 @@ async def test_a_lock_held_elsewhere_does_not_block_the_event_loop(board_dir: Pa
         assert task is not None
 
 
-async def test_a_slow_disk_moves_fsyncs_to_a_thread(board_dir: Path) -> None:
+async def test_a_slow_disk_moves_fsyncs_to_a_thread(
+    board_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The board's fsyncs go through the journal's shared runner."""
     async with open_board(board_dir) as board:
-        board._sync_average = 1.0  # as if fsyncs took a second
+        monkeypatch.setattr(DISK, "inline_below", 0.0)  # every fsync counts as slow
+        threaded = DISK.threaded_runs
         await board.create("a", "d")
+        assert DISK.threaded_runs == threaded + 1
         assert (await board.statistics()).flushes == 1
 
 
