@@ -45,9 +45,68 @@ class AskTimeout(CoterieError, TimeoutError):
     """No reply to an :meth:`ActorContext.ask` arrived within its timeout."""
 
 
-class SupervisorGaveUp(CoterieError, RuntimeError):
+class ShutdownExit(CoterieError, RuntimeError):
+    """Raised by a supervised child to end with reason ``shutdown`` (OTP's ``exit(shutdown)``).
+
+    Its supervisor counts it as neither a normal exit nor a crash: a permanent
+    child is restarted, a transient or temporary one is not.
+    """
+
+
+class SupervisorGaveUp(ShutdownExit):
     """A supervisor exceeded its restart intensity and shut its children down.
 
-    This is how a failure escalates: the parent supervisor sees its child
-    supervisor crash with this error and applies its own strategy.
+    :meth:`Supervisor.run` raises it, so a top-level caller can tell. Under a
+    parent supervisor it is an exit with reason ``shutdown`` (as in OTP): a
+    permanent child supervisor is restarted, and its restarts count against
+    the parent's intensity, which is how a failure escalates; a transient or
+    temporary one is not restarted.
     """
+
+
+class SupervisionError(CoterieError, RuntimeError):
+    """A supervisor refused a caller's request; the supervisor itself carries on.
+
+    Each subclass is one of the errors OTP's ``supervisor`` returns.
+    """
+
+
+class InvalidChildSpec(SupervisionError, TypeError):
+    """``start_child`` was given something that is not a child spec."""
+
+
+class AlreadyStarted(SupervisionError, ValueError):
+    """``start_child``: a running child already has this name (OTP ``already_started``)."""
+
+
+class AlreadyPresent(SupervisionError, ValueError):
+    """``start_child``: a child that is not running is kept under this name
+    (OTP ``already_present``); use ``restart_child`` or ``delete_child``."""
+
+
+class NoSuchChild(SupervisionError, LookupError):
+    """No child of that name (OTP ``not_found``)."""
+
+
+class ChildIsRunning(SupervisionError):
+    """``restart_child`` / ``delete_child`` on a child that is running or waiting to
+    restart (OTP ``running`` / ``restarting``)."""
+
+
+class TooManyChildren(SupervisionError):
+    """A dynamic supervisor already holds ``max_children`` children (Elixir ``max_children``)."""
+
+
+class FailedToStartChild(SupervisionError):
+    """A child failed during its start phase (OTP ``failed_to_start_child``).
+
+    Raised by ``start_child`` / ``restart_child`` (the supervisor keeps no new
+    child and carries on), and by :meth:`Supervisor.run` when one of its
+    initial children fails to start (its started children are stopped first).
+    ``child`` names the child, ``reason`` says what it raised.
+    """
+
+    def __init__(self, child: str, reason: str) -> None:
+        super().__init__(f"child {child!r} failed to start: {reason}")
+        self.child = child
+        self.reason = reason

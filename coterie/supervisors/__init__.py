@@ -2,49 +2,80 @@
 
 This package owns the supervision tree: child specs and strategies
 (``_spec``), the restart decisions as a pure, Trio-free state machine
-(``_state`` with its vocabulary in ``_decisions``), and the thin Trio driver
-that runs children in their own cancel scopes and carries those decisions out
-(``_driver``). It reports to the run's :class:`coterie.events.EventLog` and
-raises :class:`coterie.errors.SupervisorGaveUp`, but must not touch mailboxes,
-actors, models or tools: a child is just a zero-argument async callable.
+(``_state`` and ``_rules`` over the records of ``_roster``, with their
+vocabulary in ``_decisions``), and the thin Trio driver that runs children in
+their own cancel scopes and carries those decisions out (``_driver``,
+``_steps``, ``_tasks``), with a dynamic supervisor (``_dynamic``) and
+per-child isolation (``_isolate``) on top. It reports to the run's
+:class:`coterie.events.EventLog` and raises the supervision errors of
+:mod:`coterie.errors`, but must not touch mailboxes, actors, models or tools:
+a child is just an async callable.
 """
 
-from coterie.errors import SupervisorGaveUp
+from coterie.errors import (
+    AlreadyPresent,
+    AlreadyStarted,
+    ChildIsRunning,
+    FailedToStartChild,
+    InvalidChildSpec,
+    NoSuchChild,
+    ShutdownExit,
+    SupervisionError,
+    SupervisorGaveUp,
+    TooManyChildren,
+)
 from coterie.supervisors._decisions import (
+    ChildCounts,
     ChildInfo,
     ChildState,
     Decision,
     GiveUp,
+    InitFailed,
     RemoveChild,
     RestartChild,
     ShutDown,
     StartChild,
+    StartFailed,
     StopChildren,
     SupervisionProtocolError,
 )
 from coterie.supervisors._driver import Supervisor
+from coterie.supervisors._dynamic import DynamicSupervisor
 from coterie.supervisors._isolate import isolated
 from coterie.supervisors._spec import AutoShutdown, Backoff, ChildSpec, Restart, Strategy
 from coterie.supervisors._state import SupervisorMachine
 
 __all__ = [
+    "AlreadyPresent",
+    "AlreadyStarted",
     "AutoShutdown",
     "Backoff",
+    "ChildCounts",
     "ChildInfo",
+    "ChildIsRunning",
     "ChildSpec",
     "ChildState",
     "Decision",
+    "DynamicSupervisor",
+    "FailedToStartChild",
     "GiveUp",
+    "InitFailed",
+    "InvalidChildSpec",
+    "NoSuchChild",
     "RemoveChild",
     "Restart",
     "RestartChild",
     "ShutDown",
+    "ShutdownExit",
     "StartChild",
+    "StartFailed",
     "StopChildren",
     "Strategy",
+    "SupervisionError",
     "SupervisionProtocolError",
     "Supervisor",
     "SupervisorGaveUp",
     "SupervisorMachine",
+    "TooManyChildren",
     "isolated",
 ]

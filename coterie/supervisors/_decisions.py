@@ -17,14 +17,17 @@ if TYPE_CHECKING:
     from coterie.supervisors._spec import Restart
 
 __all__ = [
+    "ChildCounts",
     "ChildInfo",
     "ChildState",
     "Decision",
     "GiveUp",
+    "InitFailed",
     "RemoveChild",
     "RestartChild",
     "ShutDown",
     "StartChild",
+    "StartFailed",
     "StopChildren",
     "SupervisionProtocolError",
 ]
@@ -44,8 +47,13 @@ class ChildState(enum.StrEnum):
     RUNNING = "running"
     RESTARTING = "restarting"  # planned to start again, waiting for its delay or for stops
     STOPPING = "stopping"
-    STOPPED = "stopped"
-    CRASHED = "crashed"
+    STOPPED = "stopped"  # not running; its spec is kept (OTP: pid ``undefined``)
+    CRASHED = "crashed"  # not running after a crash or a failed restart_child; spec kept
+
+    @property
+    def running(self) -> bool:
+        """True while the child has a task (OTP: a pid)."""
+        return self in (ChildState.STARTING, ChildState.RUNNING, ChildState.STOPPING)
 
 
 @attrs.frozen
@@ -58,6 +66,21 @@ class ChildInfo:
     last_reason: str | None
     kind: str
     restart: Restart
+
+    @property
+    def running(self) -> bool:
+        """True while the child has a task; False for a kept spec or a pending restart."""
+        return self.state.running
+
+
+@attrs.frozen
+class ChildCounts:
+    """What OTP's ``count_children`` returns: child specs, running children, and specs by kind."""
+
+    specs: int
+    active: int
+    supervisors: int
+    workers: int
 
 
 # -- decisions ----------------------------------------------------------------
@@ -82,9 +105,23 @@ class RestartChild:
 
 @attrs.frozen
 class StopChildren:
-    """Stop these children one after the other, in this order; confirm each."""
+    """Stop these children one after the other, in this order; confirm each.
+
+    With ``together`` (a dynamic supervisor's shutdown, as OTP's
+    ``simple_one_for_one``) they are all cancelled at once and waited for
+    side by side, each within its own timeout.
+    """
 
     names: tuple[str, ...]
+    together: bool = False
+
+
+@attrs.frozen
+class StartFailed:
+    """The start a caller asked for (``start_child``, ``restart_child``) failed; answer it."""
+
+    name: str
+    reason: str
 
 
 @attrs.frozen
@@ -103,10 +140,29 @@ class GiveUp:
 
 
 @attrs.frozen
+class InitFailed:
+    """An initial child failed to start; the others are stopped. The supervisor's start fails."""
+
+    child: str
+    reason: str
+
+
+@attrs.frozen
 class ShutDown:
     """All children are stopped; the supervisor ends normally."""
 
     reason: str
 
 
-Decision = StartChild | RestartChild | StopChildren | RemoveChild | GiveUp | ShutDown
+Decision = (
+    StartChild
+    | RestartChild
+    | StopChildren
+    | RemoveChild
+    | StartFailed
+    | GiveUp
+    | InitFailed
+    | ShutDown
+)
+Outcome = GiveUp | InitFailed | ShutDown
+"""The decisions that finish a machine."""

@@ -5,8 +5,8 @@ keeps crashing would, under the ``team`` supervisor, use up the intensity
 of the lead and its siblings and take them down with it. :func:`isolated`
 runs the child under a supervisor of its own (``<name>-sup``), a temporary
 child of the parent: when the child's own intensity is exceeded, only its
-supervisor gives up, *on_give_up* runs (shielded), and the parent carries
-on without it.
+supervisor gives up, *on_give_up* runs (shielded), and the parent sees a
+``shutdown`` exit of a temporary child, which it neither restarts nor counts.
 """
 
 from __future__ import annotations
@@ -35,7 +35,11 @@ def isolated(
     on_give_up: Callable[[str], Awaitable[None]] | None = None,
 ) -> ChildSpec:
     """A spec running *spec* (restarted after crashes, ending when it ends normally)
-    under its own supervisor; *on_give_up(reason)* when that supervisor gives up."""
+    under its own supervisor; *on_give_up(reason)* when that supervisor gives up.
+
+    Its start phase is the inner supervisor's: starting it returns once *spec*
+    has started, and fails (:class:`FailedToStartChild`) if *spec* fails to.
+    """
     child = attrs.evolve(spec, restart=Restart.TRANSIENT, significant=True)
     supervisor = Supervisor(
         f"{spec.name}-sup",
@@ -47,9 +51,9 @@ def isolated(
         events=events,
     )
 
-    async def start() -> None:
+    async def start(*, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         try:
-            await supervisor.run()
+            await supervisor.run(task_status=task_status)
         except SupervisorGaveUp as exc:
             if on_give_up is not None:
                 with trio.CancelScope(shield=True):
@@ -62,4 +66,5 @@ def isolated(
         restart=Restart.TEMPORARY,
         shutdown_timeout=spec.shutdown_timeout + 1,
         kind="supervisor",
+        reports_started=True,
     )

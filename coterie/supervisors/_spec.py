@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Literal
 
 import attrs
 
+from coterie.errors import InvalidChildSpec
+
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterable
 
@@ -43,9 +45,9 @@ class Restart(enum.StrEnum):
     PERMANENT = "permanent"
     """Always, whether it crashed or returned."""
     TRANSIENT = "transient"
-    """Only after a crash; a normal return removes it."""
+    """Only after a crash; after a normal or ``shutdown`` exit its spec is kept, not running."""
     TEMPORARY = "temporary"
-    """Never; it is removed however it ended, even when a sibling's failure stopped it."""
+    """Never; it is forgotten however it ended, even when a sibling's failure stopped it."""
 
 
 class AutoShutdown(enum.StrEnum):
@@ -97,31 +99,58 @@ def _check_name(_inst: object, _attribute: attrs.Attribute[str], value: str) -> 
         raise ValueError(f"a child needs a non-empty name, got {value!r}")
 
 
-def _check_timeout(_inst: object, _attribute: attrs.Attribute[float], value: float) -> None:
-    if not value >= 0:
+def _check_timeout(_inst: object, _attribute: attrs.Attribute[float], value: float | None) -> None:
+    if value is not None and not value >= 0:
         raise ValueError(f"shutdown_timeout must be >= 0 (math.inf to wait forever), got {value!r}")
+
+
+#: A worker's shutdown timeout when its spec gives none (OTP's 5000 ms).
+WORKER_SHUTDOWN_TIMEOUT = 5.0
 
 
 @attrs.frozen
 class ChildSpec:
     """How to run one child of a supervisor.
 
-    ``start`` is called with no arguments every time the child (re)starts;
-    the awaitable it returns *is* the child: returning means a normal exit,
-    raising an :class:`Exception` a crash. ``shutdown_timeout`` bounds how
-    long a stop waits for the child's clean-up after its scope is cancelled
-    (``math.inf``: wait forever, the default for supervisors). ``kind`` is
-    informational (``"supervisor"`` for nested supervisors). ``significant``
+    ``start`` is called every time the child (re)starts; the awaitable it
+    returns *is* the child: returning means a normal exit, raising
+    :class:`~coterie.errors.ShutdownExit` (or :class:`SupervisorGaveUp`) an
+    exit with reason ``shutdown``, raising any other :class:`Exception` a
+    crash.
+
+    With ``reports_started`` the child has a start phase, as an OTP child's
+    ``init``: ``start`` is called with ``task_status=`` (Trio's
+    ``nursery.start`` idiom) and the child is started once it calls
+    ``task_status.started()``. If it raises before that, the start failed
+    (``start_child`` raises :class:`~coterie.errors.FailedToStartChild`); if
+    it returns before that, it *ignored* the start (OTP ``ignore``: kept, not
+    running). Without it the child counts as started as soon as it is
+    launched. Nested supervisors (:meth:`Supervisor.as_child`) always report.
+
+    ``shutdown_timeout`` bounds how long a stop waits for the child's
+    clean-up after its scope is cancelled (0: OTP's ``brutal_kill``;
+    ``math.inf``: wait forever); left out, it is 5 s for a worker and
+    infinite for a ``kind="supervisor"`` child, as in OTP. ``significant``
     children drive the supervisor's :class:`AutoShutdown`; a permanent child
     cannot be significant, since it never ends on its own (as in OTP).
     """
 
     name: str = attrs.field(validator=_check_name)
-    start: Callable[[], Awaitable[object]] = attrs.field()
+    start: Callable[..., Awaitable[object]] = attrs.field()
     restart: Restart = attrs.field(default=Restart.PERMANENT, converter=Restart)
-    shutdown_timeout: float = attrs.field(default=5.0, validator=_check_timeout)
+    _shutdown_timeout: float | None = attrs.field(
+        default=None, validator=_check_timeout, alias="shutdown_timeout"
+    )
     kind: Literal["worker", "supervisor"] = attrs.field(default="worker")
     significant: bool = attrs.field(default=False)
+    reports_started: bool = attrs.field(default=False)
+
+    @property
+    def shutdown_timeout(self) -> float:
+        """Seconds a stop waits for the child's clean-up (the default resolved by kind)."""
+        if self._shutdown_timeout is not None:
+            return self._shutdown_timeout
+        return math.inf if self.kind == "supervisor" else WORKER_SHUTDOWN_TIMEOUT
 
     @start.validator
     def _check_start(self, _attribute: attrs.Attribute[object], value: object) -> None:
@@ -142,10 +171,13 @@ class ChildSpec:
             )
 
 
-def check_children(specs: Iterable[ChildSpec], auto_shutdown: AutoShutdown) -> None:
-    """Raise :class:`ValueError` unless the names are unique and significance is allowed."""
+def check_children(specs: Iterable[object], auto_shutdown: AutoShutdown) -> None:
+    """Raise unless every item is a :class:`ChildSpec` (:class:`InvalidChildSpec`), the
+    names are unique and significance is allowed (:class:`ValueError`)."""
     seen: set[str] = set()
     for spec in specs:
+        if not isinstance(spec, ChildSpec):
+            raise InvalidChildSpec(f"not a ChildSpec: {spec!r}")
         if spec.name in seen:
             raise ValueError(f"duplicate child name {spec.name!r}")
         seen.add(spec.name)

@@ -146,7 +146,7 @@ async def test_keyboard_interrupt_propagates_and_is_not_a_crash(puppets: Puppets
         raise KeyboardInterrupt
 
     sup = Supervisor("sup", [puppets.spec("a"), ChildSpec("b", interrupted)])
-    with pytest.RaisesGroup(KeyboardInterrupt, flatten_subgroups=True):
+    with pytest.RaisesGroup(KeyboardInterrupt, flatten_subgroups=True, allow_unwrapped=True):
         await sup.run()
     assert puppets.log == [("start", "a"), ("stop", "a")]
 
@@ -286,9 +286,11 @@ async def test_child_outliving_its_shutdown_timeout_is_abandoned_and_supervision
             "actor.started b",
         ]
         assert [str(c.state) for c in sup.which_children()] == ["running", "running"]
+        stopping = trio.current_time()
         await sup.stop()
-        # Trio cannot kill a task: run() ends once the abandoned one has finished.
-        assert trio.current_time() - start >= 10.0
+        # Trio cannot kill a task, but stop() returns at the timeout: the abandoned
+        # task finishes its clean-up in the background.
+        assert trio.current_time() - stopping == pytest.approx(1.0)
 
 
 # -- backoff ------------------------------------------------------------------------

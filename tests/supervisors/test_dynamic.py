@@ -55,9 +55,14 @@ async def test_terminate_child_stops_it_for_good(puppets: Puppets, strategy: Str
         await sup.terminate_child("b")
         await trio.testing.wait_all_tasks_blocked()
         assert puppets.log == [("stop", "b")]
-        assert [c.name for c in sup.which_children()] == ["a", "c"]
+        assert [(c.name, c.running) for c in sup.which_children()] == [
+            ("a", True),
+            ("b", False),
+            ("c", True),
+        ]
+        await sup.terminate_child("b")  # again: fine
         with pytest.raises(LookupError):
-            await sup.terminate_child("b")
+            await sup.terminate_child("nope")
         await sup.stop()
 
 

@@ -14,7 +14,7 @@ import coterie.supervisors
 from coterie.supervisors import ChildSpec, Supervisor
 
 PACKAGE = Path(coterie.supervisors.__file__).parent
-PURE_MODULES = ["_state.py", "_decisions.py", "_spec.py"]
+PURE_MODULES = ["_state.py", "_rules.py", "_roster.py", "_decisions.py", "_spec.py"]
 
 
 def _imported_modules(path: Path) -> set[str]:
@@ -49,24 +49,37 @@ assert "trio" not in sys.modules, sorted(m for m in sys.modules if m.startswith(
 
 def test_public_surface_is_explicit() -> None:
     assert sorted(coterie.supervisors.__all__) == [
+        "AlreadyPresent",
+        "AlreadyStarted",
         "AutoShutdown",
         "Backoff",
+        "ChildCounts",
         "ChildInfo",
+        "ChildIsRunning",
         "ChildSpec",
         "ChildState",
         "Decision",
+        "DynamicSupervisor",
+        "FailedToStartChild",
         "GiveUp",
+        "InitFailed",
+        "InvalidChildSpec",
+        "NoSuchChild",
         "RemoveChild",
         "Restart",
         "RestartChild",
         "ShutDown",
+        "ShutdownExit",
         "StartChild",
+        "StartFailed",
         "StopChildren",
         "Strategy",
+        "SupervisionError",
         "SupervisionProtocolError",
         "Supervisor",
         "SupervisorGaveUp",
         "SupervisorMachine",
+        "TooManyChildren",
         "isolated",
     ]
     for name in coterie.supervisors.__all__:

@@ -51,11 +51,14 @@ def restarted(*names: str, attempt: int = 1, delay: float = 0.0) -> list[Decisio
 # -- starting -----------------------------------------------------------------------
 
 
-def test_initial_children_start_in_order() -> None:
+def test_initial_children_start_in_order_one_at_a_time() -> None:
+    """A start can fail, so the next one is decided only once the previous has settled."""
     machine = SupervisorMachine()
-    decisions = machine.start([spec("a"), spec("b")], 0.0)
-    assert decisions == [StartChild("a", 0), StartChild("b", 0)]
+    assert machine.start([spec("a"), spec("b")], 0.0) == [StartChild("a", 0)]
     assert states(machine) == {"a": "starting", "b": "starting"}
+    assert machine.child_started("a", 0.0) == [StartChild("b", 0)]
+    assert machine.child_started("b", 0.0) == []
+    assert states(machine) == {"a": "running", "b": "running"}
 
 
 def test_duplicate_names_are_refused() -> None:
@@ -84,10 +87,10 @@ def test_permanent_child_is_restarted_after_a_normal_exit() -> None:
     assert settle(machine, machine.child_exited("a", 1.0), 1.0) == restarted("a")
 
 
-def test_transient_child_is_removed_after_a_normal_exit() -> None:
+def test_transient_child_keeps_its_spec_after_a_normal_exit() -> None:
     machine = started("a:transient b")
-    assert machine.child_exited("a", 1.0) == [RemoveChild("a")]
-    assert states(machine) == {"b": "running"}
+    assert machine.child_exited("a", 1.0) == []
+    assert states(machine) == {"a": "stopped", "b": "running"}
 
 
 def test_transient_child_is_restarted_after_a_crash() -> None:
@@ -250,7 +253,7 @@ def test_group_restart_waits_for_the_failed_childs_delay() -> None:
     machine = started("a b", Strategy.ONE_FOR_ALL, backoff=Backoff(initial=2.0))
     machine.child_crashed("b", "E", 0.0)
     assert machine.child_stopped("a", 0.5) == [RestartChild("a", 1, 2.0), RestartChild("b", 1, 2.0)]
-    assert machine.tick(2.5) == [StartChild("a", 1), StartChild("b", 1)]
+    assert settle(machine, machine.tick(2.5), 2.5) == [StartChild("a", 1), StartChild("b", 1)]
 
 
 # -- shutdown, termination, auto_shutdown -------------------------------------------
@@ -290,18 +293,28 @@ def test_events_after_the_end_are_a_driver_bug() -> None:
         machine.add_child(spec("a"), 1.0)
 
 
-def test_terminate_child_stops_and_removes_it_without_restart() -> None:
+def test_terminate_child_stops_it_without_restart_and_keeps_its_spec() -> None:
     machine = started("a b", max_restarts=0)
     assert machine.terminate_child("a", 1.0) == [StopChildren(("a",))]
+    assert machine.child_stopped("a", 1.0) == []
+    assert states(machine) == {"a": "stopped", "b": "running"}
+    assert machine.terminate_child("a", 2.0) == []  # again: fine, nothing to do
+
+
+def test_terminate_child_of_a_temporary_child_forgets_it() -> None:
+    machine = started("a:temporary b")
+    machine.terminate_child("a", 1.0)
     assert machine.child_stopped("a", 1.0) == [RemoveChild("a")]
     assert states(machine) == {"b": "running"}
 
 
-def test_terminate_child_of_a_restarting_child_just_removes_it() -> None:
+def test_terminate_child_of_a_restarting_child_cancels_its_restart() -> None:
     machine = started("a", backoff=Backoff(initial=5.0))
     machine.child_crashed("a", "E", 0.0)
-    assert machine.terminate_child("a", 1.0) == [RemoveChild("a")]
+    assert machine.terminate_child("a", 1.0) == []
+    assert states(machine) == {"a": "stopped"}
     assert machine.tick(10.0) == []
+    assert machine.next_deadline() is None
 
 
 def test_terminate_unknown_child_raises_lookup_error() -> None:
@@ -328,12 +341,12 @@ def _significant(machine_mode: AutoShutdown) -> SupervisorMachine:
 
 def test_any_significant_shuts_down_when_one_significant_child_ends() -> None:
     machine = _significant(AutoShutdown.ANY_SIGNIFICANT)
-    assert machine.child_exited("s1", 1.0) == [RemoveChild("s1"), StopChildren(("s2", "a"))]
+    assert machine.child_exited("s1", 1.0) == [StopChildren(("s2", "a"))]
 
 
 def test_all_significant_shuts_down_when_the_last_significant_child_ends() -> None:
     machine = _significant(AutoShutdown.ALL_SIGNIFICANT)
-    assert machine.child_exited("s1", 1.0) == [RemoveChild("s1")]
+    assert machine.child_exited("s1", 1.0) == []
     assert machine.child_crashed("s2", "E", 2.0) == [RemoveChild("s2"), StopChildren(("a",))]
     (shutdown,) = machine.child_stopped("a", 2.0)
     assert isinstance(shutdown, ShutDown)
