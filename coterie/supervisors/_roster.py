@@ -142,7 +142,6 @@ class Roster:
         if child is None or child.name != name:
             return None
         self.in_flight = None
-        child.answers = False
         return child
 
     def drop_pending(self) -> Child | None:

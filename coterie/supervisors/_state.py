@@ -255,14 +255,13 @@ class SupervisorMachine(Rules):
     def child_started(self, name: str, now: float) -> list[Decision]:
         """*name* finished its start phase (or was launched, if it has none)."""
         child = self._settle_start(name)
-        child.state = ChildState.RUNNING
-        child.ever_started = True
+        child.state, child.answers, child.ever_started = ChildState.RUNNING, False, True
         return self._next()
 
     def child_ignored(self, name: str, now: float) -> list[Decision]:
         """*name* returned during its start phase without starting (OTP ``ignore``)."""
         child = self._settle_start(name)
-        child.state = ChildState.STOPPED
+        child.state, child.answers = ChildState.STOPPED, False
         return self._forget_if_not_kept(child) + self._next()
 
     def child_start_failed(self, name: str, reason: str, now: float) -> list[Decision]:

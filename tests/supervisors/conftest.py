@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import trio
 
+from coterie.errors import ShutdownExit
 from coterie.events import EventLog
 from coterie.supervisors import ChildSpec, Restart, Strategy
 
@@ -18,15 +19,40 @@ class Puppets:
 
     ``log`` holds ``("start", name)`` when an incarnation begins and
     ``("stop", name)`` when it is cancelled; ``exit(name)`` makes the current
-    incarnation return, ``crash(name)`` raise.
+    incarnation return, ``crash(name)`` raise, ``shutdown(name)`` end with
+    reason shutdown. Children made by ``starting`` have a start phase that
+    does what ``start_modes[name]`` says: ``"ok"`` (the default), ``"fail"``
+    (raise before started, logged ``("failed", name)``), ``"fail_once"``
+    (the same, then ``"ok"``) or ``"ignore"``
+    (return before started).
     """
 
     def __init__(self) -> None:
         self.log: list[tuple[str, str]] = []
+        self.start_modes: dict[str, str] = {}
         self._commands: dict[str, trio.MemorySendChannel[str]] = {}
 
     def spec(self, name: str, restart: Restart = Restart.PERMANENT, **kwargs: Any) -> ChildSpec:
         return ChildSpec(name, functools.partial(self._body, name), restart=restart, **kwargs)
+
+    def starting(self, name: str, restart: Restart = Restart.PERMANENT, **kwargs: Any) -> ChildSpec:
+        start = functools.partial(self._starting, name)
+        return ChildSpec(name, start, restart=restart, reports_started=True, **kwargs)
+
+    def shutdown(self, name: str) -> None:
+        self._commands[name].send_nowait("shutdown")
+
+    async def _starting(self, name: str, *, task_status: trio.TaskStatus[None]) -> None:
+        mode = self.start_modes.get(name, "ok")
+        if mode == "fail_once":
+            self.start_modes[name] = "ok"
+        if mode in ("fail", "fail_once"):
+            self.log.append(("failed", name))
+            raise RuntimeError(f"{name} failed to start")
+        if mode == "ignore":
+            return
+        task_status.started()
+        await self._body(name)
 
     def exit(self, name: str) -> None:
         self._commands[name].send_nowait("exit")
@@ -48,6 +74,8 @@ class Puppets:
             raise
         if command == "crash":
             raise RuntimeError(f"{name} was told to crash")
+        if command == "shutdown":
+            raise ShutdownExit(f"{name} was told to shut down")
 
 
 @pytest.fixture(params=list(Strategy), ids=str)

@@ -271,7 +271,6 @@ async def test_child_outliving_its_shutdown_timeout_is_abandoned_and_supervision
     sup = Supervisor("sup", specs, strategy=Strategy.ONE_FOR_ALL, events=events)
     async with trio.open_nursery() as nursery:
         await nursery.start(sup.run)
-        start = trio.current_time()
         puppets.crash("b")
         await trio.sleep(0.9)
         assert trail(2) == ["actor.crashed b"]
