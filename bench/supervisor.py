@@ -202,7 +202,7 @@ async def actor_restart(crashes: int, root: Path | None, supervised: bool) -> li
     """Raise in handle -> the redelivered message handled by the next incarnation."""
     probe = ActorProbe()
     post = PostOffice(root, durability=Durability.NONE, poll_interval=None)
-    spec = actor_spec("victim", lambda: CrashingActor(probe), post)
+    spec = actor_spec("victim", lambda _ctx: CrashingActor(probe), post)
     async with trio.open_nursery() as nursery:
         if supervised:
             sup = Supervisor("bench", [spec], max_restarts=10**9, period=1.0)
@@ -266,7 +266,7 @@ async def actors_start_stop(n: int, root: Path | None) -> dict[str, float]:
     post = make_post(root)
     counter = StartCounter(n)
     t0 = time.perf_counter()
-    specs = [actor_spec(f"a{i:05d}", lambda: IdleActor(counter), post) for i in range(n)]
+    specs = [actor_spec(f"a{i:05d}", lambda _ctx: IdleActor(counter), post) for i in range(n)]
     sup = Supervisor("bench", specs)
     t1 = time.perf_counter()
     async with trio.open_nursery() as nursery:
@@ -352,7 +352,7 @@ async def idle_population(case: str, n: int, root: Path | None) -> AsyncIterator
             return
         post = make_post(root)
         counter = StartCounter(n)
-        specs = [actor_spec(f"a{i:05d}", lambda: IdleActor(counter), post) for i in range(n)]
+        specs = [actor_spec(f"a{i:05d}", lambda _ctx: IdleActor(counter), post) for i in range(n)]
         sup = Supervisor("bench", specs)
         await nursery.start(sup.run)
         await counter.all.wait()
