@@ -77,11 +77,11 @@ import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from coterie import open_agent
+from coterie import open_agent, open_team
 from coterie.board import TaskStatus
 from coterie.mailbox._cursor import encode_cursor
 from coterie.models import ScriptedModel, load_scenario
-from coterie.team import default_names, open_team
+from coterie.team import default_names
 
 USAGE = {"input_tokens": 100, "output_tokens": 20}
 GOAL = "Do every job."

@@ -12,16 +12,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-__all__ = ["AgentSession", "RunResult", "open_agent"]
+__all__ = ["AgentSession", "RunOptions", "RunResult", "open_agent", "open_team"]
 
 if TYPE_CHECKING:
     from coterie.agent import RunResult
-    from coterie.session import AgentSession, open_agent
+    from coterie.session import AgentSession, RunOptions, open_agent, open_team
 
 
 def __getattr__(name: str) -> Any:
     # Lazy, so that `import coterie.mailbox` does not load the whole engine.
-    if name in ("open_agent", "AgentSession"):
+    if name in ("open_agent", "open_team", "AgentSession", "RunOptions"):
         from coterie import session
 
         return getattr(session, name)

@@ -75,10 +75,12 @@ class Message:
         *,
         correlation_id: str | None = None,
         reply_to: str | None = None,
+        id: str | None = None,
     ) -> Message:
-        """Make a message with a new unique id, stamped now."""
+        """Make a message stamped now, with a new unique id unless *id* is given
+        (a fixed id makes a re-send after a crash the same message)."""
         return cls(
-            id=new_id(),
+            id=new_id() if id is None else id,
             sender=sender,
             recipient=recipient,
             kind=kind,

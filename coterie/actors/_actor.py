@@ -47,49 +47,62 @@ class Actor:
         ctx.emit("actor.late_reply", kind=message.kind, correlation_id=message.correlation_id)
 
     async def run(self, ctx: ActorContext) -> None:
-        """The receive loop."""
+        """The receive loop: take, handle, done (see :mod:`._context`)."""
         ctx.mailbox.requeue_in_flight()
         ctx.stopping = False
         await self.on_start(ctx)
         while not ctx.stopping:
-            delivery = await ctx.mailbox.receive()
+            delivery = await ctx.take()
             message = delivery.message
-            if message.id not in ctx.seen:
-                ctx.current = delivery
-                try:
-                    if message.kind == STOP:
-                        ctx.stop()
-                    elif message.correlation_id is not None:
-                        await self.on_late_reply(ctx, message)
-                    else:
-                        await self.handle(ctx, message)
-                finally:
-                    ctx.current = None
-                ctx.seen.add(message.id)
-            await ctx.mailbox.ack(delivery)
+            ctx.current = delivery
+            try:
+                if message.kind == STOP:
+                    ctx.stop()
+                elif message.correlation_id is not None:
+                    await self.on_late_reply(ctx, message)
+                else:
+                    await self.handle(ctx, message)
+            finally:
+                ctx.current = None
+            await ctx.done(delivery)
 
 
 def actor_spec(
     name: str,
-    factory: Callable[[], Behaviour],
+    factory: Callable[[ActorContext], Behaviour],
     post: PostOffice,
     *,
     events: EventLog | None = None,
     restart: Restart = Restart.PERMANENT,
     shutdown_timeout: float = 5.0,
 ) -> ChildSpec:
-    """A supervisor child that runs a fresh ``factory()`` behaviour as actor *name*.
+    """A supervisor child that runs a fresh ``factory(ctx)`` behaviour as actor *name*.
 
-    The mailbox and the set of handled ids outlive each incarnation; the
-    behaviour object does not (a restart starts from a clean state, as in OTP).
+    The factory gets the actor's context, so the behaviour it builds is
+    complete from the start (its tools, gate and clients bound to this
+    actor); building it is the child's start phase, so a factory that raises
+    is a failed start (:class:`~coterie.errors.FailedToStartChild` for
+    ``start_child``). The mailbox and the set of handled ids outlive each incarnation;
+    the behaviour object does not (a restart starts from a clean state, as in
+    OTP).
     """
     check_actor_name(name)
     mailbox = post.open(name)
     seen = SeenIds()
 
-    async def start() -> None:
+    async def start(*, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        # The start phase is building the behaviour (its transcript read back,
+        # its tools bound): if that fails, the start fails, as OTP's init does.
         ctx = ActorContext(name=name, mailbox=mailbox, post=post, events=events, seen=seen)
-        await factory().run(ctx)
+        behaviour = factory(ctx)
+        task_status.started()
+        await behaviour.run(ctx)
         await trio.lowlevel.checkpoint()
 
-    return ChildSpec(name=name, start=start, restart=restart, shutdown_timeout=shutdown_timeout)
+    return ChildSpec(
+        name=name,
+        start=start,
+        restart=restart,
+        shutdown_timeout=shutdown_timeout,
+        reports_started=True,
+    )

@@ -1,7 +1,24 @@
-"""What a running actor holds: its name, mailbox, and ways to talk to others."""
+"""What a running actor holds: its name, mailbox, and the one way it takes and asks.
+
+Delivery belongs here, and nowhere else. A behaviour takes a message with
+:meth:`ActorContext.take` (or :meth:`~ActorContext.poll`, which does not
+wait), handles it, and marks it :meth:`~ActorContext.done`: only then is it
+acknowledged and its id remembered. A message whose id was handled already
+(delivered again after a crash) is acknowledged on the way and never handed
+out; a behaviour that crashes before ``done`` leaves its message
+unacknowledged, so its restarted incarnation gets it again.
+
+A request with a correlated reply is :meth:`~ActorContext.call`: a durable
+request (an id fixed by the caller makes a re-send after a crash the same
+request), its reply taken by selective receive so that other messages keep
+their place, acknowledged, all within a timeout. Its two halves,
+:meth:`~ActorContext.request` and :meth:`~ActorContext.reply_for`, are there
+for a caller that must record the reply before acknowledging it.
+"""
 
 from __future__ import annotations
 
+import math
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
@@ -12,8 +29,12 @@ from coterie.errors import AskTimeout
 from coterie.messages import Message
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from coterie.events import EventLog
     from coterie.mailbox import Delivery, Mailbox, PostOffice
+
+    Predicate = Callable[[Message], bool]
 
 
 @attrs.define
@@ -49,8 +70,40 @@ class ActorContext:
     post: PostOffice
     events: EventLog | None = None
     seen: SeenIds = attrs.field(factory=SeenIds)
+    #: The delivery being handled by the actor base's receive loop.
     current: Delivery | None = None
     stopping: bool = False
+
+    # -- taking messages ---------------------------------------------------------
+
+    async def take(self, where: Predicate | None = None) -> Delivery:
+        """The next message not handled yet (matching *where*), waiting for one.
+
+        Copies of messages handled already are acknowledged on the way.
+        """
+        while True:
+            delivery = await self.mailbox.receive(where=where)
+            if delivery.message.id not in self.seen:
+                return delivery
+            await self.mailbox.ack(delivery)
+
+    async def poll(self, where: Predicate | None = None) -> Delivery | None:
+        """Like :meth:`take`, but ``None`` at once when nothing is waiting."""
+        while True:
+            try:
+                delivery = self.mailbox.receive_nowait(where=where)
+            except trio.WouldBlock:
+                return None
+            if delivery.message.id not in self.seen:
+                return delivery
+            await self.mailbox.ack(delivery)
+
+    async def done(self, delivery: Delivery) -> None:
+        """*delivery* is handled: remember its id, then acknowledge it."""
+        self.seen.add(delivery.message.id)
+        await self.mailbox.ack(delivery)
+
+    # -- sending -------------------------------------------------------------------
 
     async def send(
         self,
@@ -60,10 +113,11 @@ class ActorContext:
         *,
         correlation_id: str | None = None,
         reply_to: str | None = None,
+        id: str | None = None,
     ) -> Message:
         """Send a message from this actor; returns it once durable (per policy)."""
         message = Message.new(
-            self.name, to, kind, body, correlation_id=correlation_id, reply_to=reply_to
+            self.name, to, kind, body, correlation_id=correlation_id, reply_to=reply_to, id=id
         )
         await self.post.send(message)
         return message
@@ -74,19 +128,45 @@ class ActorContext:
             request.reply_to or request.sender, kind, body, correlation_id=request.id
         )
 
-    # A required timeout, as in gen_server:call: an ask must never wait forever.
-    async def ask(self, to: str, kind: str, body: Any = None, *, timeout: float) -> Message:  # noqa: ASYNC109
+    def request(self, to: str, kind: str, body: Any = None, *, id: str | None = None) -> Message:
+        """A request from this actor to *to*, its reply to come back here (not sent yet)."""
+        return Message.new(self.name, to, kind, body, reply_to=self.name, id=id)
+
+    async def reply_for(self, request_id: str, *, timeout: float = math.inf) -> Delivery:  # noqa: ASYNC109
+        """The reply to request *request_id*, unacknowledged (:meth:`done` it);
+        :class:`AskTimeout` after *timeout* seconds."""
+        with trio.move_on_after(timeout):
+            return await self.take(where=lambda m: m.correlation_id == request_id)
+        raise AskTimeout(f"{self.name}: no reply to {request_id!r} within {timeout:g} s")
+
+    # A required timeout, as in gen_server:call: a call must never wait by accident.
+    async def call(
+        self,
+        to: str,
+        kind: str,
+        body: Any = None,
+        *,
+        timeout: float,  # noqa: ASYNC109
+        id: str | None = None,
+    ) -> Message:
         """Send a request and wait up to *timeout* seconds for its reply.
 
-        The reply is taken out of this actor's mailbox by selective receive,
-        so other messages keep their place. Raises :class:`AskTimeout`.
+        An *id* fixed by the caller makes a call repeated after a crash the
+        same request, which its recipient recognises. Raises
+        :class:`AskTimeout` (a ``TimeoutError``) naming the recipient.
         """
-        request = await self.send(to, kind, body, reply_to=self.name)
-        with trio.move_on_after(timeout):
-            delivery = await self.mailbox.receive(where=lambda m: m.correlation_id == request.id)
-            await self.mailbox.ack(delivery)
-            return delivery.message
-        raise AskTimeout(f"{self.name}: no reply from {to!r} to {kind!r} within {timeout} s")
+        request = self.request(to, kind, body, id=id)
+        await self.post.send(request)
+        try:
+            delivery = await self.reply_for(request.id, timeout=timeout)
+        except AskTimeout:
+            raise AskTimeout(
+                f"{self.name}: no reply from {to!r} to {kind!r} within {timeout:g} s"
+            ) from None
+        await self.done(delivery)
+        return delivery.message
+
+    # -- the rest ------------------------------------------------------------------
 
     def stop(self) -> None:
         """Stop after the current message, with a normal exit."""

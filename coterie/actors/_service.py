@@ -97,7 +97,7 @@ async def ask_service(
     turn it into their safe answer. Cancellation propagates.
     """
     try:
-        reply = await ctx.ask(to, kind, body, timeout=timeout)
+        reply = await ctx.call(to, kind, body, timeout=timeout)
     except TimeoutError:
         return f"no answer from {to!r} within {timeout:g} s"
     except Exception as exc:

@@ -209,7 +209,7 @@ def classifier_spec(
     name: str = CLASSIFIER,
 ) -> ChildSpec:
     """The supervisor child that runs an :class:`AutoModeClassifier` as actor *name*."""
-    return actor_spec(name, lambda: AutoModeClassifier(model, rules), post, events=events)
+    return actor_spec(name, lambda _: AutoModeClassifier(model, rules), post, events=events)
 
 
 async def classify_action(

@@ -222,4 +222,4 @@ def evaluator_spec(
 ) -> ChildSpec:
     """The supervisor child that runs a :class:`GoalEvaluator` as actor *name*
     (for the ``services`` supervisor)."""
-    return actor_spec(name, lambda: GoalEvaluator(model), post, events=events)
+    return actor_spec(name, lambda _: GoalEvaluator(model), post, events=events)

@@ -10,8 +10,6 @@ from coterie.actors._actor import Actor
 from coterie.tools import last_wakeup
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from coterie.actors._context import ActorContext
     from coterie.actors.goal import GoalPursuit
     from coterie.agent import AgentLoop, RunResult
@@ -28,28 +26,17 @@ class Lead(Actor):
     and each ``compact`` message (``/compact``, body ``{"focus"}``) with a
     ``compacted`` reply saying what the compaction did.
 
-    Each incarnation builds its loop afresh, from the durable transcript when
-    the loop has one: a Lead restarted after a crash gets the unacknowledged
+    Each incarnation gets its loop built afresh, from the durable transcript
+    when the loop has one: a Lead restarted after a crash gets the unacknowledged
     prompt again, sees in the transcript that it had begun it, and goes on
     from where the transcript ends instead of starting over. A tool that was
     running when it crashed is reported to the model as interrupted, never
     run twice.
     """
 
-    def __init__(
-        self,
-        make_loop: Callable[[], AgentLoop],
-        setup: Callable[[ActorContext, AgentLoop], None] | None = None,
-        goal: GoalPursuit | None = None,
-    ) -> None:
-        self.loop = make_loop()
-        self._setup = setup
+    def __init__(self, loop: AgentLoop, goal: GoalPursuit | None = None) -> None:
+        self.loop = loop
         self.goal = goal
-
-    async def on_start(self, ctx: ActorContext) -> None:
-        """Give the loop what needs the running actor (its team tools, subagents)."""
-        if self._setup is not None:
-            self._setup(ctx, self.loop)
 
     async def run(self, ctx: ActorContext) -> None:
         try:

@@ -21,6 +21,7 @@ demonstrations and tests.
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 from typing import TYPE_CHECKING, Any
@@ -33,7 +34,6 @@ from coterie.actors.lead import PROMPT, RESULT
 from coterie.agent import RunResult
 from coterie.autonomy import parse_loop_spec
 from coterie.fsutil import atomic_write
-from coterie.messages import Message
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from coterie.actors._context import ActorContext
     from coterie.events import EventLog
     from coterie.mailbox import PostOffice
+    from coterie.messages import Message
     from coterie.supervisors import ChildSpec
 
 SCHEDULER = "scheduler"
@@ -139,11 +140,8 @@ class Scheduler(Actor):
             schedule.save(self.path)
 
     async def _tick(self, ctx: ActorContext, tick_id: str, prompt: str) -> dict[str, Any]:
-        request = Message.new(ctx.name, "lead", PROMPT, {"text": prompt}, reply_to=ctx.name)
-        await ctx.post.send(attrs.evolve(request, id=tick_id))
-        delivery = await ctx.mailbox.receive(where=lambda m: m.correlation_id == tick_id)
-        await ctx.mailbox.ack(delivery)
-        body: dict[str, Any] = delivery.message.body
+        reply = await ctx.call("lead", PROMPT, {"text": prompt}, id=tick_id, timeout=math.inf)
+        body: dict[str, Any] = reply.body
         return body
 
 
@@ -166,7 +164,7 @@ def scheduler_spec(
     """The ``services`` child that runs the :class:`Scheduler`."""
     return actor_spec(
         SCHEDULER,
-        lambda: Scheduler(run_dir, max_ticks=max_ticks, max_turns=max_turns),
+        lambda _: Scheduler(run_dir, max_ticks=max_ticks, max_turns=max_turns),
         post,
         events=events,
     )

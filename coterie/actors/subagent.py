@@ -12,36 +12,26 @@ answers its one prompt and stops. Nesting is bounded by :data:`MAX_DEPTH`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
 from coterie.actors._actor import actor_spec
 from coterie.actors.lead import PROMPT, RESULT, Lead
-from coterie.actors.summarizer import use_summarizer
 from coterie.ids import new_id
 from coterie.messages import Message
 from coterie.supervisors import Restart, isolated
-from coterie.tools import ToolRegistry, ToolResult
+from coterie.tools import ToolResult, subagent_registry
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
-
     from coterie.actors._context import ActorContext
-    from coterie.agent import AgentFactory, AgentLoop
+    from coterie.agent import AgentLoop
+    from coterie.events import EventLog
     from coterie.supervisors import ChildSpec
+    from coterie.tools import PermissionGate, ToolRegistry
 
 #: How deep subagents may nest: a subagent of a subagent, no further.
 MAX_DEPTH = 2
-#: The team's own tools: a subagent works for its parent, not on the team's board.
-TEAM_ONLY = frozenset(
-    {"TaskCreate", "TaskUpdate", "TaskList", "TaskGet", "SendMessage", "ApprovePlan"}
-)
-#: The tools of each subagent type (None: every tool its parent has).
-TYPE_TOOLS: dict[str, frozenset[str] | None] = {
-    "general-purpose": None,
-    "Explore": frozenset({"Read", "Glob", "Grep", "TodoWrite"}),
-}
 SUBAGENT_PROMPT = """\
 You are a subagent started by {parent} for one task. You see only the task \
 below, not the conversation that led to it. Work on it with your tools, then \
@@ -57,28 +47,61 @@ class Subagent(Lead):
             ctx.stop()
 
 
+class SubagentHost(Protocol):
+    """What starting a subagent needs of the run (the composition root's agents)."""
+
+    @property
+    def events(self) -> EventLog | None: ...
+
+    def loop(
+        self,
+        ctx: ActorContext,
+        role: str,
+        registry: ToolRegistry,
+        *,
+        role_prompt: str | None = ...,
+        gate: PermissionGate | None = ...,
+        depth: int = ...,
+    ) -> AgentLoop: ...
+
+    async def start_subagent(self, spec: ChildSpec) -> None: ...
+
+
 @attrs.define
 class Subagents:
-    """The ``ToolContext.subagents`` of one agent: starts its subagents."""
+    """The ``ToolContext.subagents`` of one agent: starts its subagents.
+
+    A subagent's tools are those of its type that *registry* (its parent's)
+    has, never the team's (:func:`~coterie.tools.subagent_registry`); it
+    shares *gate*, its parent's.
+    """
 
     parent: ActorContext
-    parent_loop: AgentLoop
-    factory: AgentFactory
-    #: Starts a subagent's spec as a dynamic child of the ``team`` supervisor.
-    start_child: Callable[[ChildSpec], Awaitable[None]]
+    registry: ToolRegistry
+    gate: PermissionGate
+    host: SubagentHost
+    #: The nesting depth of the subagents this one starts.
     depth: int = 1
 
     async def __call__(self, description: str, prompt: str, kind: str) -> ToolResult:
         name = f"{self.parent.name[:40]}-sub-{new_id()[-8:].lower()}"
-        request = Message.new(
-            self.parent.name, name, PROMPT, {"text": prompt}, reply_to=self.parent.name
-        )
+        request = self.parent.request(name, PROMPT, {"text": prompt})
         self.parent.emit(
             "subagent.started", subagent=name, description=description, subagent_type=kind
         )
+        registry = subagent_registry(self.registry, kind)
+        role_prompt = SUBAGENT_PROMPT.format(parent=self.parent.name)
 
-        def make() -> Lead:
-            return Subagent(lambda: self._loop(name, kind), self._setup)
+        def make(ctx: ActorContext) -> Lead:
+            loop = self.host.loop(
+                ctx,
+                "subagent",
+                registry,
+                role_prompt=role_prompt,
+                gate=self.gate,
+                depth=self.depth + 1,
+            )
+            return Subagent(loop)
 
         async def gave_up(reason: str) -> None:
             body = {"result": f"The subagent crashed repeatedly: {reason}", "is_error": True}
@@ -86,38 +109,15 @@ class Subagents:
                 Message.new(name, self.parent.name, RESULT, body, correlation_id=request.id)
             )
 
-        spec = actor_spec(
-            name, make, self.parent.post, events=self.factory.events, restart=Restart.TRANSIENT
-        )
-        await self.start_child(isolated(spec, events=self.factory.events, on_give_up=gave_up))
+        events = self.host.events
+        spec = actor_spec(name, make, self.parent.post, events=events, restart=Restart.TRANSIENT)
+        await self.host.start_subagent(isolated(spec, events=events, on_give_up=gave_up))
         await self.parent.post.send(request)
-        mailbox = self.parent.mailbox
-        delivery = await mailbox.receive(where=lambda m: m.correlation_id == request.id)
-        await mailbox.ack(delivery)
+        delivery = await self.parent.reply_for(request.id)
+        await self.parent.done(delivery)
         body: dict[str, Any] = delivery.message.body
         self.parent.emit("subagent.finished", subagent=name, is_error=bool(body["is_error"]))
         return ToolResult(str(body["result"]), is_error=bool(body["is_error"]))
 
-    def _loop(self, name: str, kind: str) -> AgentLoop:
-        allowed = TYPE_TOOLS.get(kind)
-        registry = ToolRegistry()
-        for tool in self.parent_loop.registry:
-            if tool.name in TEAM_ONLY:
-                continue  # a subagent is not a member of its parent's team
-            if allowed is None or tool.name in allowed:
-                registry.register(tool)
-        role_prompt = SUBAGENT_PROMPT.format(parent=self.parent.name)
-        return self.factory.loop(
-            name, "subagent", registry, role_prompt=role_prompt, gate=self.parent_loop.gate
-        )
 
-    def _setup(self, ctx: ActorContext, loop: AgentLoop) -> None:
-        use_summarizer(ctx, loop)
-        # Past the nesting limit the Task tool stays, and says why it cannot start one.
-        if "Task" in loop.registry and self.depth < MAX_DEPTH:
-            loop.tools.subagents = Subagents(
-                ctx, loop, self.factory, self.start_child, self.depth + 1
-            )
-
-
-__all__ = ["MAX_DEPTH", "TYPE_TOOLS", "Subagent", "Subagents"]
+__all__ = ["MAX_DEPTH", "Subagent", "SubagentHost", "Subagents"]

@@ -83,7 +83,7 @@ class SummarizerClient:
             "max_tokens": request.max_tokens,
         }
         try:
-            reply = await self.ctx.ask(SUMMARIZER, SUMMARIZE, body, timeout=self.timeout)
+            reply = await self.ctx.call(SUMMARIZER, SUMMARIZE, body, timeout=self.timeout)
         except Exception as exc:  # a timeout, an unknown actor: the summary failed
             raise ModelError(f"no summary from the summarizer ({exc})") from exc
         answer: dict[str, Any] = reply.body if isinstance(reply.body, dict) else {}
@@ -102,7 +102,7 @@ def use_summarizer(ctx: ActorContext, loop: AgentLoop) -> None:
 
 def summarizer_spec(model: Model, post: PostOffice, *, events: EventLog | None = None) -> ChildSpec:
     """The ``services`` child that runs the :class:`Summarizer`."""
-    return actor_spec(SUMMARIZER, lambda: Summarizer(model), post, events=events)
+    return actor_spec(SUMMARIZER, lambda _: Summarizer(model), post, events=events)
 
 
 __all__ = ["SUMMARIZER", "Summarizer", "SummarizerClient", "summarizer_spec", "use_summarizer"]

@@ -5,13 +5,11 @@ run the tools it asks for through the permission gate, feed the results
 back, until a reply asks for no tool or a limit is reached (DESIGN §5). It
 uses ``coterie.models`` and ``coterie.tools`` through their public names and
 knows nothing of mailboxes or supervision: the Lead actor
-(``coterie.actors.lead``) runs it inside the runtime. ``AgentFactory``
-builds one loop per actor of a run, each with its durable transcript and
-compaction funnel.
+(``coterie.actors.lead``) runs it inside the runtime, and the composition
+root (``coterie.runtime``) builds each actor's loop.
 """
 
-from coterie.agent._factory import AgentFactory
 from coterie.agent._loop import AgentLoop, Limits, RunResult
 from coterie.agent._prompt import build_system_prompt
 
-__all__ = ["AgentFactory", "AgentLoop", "Limits", "RunResult", "build_system_prompt"]
+__all__ = ["AgentLoop", "Limits", "RunResult", "build_system_prompt"]

@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from coterie.models import ModelError, ModelRequest, Usage, cost_usd
+from coterie.models import MeteredModel, ModelError, ModelRequest, Usage
 from coterie.tools import execute_tool_call, todo_reminder
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
+    from collections.abc import Awaitable
 
     from coterie.context import CompactionReport, Funnel, TranscriptLog
     from coterie.events import EventLog
@@ -67,11 +67,22 @@ class RunResult:
         return data
 
 
+def _metered(model: Model) -> MeteredModel:
+    return MeteredModel.of(model)
+
+
 @attrs.define
 class AgentLoop:
-    """One agent's conversation with its model and tools."""
+    """One agent's conversation with its model and tools.
 
-    model: Model
+    Its spend is what the run's one ledger (behind :attr:`model`, a
+    :class:`~coterie.models.MeteredModel`; any other model is wrapped in a
+    meter of its own) holds for this actor;
+    ``max_budget_usd`` bounds what the whole ledger holds, so a team's agents
+    and services share one budget.
+    """
+
+    model: MeteredModel = attrs.field(converter=_metered)
     registry: ToolRegistry
     gate: PermissionGate
     tools: ToolContext
@@ -84,13 +95,40 @@ class AgentLoop:
     funnel: Funnel | None = None
     #: The condition a goal pursuit works towards: kept verbatim by compaction.
     goal: str | None = None
-    #: What the whole run has spent, which ``max_budget_usd`` bounds (default:
-    #: this agent's own cost). A team's agents and services share one budget.
-    spent: Callable[[], float] | None = None
     messages: list[dict[str, Any]] = attrs.field(factory=list)
-    usage: Usage = attrs.field(factory=Usage)
-    cost: float = 0.0
     turns: int = 0
+
+    @classmethod
+    def from_transcript(
+        cls,
+        transcript: TranscriptLog,
+        messages: list[dict[str, Any]] | None = None,
+        **fields: Any,
+    ) -> AgentLoop:
+        """A loop whose history, turns and spend are what *transcript* recorded
+        (a restarted agent, or a resumed run, goes on from there); *messages*
+        is its history if the caller loaded it already."""
+        meta = transcript.meta
+        actor = fields.get("actor", "lead")
+        fields["model"].ledger.restore(
+            actor, Usage(**meta.get("usage", {})), float(meta.get("cost", 0.0))
+        )
+        return cls(
+            transcript=transcript,
+            messages=transcript.load() if messages is None else messages,
+            turns=int(meta.get("turns", 0)),
+            **fields,
+        )
+
+    @property
+    def usage(self) -> Usage:
+        """This agent's token usage so far (restored on resume)."""
+        return self.model.ledger.usage(self.actor)
+
+    @property
+    def cost(self) -> float:
+        """This agent's cost so far in USD (restored on resume)."""
+        return self.model.ledger.cost_usd(self.actor)
 
     async def run(self, prompt: str, *, prompt_id: str | None = None) -> RunResult:
         """Work on *prompt* until the model stops asking for tools or a limit is hit.
@@ -121,13 +159,6 @@ class AgentLoop:
                 return self._finish(text, "success", started, turns_before)
         return await self._work(started, turns_before)
 
-    def restore_totals(self) -> None:
-        """Take turns, cost and usage from the transcript (a resumed run's running totals)."""
-        meta = self.transcript.meta if self.transcript is not None else {}
-        self.turns = int(meta.get("turns", 0))
-        self.cost = float(meta.get("cost", 0.0))
-        self.usage = Usage(**meta.get("usage", {}))
-
     def _finish(self, text: str, subtype: str, started: float, turns_before: int) -> RunResult:
         result = RunResult(
             result=text,
@@ -152,7 +183,7 @@ class AgentLoop:
                 return finish(
                     f"Stopped: reached the limit of {limits.max_turns} turns.", "error_max_turns"
                 )
-            spent = self.cost if self.spent is None else self.spent()
+            spent = self.model.ledger.cost_usd()
             if limits.max_budget_usd is not None and spent >= limits.max_budget_usd:
                 return finish(
                     f"Stopped: spent ${spent:.4f}, the budget is ${limits.max_budget_usd:.4f}.",
@@ -165,8 +196,6 @@ class AgentLoop:
                 return finish(f"The model call failed: {exc}", "error_model")
             self.turns += 1
             self.tools.turns_since_todo_update += 1
-            self.usage += reply.usage
-            self.cost += cost_usd(reply.model, reply.usage)
             await self._add({"role": "assistant", "content": reply.content})
             self._emit(
                 "agent.message",

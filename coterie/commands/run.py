@@ -12,7 +12,7 @@ from coterie.autonomy import parse_loop_spec
 from coterie.errors import CoterieError, SupervisorGaveUp
 from coterie.models import ModelError, Usage
 from coterie.runs import find_run, read_config, read_state
-from coterie.session import AgentSession, open_agent
+from coterie.session import AgentSession, open_agent, open_team
 from coterie.tools import RuleError, SettingsError
 from coterie.ui import ConsoleView, JsonView, StreamJsonView, TerminalAsker, TextView, View
 
@@ -81,7 +81,7 @@ async def run_prompt(args: argparse.Namespace, console: Console, err: Console) -
         return open_agent(
             args.workdir,
             asker=asker,
-            record={"prompt": args.prompt},
+            prompt=args.prompt,
             loop=args.loop,
             max_ticks=args.max_ticks,
             **options,
@@ -94,7 +94,6 @@ async def run_prompt(args: argparse.Namespace, console: Console, err: Console) -
 
 async def run_team(args: argparse.Namespace, console: Console, err: Console) -> int:
     """``coterie team``: a lead and teammates on ``args.goal``; returns the exit code."""
-    from coterie.team import open_team
 
     try:
         options = agent_options(args)
@@ -110,7 +109,7 @@ async def run_team(args: argparse.Namespace, console: Console, err: Console) -> 
             names=args.teammate,
             plan_approval=args.plan_approval,
             asker=asker,
-            record={"prompt": args.request},
+            prompt=args.request,
             **options,
         )
 
@@ -156,7 +155,7 @@ async def resume_run(args: argparse.Namespace, console: Console, err: Console) -
 
     def agent() -> AbstractAsyncContextManager[AgentSession]:
         if command == "team":
-            from coterie.team import open_team
+            from coterie.session import open_team
 
             return open_team(args.workdir, asker=asker, resume=run_dir.name)
         return open_agent(args.workdir, asker=asker, resume=run_dir.name)
@@ -210,7 +209,7 @@ async def drive(
     try:
         async with agent() as session:
             run_id = session.run_id
-            config = session.config
+            config = session.options
             board = session.board.list if session.board is not None else None
             view = _view(args, console, team=team, board=board)
             if asker is not None:
@@ -220,12 +219,12 @@ async def drive(
                     "run_id": run_id,
                     "cwd": str(config.workdir),
                     "model": "scripted" if config.scenario else config.model,
-                    "permission_mode": config.permission_mode,
+                    "permission_mode": session.policy.mode,
                     "teammates": list(config.teammates),
                     "goal": getattr(args, "request", None),
                 }
             )
-            dropped = session.policy.dropped_allow if session.policy is not None else ()
+            dropped = session.policy.dropped_allow
             if dropped:
                 rules = ", ".join(rule.text for rule in dropped)
                 err.print(

@@ -126,14 +126,14 @@ async def _main(console: Console, workdir: Path) -> int:
 
     services = Supervisor(
         "services",
-        [actor_spec("recorder", lambda: Recorder(results), post, events=events)],
+        [actor_spec("recorder", lambda _: Recorder(results), post, events=events)],
         events=events,
     )
     team = Supervisor(
         "team",
         [
-            actor_spec("planner", lambda: Planner(done), post, events=events),
-            *(actor_spec(w, lambda: Worker(bugs), post, events=events) for w in WORKERS),
+            actor_spec("planner", lambda _: Planner(done), post, events=events),
+            *(actor_spec(w, lambda _: Worker(bugs), post, events=events) for w in WORKERS),
         ],
         strategy=Strategy.ONE_FOR_ONE,
         max_restarts=3,

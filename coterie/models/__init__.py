@@ -25,6 +25,7 @@ from coterie.models._base import (
     Usage,
 )
 from coterie.models._factory import model_from_env
+from coterie.models.metered import MeteredModel
 from coterie.models.mock_server import MockServer, RecordedRequest, serve_scenario
 from coterie.models.pricing import (
     DEFAULT_MODEL_PRICE,
@@ -63,6 +64,7 @@ __all__ = [
     "DEFAULT_MODEL_PRICE",
     "ROLES",
     "AnthropicModel",
+    "MeteredModel",
     "MockServer",
     "Model",
     "ModelAPIError",

@@ -81,7 +81,10 @@ TextSink = Callable[[str], None]
 class Model(Protocol):
     """A chat model. ``on_text`` receives streamed text as it arrives."""
 
-    name: str
+    @property
+    def name(self) -> str:
+        """The model's name (what its costs are priced by)."""
+        ...
 
     async def complete(
         self, request: ModelRequest, *, on_text: TextSink | None = None

@@ -30,12 +30,12 @@ from coterie.models._base import (
     api_error,
 )
 from coterie.models._wire import CRASH_ERROR_TYPE, SCENARIO_ERROR_TYPE
-from coterie.models.pricing import UsageLedger
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from coterie.models._base import Model, ModelRequest, TextSink
+    from coterie.models.pricing import UsageLedger
 
 #: Statuses worth another try: rate limits, server errors, overload.
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 529})
@@ -103,7 +103,7 @@ class AnthropicModel:
         self.backoff_base = backoff_base
         self.backoff_max = backoff_max
         self.cache_conversation = cache_conversation
-        self.ledger = ledger if ledger is not None else UsageLedger()
+        self.ledger = ledger
         self._rng = rng if rng is not None else random.Random()
         if client is None:
             api_key = api_key or os.environ.get("ANTHROPIC_API_KEY") or None
@@ -218,7 +218,8 @@ class AnthropicModel:
             cache_read_input_tokens=raw.cache_read_input_tokens or 0,
         )
         model = str(message.model or self.name)
-        self.ledger.record(request.actor, model, usage)
+        if self.ledger is not None:
+            self.ledger.record(request.actor, model, usage)
         return ModelReply(
             content=content,
             stop_reason=str(message.stop_reason or "end_turn"),

@@ -141,8 +141,8 @@ def cost_usd(model: str, usage: Usage) -> float:
 class UsageLedger:
     """Token usage and cost per actor, summed over calls (DESIGN §4).
 
-    Every model client records each successful call here; a run may hand one
-    ledger to several clients to get a single account.
+    A run has one, behind its :class:`~coterie.models.MeteredModel`; a model
+    client given one records its own calls in it too (for standalone use).
     """
 
     _usage: dict[str, Usage] = attrs.field(init=False, factory=dict)
@@ -156,6 +156,14 @@ class UsageLedger:
         self._cost[actor] = self._cost.get(actor, 0.0) + cost
         self._calls[actor] = self._calls.get(actor, 0) + 1
         return cost
+
+    def restore(self, actor: str, usage: Usage, cost: float) -> None:
+        """Start *actor*'s account at *usage* and *cost* (what its transcript recorded,
+        on a resume) unless this ledger has counted calls of it already."""
+        if actor not in self._usage:
+            self._usage[actor] = usage
+            self._cost[actor] = cost
+            self._calls[actor] = 0
 
     @property
     def actors(self) -> list[str]:

@@ -19,12 +19,12 @@ from coterie.models._player import (
     request_key,
 )
 from coterie.models._validate import RequestInvalid, validate_request
-from coterie.models.pricing import UsageLedger
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from coterie.models._base import Model, ModelRequest, TextSink
+    from coterie.models.pricing import UsageLedger
     from coterie.models.scenario import Scenario
 
 #: How many pieces a reply's text is streamed in, so that consumers of
@@ -58,7 +58,7 @@ class ScriptedModel:
     ) -> None:
         self.name = model_name
         self.scenario = scenario
-        self.ledger = ledger if ledger is not None else UsageLedger()
+        self.ledger = ledger
         self.strict = strict
         self._player = ScenarioPlayer(scenario, state_path, fsync=fsync)
 
@@ -101,7 +101,8 @@ class ScriptedModel:
         if on_text is not None:
             for chunk in _chunks(outcome.text, STREAM_CHUNKS):
                 on_text(chunk)
-        self.ledger.record(request.actor, self.name, usage)
+        if self.ledger is not None:
+            self.ledger.record(request.actor, self.name, usage)
         return ModelReply(
             content=content, stop_reason=outcome.stop_reason, usage=usage, model=self.name
         )

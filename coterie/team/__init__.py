@@ -1,15 +1,40 @@
 """Teams (DESIGN §3, §6): a lead and teammates as supervised actors on one task board.
 
-This package owns the team runtime: the lead's behaviour in a team (plan,
-then lead until every task is done, then the shutdown protocol), the
-teammates' WORK → IDLE cycle, the messages between them, and the tree that
-runs them with the board. It builds on ``coterie.actors``,
-``coterie.board``, ``coterie.agent`` and ``coterie.session``; the board's
-rules and the team tools live in ``coterie.board`` and ``coterie.tools``.
+This package owns the team's behaviours: the lead in a team (plan, then lead
+until every task is done, then the shutdown protocol), the teammates'
+WORK → IDLE cycle, the messages between them and what they share (the
+board, the roster, their tools). It builds on ``coterie.actors``,
+``coterie.board`` and ``coterie.agent``; the composition root
+(``coterie.runtime``) builds the tree that runs them, and
+:func:`coterie.open_team` is the embedding face.
 """
 
-from coterie.team._protocol import NAMES, default_names
-from coterie.team._runtime import open_team, team_names
-from coterie.team._summary import team_summary
+from __future__ import annotations
 
-__all__ = ["NAMES", "default_names", "open_team", "team_names", "team_summary"]
+from coterie.team._lead import TeamLead, stuck
+from coterie.team._protocol import NAMES, default_names
+from coterie.team._summary import team_summary
+from coterie.team._team import (
+    Team,
+    Wakeups,
+    changed_tasks,
+    hand_back,
+    team_names,
+    the_user_asked,
+)
+from coterie.team._teammate import Teammate
+
+__all__ = [
+    "NAMES",
+    "Team",
+    "TeamLead",
+    "Teammate",
+    "Wakeups",
+    "changed_tasks",
+    "default_names",
+    "hand_back",
+    "stuck",
+    "team_names",
+    "team_summary",
+    "the_user_asked",
+]

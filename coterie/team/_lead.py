@@ -26,8 +26,6 @@ from coterie.team import _protocol as proto
 from coterie.team._team import mail_or
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from coterie.actors import ActorContext
     from coterie.actors.goal import GoalPursuit
     from coterie.agent import AgentLoop, RunResult
@@ -56,14 +54,8 @@ def stuck(tasks: list[Task], alive: tuple[str, ...]) -> bool:
 class TeamLead(Lead):
     """The Lead of a team run (see the module docstring)."""
 
-    def __init__(
-        self,
-        team: Team,
-        make_loop: Callable[[], AgentLoop],
-        setup: Callable[[ActorContext, AgentLoop], None],
-        goal: GoalPursuit | None = None,
-    ) -> None:
-        super().__init__(make_loop, setup, goal)
+    def __init__(self, team: Team, loop: AgentLoop, goal: GoalPursuit | None = None) -> None:
+        super().__init__(loop, goal)
         self.team = team
 
     async def handle(self, ctx: ActorContext, message: Message) -> None:
@@ -96,14 +88,14 @@ class TeamLead(Lead):
         """Take teammates' messages until the board is done; the last turn's result."""
         board = self.team.board
         while True:
-            delivery = self._waiting(ctx)
+            delivery = await self._waiting(ctx)
             if delivery is None:
                 seq = await board.wait_for_change(-1)
                 tasks = await board.list()
                 done = all(t.status.finished for t in tasks) or stuck(tasks, self.team.alive)
                 # A teammate reports before it completes its task on the board:
                 # once every task is done, every report is in the mailbox.
-                delivery = self._waiting(ctx)
+                delivery = await self._waiting(ctx)
                 if done and delivery is None:
                     return self._outcome(result, tasks)
                 if delivery is None:
@@ -112,11 +104,8 @@ class TeamLead(Lead):
                     continue
             result = await self._take(ctx, delivery, result)
 
-    def _waiting(self, ctx: ActorContext) -> Delivery | None:
-        try:
-            return ctx.mailbox.receive_nowait(where=_from_team)
-        except trio.WouldBlock:
-            return None
+    async def _waiting(self, ctx: ActorContext) -> Delivery | None:
+        return await ctx.poll(_from_team)
 
     async def _next(self, ctx: ActorContext, seq: int) -> Delivery | None:
         """A teammate's message, or None when the board changed first."""
@@ -127,7 +116,7 @@ class TeamLead(Lead):
         message = delivery.message
         if message.kind == proto.TEAMMATE_STOPPED:
             self.team.stopped.add(str(message.body.get("teammate")))
-        if message.kind in proto.LEAD_TURNS and message.id not in ctx.seen:
+        if message.kind in proto.LEAD_TURNS:
             plan = (message.sender, str(message.body.get("task_id")))
             self.team.answered.discard(plan)
             result = await self._turn(ctx, message.id, proto.render(message))
@@ -141,8 +130,7 @@ class TeamLead(Lead):
                 }
                 unanswered = f"{message.id}.unanswered"
                 await proto.tell(ctx, plan[0], proto.PLAN_APPROVAL, body, message_id=unanswered)
-        ctx.seen.add(message.id)
-        await ctx.mailbox.ack(delivery)
+        await ctx.done(delivery)
         return result
 
     def _outcome(self, result: RunResult, tasks: list[Task]) -> RunResult:
@@ -166,22 +154,23 @@ class TeamLead(Lead):
         restarted mid-protocol asks again with the same ids: a teammate that
         answered already is not asked twice, and its answer still counts.
         """
-        asked = {}
-        for name in self.team.alive:
+
+        async def ask(name: str) -> None:
             request_id = f"{prompt_id}.shutdown.{name}"
-            await proto.tell(ctx, name, proto.SHUTDOWN_REQUEST, {}, message_id=request_id)
-            asked[request_id] = name
-        with trio.move_on_after(SHUTDOWN_TIMEOUT if asked else 0):
-            while asked:
-                delivery = await ctx.mailbox.receive(where=lambda m: m.correlation_id in asked)
-                asked.pop(str(delivery.message.correlation_id), None)
-                await ctx.mailbox.ack(delivery)
-        for name in asked.values():
-            ctx.emit("team.shutdown_timeout", teammate=name)
+            proto.report(ctx, name, proto.SHUTDOWN_REQUEST, {})
+            try:
+                await ctx.call(
+                    name, proto.SHUTDOWN_REQUEST, {}, id=request_id, timeout=SHUTDOWN_TIMEOUT
+                )
+            except TimeoutError:
+                ctx.emit("team.shutdown_timeout", teammate=name)
+
+        async with trio.open_nursery() as nursery:
+            for name in self.team.alive:
+                nursery.start_soon(ask, name)
         # What the teammates said before answering (their last idle notices).
-        while (leftover := self._waiting(ctx)) is not None:
-            ctx.seen.add(leftover.message.id)
-            await ctx.mailbox.ack(leftover)
+        while (leftover := await self._waiting(ctx)) is not None:
+            await ctx.done(leftover)
 
 
 def _from_team(message: Message) -> bool:

@@ -6,10 +6,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from coterie.messages import Message
-
 if TYPE_CHECKING:
     from coterie.actors import ActorContext
+    from coterie.messages import Message
 
 #: A teammate's outcome for a task: body ``{task_id, status, result}`` (to the lead).
 RESULT = "result"
@@ -99,12 +98,12 @@ async def tell(
     A *message_id* chosen by the caller makes a re-send after a crash the
     same message, which the recipient recognises and does not handle twice.
     """
-    message = Message.new(ctx.name, to, kind, body, correlation_id=correlation_id)
-    if message_id is not None:
-        message = Message(
-            message_id, ctx.name, to, kind, body, message.sent_at, correlation_id, None
-        )
-    await ctx.post.send(message)
+    message = await ctx.send(to, kind, body, correlation_id=correlation_id, id=message_id)
+    report(ctx, to, kind, body)
+    return message
+
+
+def report(ctx: ActorContext, to: str, kind: str, body: dict[str, Any]) -> None:
+    """A ``team.message`` event for a message from *ctx* to *to*."""
     text = preview(kind, body)[:500]
     ctx.emit("team.message", sender=ctx.name, recipient=to, kind=kind, text=text)
-    return message

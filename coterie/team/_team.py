@@ -11,18 +11,18 @@ import trio
 
 from coterie.board import Task, TaskStatus
 from coterie.fsutil import atomic_write
+from coterie.messages import Message, check_actor_name
 from coterie.team import _protocol as proto
-from coterie.tools import ApprovePlanTool, TaskTool, TeamContext, add_team_tools, default_registry
+from coterie.tools import Provides, TeamContext, builtin_registry
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
     from pathlib import Path
 
     from coterie.actors import ActorContext
-    from coterie.agent import AgentFactory
     from coterie.board import AsyncBoard
-    from coterie.mailbox import Delivery
-    from coterie.messages import Message
+    from coterie.events import EventLog
+    from coterie.mailbox import Delivery, PostOffice
     from coterie.tools import ToolRegistry
 
 #: How long a claim holds a task without renewal (a working teammate renews it).
@@ -103,7 +103,7 @@ class Wakeups:
 class Team:
     """The team of one run: its board, members and the way their agents are built."""
 
-    factory: AgentFactory
+    run_dir: Path
     board: AsyncBoard
     lead: str
     teammates: tuple[str, ...]
@@ -147,12 +147,11 @@ class Team:
         )
 
     def registry(self, *, lead: bool) -> ToolRegistry:
-        """The built-in tools, the team tools, Task, and ApprovePlan for the lead."""
-        registry = add_team_tools(default_registry())
-        registry.register(TaskTool())
-        if lead and self.plan_approval:
-            registry.register(ApprovePlanTool())
-        return registry
+        """The built-in tools, the team tools, Task, and ApprovePlan for a lead
+        whose teammates need plan approval."""
+        return builtin_registry(
+            Provides(team=True, lead=lead and self.plan_approval, subagents=True)
+        )
 
     def lead_prompt(self) -> str:
         return LEAD_PROMPT.format(teammates=", ".join(self.teammates))
@@ -163,7 +162,7 @@ class Team:
     # -- plan approvals, durable per teammate ------------------------------------
 
     def _approvals_path(self, me: str) -> Path:
-        return self.factory.run_dir / "teammates" / f"{me}.json"
+        return self.run_dir / "teammates" / f"{me}.json"
 
     def approved(self, me: str) -> set[str]:
         """The tasks whose plan the lead approved for *me*."""
@@ -178,6 +177,50 @@ class Team:
         path.parent.mkdir(parents=True, exist_ok=True)
         approved = sorted(self.approved(me) | {task_id})
         atomic_write(path, json.dumps({"approved": approved}).encode(), sync=True)
+
+
+def team_names(count: int | None, names: list[str] | tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The teammates: *names* if given, else *count* readable default names (two
+    by default); valid actor names, distinct, not ``lead``, at least one."""
+    chosen = tuple(names) if names else proto.default_names(count if count is not None else 2)
+    for name in chosen:
+        check_actor_name(name)
+    if len(set(chosen)) != len(chosen) or "lead" in chosen:
+        raise ValueError(f"teammate names must be distinct and not 'lead': {', '.join(chosen)}")
+    if not chosen:
+        raise ValueError("a team needs at least one teammate")
+    return chosen
+
+
+def the_user_asked(request: str | None) -> list[dict[str, Any]]:
+    """The user's request as a history message (what a teammate's actions are weighed by)."""
+    if not request:
+        return []
+    return [{"role": "user", "content": [{"type": "text", "text": request}]}]
+
+
+async def hand_back(
+    team: Team, name: str, reason: str, post: PostOffice, events: EventLog | None
+) -> None:
+    """Teammate *name* was stopped for good (*reason*): its unfinished tasks go back
+    to the board and the lead is told (a ``teammate_stopped`` message)."""
+    handed_back = []
+    for task in await team.board.list():
+        if task.owner != name or task.status.finished:
+            continue
+        if task.status is TaskStatus.IN_PROGRESS:
+            await team.board.release(task.id, name)
+        else:
+            await team.board.update(task.id, owner=None)
+        handed_back.append(task.id)
+    team.stopped.add(name)
+    body = {"teammate": name, "reason": reason, "tasks": handed_back}
+    await post.send(Message.new(name, team.lead, proto.TEAMMATE_STOPPED, body))
+    if events is not None:
+        events.emit(
+            "team.message", actor=name, sender=name, recipient=team.lead,
+            kind=proto.TEAMMATE_STOPPED, text=f"stopped: {reason}",
+        )  # fmt: skip
 
 
 def changed_tasks(result: object) -> list[Task]:
@@ -198,7 +241,7 @@ async def mail_or(
 
         async def mail() -> None:
             nonlocal got
-            got = await ctx.mailbox.receive(where=where)
+            got = await ctx.take(where)
             nursery.cancel_scope.cancel()
 
         async def wait() -> None:

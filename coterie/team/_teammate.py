@@ -20,20 +20,18 @@ work. If its supervisor gives up on it, the runtime hands its tasks back.
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING
 
 import attrs
 import trio
 
 from coterie.actors import Actor
-from coterie.board import BoardError, TaskStatus
+from coterie.board import BoardError, BoardRefusal, TaskStatus
 from coterie.team import _protocol as proto
 from coterie.team._team import LEASE_SECONDS, mail_or
-from coterie.tools import PermissionGate
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from coterie.actors import ActorContext
     from coterie.agent import AgentLoop, RunResult
     from coterie.board import Task
@@ -61,21 +59,14 @@ def task_prompt(task: Task, lead: str) -> str:
 class Teammate(Actor):
     """One member of the team doing tasks from the board."""
 
-    def __init__(
-        self,
-        team: Team,
-        make_loop: Callable[[], AgentLoop],
-        setup: Callable[[ActorContext, AgentLoop], None],
-    ) -> None:
+    def __init__(self, team: Team, loop: AgentLoop) -> None:
         self.team = team
-        self.loop = make_loop()
-        self._setup = setup
+        self.loop = loop
         self._generation = 0
         self._started = True
 
     async def run(self, ctx: ActorContext) -> None:
         ctx.mailbox.requeue_in_flight()
-        self._setup(ctx, self.loop)  # the team tools and subagents
         wakeups = self.team.wakeups
         wakeups.join(ctx.name)
         try:
@@ -100,11 +91,7 @@ class Teammate(Actor):
     async def _read_mail(self, ctx: ActorContext) -> bool:
         """Handle what is waiting, shutdown first; True if the teammate must stop."""
         for where in (lambda m: m.kind == proto.SHUTDOWN_REQUEST, None):
-            while True:
-                try:
-                    delivery = ctx.mailbox.receive_nowait(where=where)
-                except trio.WouldBlock:
-                    break
+            while (delivery := await ctx.poll(where)) is not None:
                 if await self._handle(ctx, delivery):
                     return True
         return False
@@ -112,30 +99,23 @@ class Teammate(Actor):
     async def _handle(self, ctx: ActorContext, delivery: Delivery) -> bool:
         message = delivery.message
         stop = False
-        if message.id in ctx.seen:
-            pass
-        elif message.kind == proto.SHUTDOWN_REQUEST:
+        if message.kind == proto.SHUTDOWN_REQUEST:
             await proto.tell(
                 ctx, message.sender, proto.SHUTDOWN_RESPONSE, {"approve": True},
                 correlation_id=message.id,
             )  # fmt: skip
             ctx.emit("actor.state", state="stopping", task=None)
             stop = True
-            # A copy of the request (sent again by a restarted lead) is answered
-            # already: take it out, so that nothing is left behind.
-            while True:
-                try:
-                    again = ctx.mailbox.receive_nowait(where=lambda m: m.id == message.id)
-                except trio.WouldBlock:
-                    break
-                await ctx.mailbox.ack(again)
         elif message.kind == proto.MESSAGE:
             ctx.emit("actor.state", state="working", task=None)
             await self._turn(message.id, proto.render(message))
         else:
             ctx.emit("actor.unexpected_message", kind=message.kind, sender=message.sender)
-        ctx.seen.add(message.id)
-        await ctx.mailbox.ack(delivery)
+        await ctx.done(delivery)
+        if stop:
+            # A copy of the request (sent again by a restarted lead) is answered
+            # already: take it out (poll acknowledges copies of handled ids).
+            await ctx.poll(lambda m: m.id == message.id)
         return stop
 
     async def _next_task(self, ctx: ActorContext) -> Task | None:
@@ -185,7 +165,7 @@ class Teammate(Actor):
                 await self.team.board.fail(task.id, ctx.name, result.result or "failed")
             else:
                 await self.team.board.complete(task.id, ctx.name, result.result)
-        except BoardError as exc:
+        except BoardRefusal as exc:
             # Already settled: the teammate marked it failed or handed it back
             # with TaskUpdate, or the lead changed it meanwhile.
             ctx.emit("team.task_settled", task=task.id, reason=str(exc))
@@ -197,50 +177,44 @@ class Teammate(Actor):
             await trio.sleep(LEASE_SECONDS / 3)
             try:
                 await self.team.board.renew(task_id, ctx.name, lease_seconds=LEASE_SECONDS)
-            except BoardError:
+            except (BoardRefusal, BoardError):
                 return  # no longer ours: the turn's end will find out
 
     async def _plan(self, ctx: ActorContext, task: Task) -> RunResult:
         """Plan read-only, ask the lead, revise until approved, then carry the plan out."""
-        working_gate = self.loop.gate
-        planning = attrs.evolve(working_gate.policy, mode="plan")
-        self.loop.gate = PermissionGate(planning, working_gate.asker)
-        try:
-            asked = task_prompt(task, self.team.lead)
-            result = await self._turn(task.id, f"{asked}\n\n{PLAN_NOTE}")
-            for _ in range(MAX_PLAN_ROUNDS):
-                if result.is_error:
-                    return result  # no plan to propose: the task fails
-                body = {"task_id": task.id, "plan": result.result}
-                await proto.tell(ctx, self.team.lead, proto.PLAN_REQUEST, body)
-                ctx.emit("actor.state", state="awaiting approval", task=task.id)
-                delivery = await ctx.mailbox.receive(
-                    where=lambda m: (
-                        m.kind == proto.PLAN_APPROVAL and m.body.get("task_id") == task.id
-                    )
-                )
-                answer = delivery.message
-                if answer.body.get("approve"):
-                    self.team.record_approval(ctx.name, task.id)
-                    self.loop.gate = working_gate
-                    text = "The lead approved your plan. Carry it out now."
-                else:
-                    feedback = answer.body.get("feedback") or "no reason given"
-                    text = f"The lead rejected your plan: {feedback}\nRevise it. {PLAN_NOTE}"
-                ctx.emit("actor.state", state="working", task=task.id)
-                result = await self._turn(answer.id, proto.render(answer) + "\n" + text)
-                ctx.seen.add(answer.id)
-                await ctx.mailbox.ack(delivery)
-                if answer.body.get("approve"):
-                    return result
-            reason = f"The lead did not approve a plan in {MAX_PLAN_ROUNDS} rounds."
-            return attrs.evolve(result, result=reason, is_error=True, subtype="error_plan")
-        finally:
-            self.loop.gate = working_gate
+        asked = task_prompt(task, self.team.lead)
+        result = await self._turn(task.id, f"{asked}\n\n{PLAN_NOTE}", planning=True)
+        for _ in range(MAX_PLAN_ROUNDS):
+            if result.is_error:
+                return result  # no plan to propose: the task fails
+            body = {"task_id": task.id, "plan": result.result}
+            await proto.tell(ctx, self.team.lead, proto.PLAN_REQUEST, body)
+            ctx.emit("actor.state", state="awaiting approval", task=task.id)
+            delivery = await ctx.take(
+                lambda m: m.kind == proto.PLAN_APPROVAL and m.body.get("task_id") == task.id
+            )
+            answer = delivery.message
+            approved = bool(answer.body.get("approve"))
+            if approved:
+                self.team.record_approval(ctx.name, task.id)
+                text = "The lead approved your plan. Carry it out now."
+            else:
+                feedback = answer.body.get("feedback") or "no reason given"
+                text = f"The lead rejected your plan: {feedback}\nRevise it. {PLAN_NOTE}"
+            ctx.emit("actor.state", state="working", task=task.id)
+            text = proto.render(answer) + "\n" + text
+            result = await self._turn(answer.id, text, planning=not approved)
+            await ctx.done(delivery)
+            if approved:
+                return result
+        reason = f"The lead did not approve a plan in {MAX_PLAN_ROUNDS} rounds."
+        return attrs.evolve(result, result=reason, is_error=True, subtype="error_plan")
 
-    async def _turn(self, work_id: str, text: str) -> RunResult:
-        """Work on *text* (begun before a restart if its id is in the transcript)."""
-        transcript = self.loop.transcript
-        if transcript is not None and work_id in transcript.prompt_ids:
-            return await self.loop.resume(work_id)
-        return await self.loop.run(text, prompt_id=work_id)
+    async def _turn(self, work_id: str, text: str, *, planning: bool = False) -> RunResult:
+        """Work on *text* (begun before a restart if its id is in the transcript);
+        *planning*: under plan mode's ceiling (read-only until approved)."""
+        loop = self.loop
+        with loop.gate.capped("plan") if planning else contextlib.nullcontext():
+            if loop.transcript is not None and work_id in loop.transcript.prompt_ids:
+                return await loop.resume(work_id)
+            return await loop.run(text, prompt_id=work_id)

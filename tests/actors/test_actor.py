@@ -53,7 +53,7 @@ async def test_an_actor_handles_its_messages_in_order(
     post_office: PostOffice, autojump_clock: object
 ) -> None:
     log: list[Any] = []
-    sup = Supervisor("root", [actor_spec("worker", lambda: Recorder(log), post_office)])
+    sup = Supervisor("root", [actor_spec("worker", lambda _: Recorder(log), post_office)])
     async with trio.open_nursery() as nursery:
         await nursery.start(sup.run)
         await send_n(post_office, "worker", 1, 2, 3)
@@ -69,7 +69,7 @@ async def test_a_crash_is_restarted_and_the_message_redelivered(
     log: list[Any] = []
     crash_on = {2}
     events = EventLog()
-    spec = actor_spec("worker", lambda: Recorder(log, crash_on), post_office, events=events)
+    spec = actor_spec("worker", lambda _: Recorder(log, crash_on), post_office, events=events)
     sup = Supervisor("root", [spec], events=events)
     async with trio.open_nursery() as nursery:
         await nursery.start(sup.run)
@@ -99,7 +99,7 @@ async def test_a_message_handled_but_not_acknowledged_is_not_handled_twice(
         await real_ack(*deliveries)
 
     monkeypatch.setattr(box, "ack", flaky_ack)
-    sup = Supervisor("root", [actor_spec("worker", lambda: Recorder(log), post_office)])
+    sup = Supervisor("root", [actor_spec("worker", lambda _: Recorder(log), post_office)])
     async with trio.open_nursery() as nursery:
         await nursery.start(sup.run)
         await send_n(post_office, "worker", 1, 2)
@@ -114,7 +114,7 @@ async def test_a_stop_message_ends_a_transient_actor_for_good(
     log: list[Any] = []
     events = EventLog()
     spec = actor_spec(
-        "worker", lambda: Recorder(log), post_office, restart=Restart.TRANSIENT, events=events
+        "worker", lambda _: Recorder(log), post_office, restart=Restart.TRANSIENT, events=events
     )
     sup = Supervisor("root", [spec], events=events)
     async with trio.open_nursery() as nursery:
@@ -131,11 +131,11 @@ async def test_a_stop_message_ends_a_transient_actor_for_good(
 
 
 async def test_ask_gets_the_reply(post_office: PostOffice, autojump_clock: object) -> None:
-    sup = Supervisor("root", [actor_spec("echo", Echo, post_office)])
+    sup = Supervisor("root", [actor_spec("echo", lambda _: Echo(), post_office)])
     asker = ActorContext(name="asker", mailbox=post_office.open("asker"), post=post_office)
     async with trio.open_nursery() as nursery:
         await nursery.start(sup.run)
-        reply = await asker.ask("echo", "ping", {"x": 1}, timeout=5)
+        reply = await asker.call("echo", "ping", {"x": 1}, timeout=5)
         await sup.stop()
     assert reply.kind == "pong"
     assert reply.body == {"echo": {"x": 1}}
@@ -150,10 +150,10 @@ async def test_ask_times_out_and_a_late_reply_is_reported(
     post_office.open("silent")
     asker = ActorContext(name="asker", mailbox=box, post=post_office, events=events)
     with pytest.raises(AskTimeout, match="silent"):
-        await asker.ask("silent", "ping", timeout=2)
+        await asker.call("silent", "ping", timeout=2)
     (request,) = [(await post_office["silent"].receive()).message]
     await post_office.send(Message.new("silent", "asker", "pong", correlation_id=request.id))
-    sup = Supervisor("root", [actor_spec("asker", Echo, post_office, events=events)])
+    sup = Supervisor("root", [actor_spec("asker", lambda _: Echo(), post_office, events=events)])
     async with trio.open_nursery() as nursery:
         await nursery.start(sup.run)
         await wait_until(lambda: events.of_type("actor.late_reply"))
@@ -179,7 +179,7 @@ async def test_a_restarted_file_actor_resumes_after_reopen(
     await post.aclose()
     log: list[Any] = []
     post = PostOffice(root)
-    sup = Supervisor("root", [actor_spec("worker", lambda: Recorder(log), post)])
+    sup = Supervisor("root", [actor_spec("worker", lambda _: Recorder(log), post)])
     async with trio.open_nursery() as nursery:
         await nursery.start(sup.run)
         await wait_until(lambda: log)

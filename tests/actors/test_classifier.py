@@ -158,7 +158,7 @@ async def test_a_malformed_request_blocks_without_a_model_call(
 ) -> None:
     model = RecordingModel.of(classifier=[NO, NO])
     async with services(classifier_spec(model, post)):
-        reply = await client(post).ask(CLASSIFIER, CLASSIFY, body, timeout=30)
+        reply = await client(post).call(CLASSIFIER, CLASSIFY, body, timeout=30)
     assert reply.kind == CLASSIFICATION
     assert reply.body["block"] is True
     assert reply.body["valid"] is False

@@ -123,7 +123,7 @@ async def test_a_malformed_request_is_not_met_without_a_model_call(
     model = RecordingModel.of(evaluator=[verdict('{"ok": true, "reason": "yes"}')])
     requester = client(post)
     async with services(evaluator_spec(model, post)):
-        reply = await requester.ask(EVALUATOR, EVALUATE, body, timeout=30)
+        reply = await requester.call(EVALUATOR, EVALUATE, body, timeout=30)
     assert reply.kind == VERDICT
     assert reply.body["status"] == "not_met"
     assert reply.body["valid"] is False
@@ -133,7 +133,7 @@ async def test_a_malformed_request_is_not_met_without_a_model_call(
 async def test_other_message_kinds_are_ignored(post: PostOffice, autojump_clock: object) -> None:
     events = EventLog()
     model = RecordingModel.of(evaluator=[])
-    spec = actor_spec(EVALUATOR, lambda: GoalEvaluator(model), post, events=events)
+    spec = actor_spec(EVALUATOR, lambda _: GoalEvaluator(model), post, events=events)
     async with services(spec, events=events):
         await post.send(Message.new("lead", EVALUATOR, "hello", {}))
         while not events.of_type("actor.unexpected_message"):

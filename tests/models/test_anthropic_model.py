@@ -15,6 +15,7 @@ from coterie.models import (
     ScenarioError,
     ScriptedCrash,
     Usage,
+    UsageLedger,
     cost_usd,
 )
 from coterie.models.anthropic_model import AnthropicModel
@@ -165,7 +166,9 @@ async def test_usage_is_taken_from_the_final_message_and_recorded(connect: Any) 
         "cache_creation_input_tokens": 2000,
         "cache_read_input_tokens": 5000,
     }
-    model, _ = await connect(scenario({"lead": [{"text": "x", "usage": usage}]}))
+    model, _ = await connect(
+        scenario({"lead": [{"text": "x", "usage": usage}]}), ledger=UsageLedger()
+    )
     reply = await model.complete(ask())
     assert reply.usage == Usage(**usage)
     assert model.ledger.usage("lead") == Usage(**usage)

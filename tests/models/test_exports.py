@@ -12,6 +12,7 @@ PUBLIC = {
     "DEFAULT_MODEL_PRICE",
     "ROLES",
     "AnthropicModel",
+    "MeteredModel",
     "MockServer",
     "Model",
     "ModelAPIError",

@@ -18,6 +18,7 @@ from coterie.models import (
     ScriptedCrash,
     ScriptedModel,
     Usage,
+    UsageLedger,
     cost_usd,
     load_scenario,
 )
@@ -257,6 +258,7 @@ async def test_usage_and_cost_are_recorded_per_actor() -> None:
             {"lead": [{"text": "x", "usage": usage}], "alice": [{"text": "y", "usage": usage}]}
         ),
         model_name="claude-opus-5",
+        ledger=UsageLedger(),
     )
     await model.complete(ask())
     await model.complete(ask(actor="alice", role="teammate"))

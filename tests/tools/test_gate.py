@@ -101,11 +101,16 @@ async def test_denied_calls_are_never_asked(ctx: ToolContext) -> None:
     assert asker.asked == []
 
 
-async def test_the_gate_installs_the_read_filter(ctx: ToolContext, workspace: Path) -> None:
-    gate = PermissionGate(PermissionPolicy.from_rules(deny=["Read(.env)"]))
-    await gate.authorize(TOOLS["Glob"], {"pattern": "*"}, ctx)
-    assert ctx.read_denied is not None
-    assert ctx.read_denied(workspace / ".env")
+async def test_a_capped_gate_decides_under_the_cap_until_the_block_ends(
+    ctx: ToolContext,
+) -> None:
+    """A teammate planning (and its subagents, sharing the gate) is under plan mode."""
+    gate = PermissionGate(PermissionPolicy.from_rules(mode="bypassPermissions"), None)
+    write = TOOLS["Write"]
+    call = {"file_path": "x.txt", "content": "x"}
+    with gate.capped("plan"):
+        assert (await gate.authorize(write, call, ctx)).behavior == "deny"
+    assert (await gate.authorize(write, call, ctx)).behavior == "allow"
 
 
 @pytest.mark.parametrize("answer", [True, False])
@@ -120,9 +125,12 @@ async def test_end_to_end_through_execute_tool_call(
 
 
 async def test_headless_grep_skips_denied_files(ctx: ToolContext, workspace: Path) -> None:
+    """The agent's context carries the policy's Read filter (the runtime builds it so)."""
     (workspace / ".env").write_text("TOKEN=1\n")
     (workspace / "app.py").write_text("TOKEN = 0\n")
-    gate = PermissionGate(PermissionPolicy.from_rules(deny=["Read(.env)"]))
+    policy = PermissionPolicy.from_rules(deny=["Read(.env)"])
+    gate = PermissionGate(policy)
+    ctx = attrs.evolve(ctx, read_denied=policy.read_filter(workspace))
     result = await execute_tool_call(default_registry(), gate, "Grep", {"pattern": "TOKEN"}, ctx)
     assert ".env" not in result.content
     assert "app.py" in result.content

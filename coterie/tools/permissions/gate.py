@@ -14,6 +14,7 @@ text must reach the model as the tool result.
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
@@ -21,7 +22,10 @@ import attrs
 from coterie.tools.permissions.policy import Decision, PermissionPolicy
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from coterie.tools._base import Tool, ToolContext
+    from coterie.tools.permissions.settings import Mode
 
 __all__ = ["Answer", "Asker", "PermissionGate"]
 
@@ -54,13 +58,25 @@ class PermissionGate:
 
     policy: PermissionPolicy
     asker: Asker | None = None
+    #: The policy in force while :meth:`capped` holds (else None: :attr:`policy`).
+    _capped: PermissionPolicy | None = attrs.field(default=None, init=False)
+
+    @contextlib.contextmanager
+    def capped(self, mode: Mode) -> Iterator[None]:
+        """Decide as in *mode* until the block ends: a teammate planning works under
+        plan mode's ceiling, and so do the subagents it starts meanwhile (they
+        share this gate)."""
+        outer = self._capped
+        self._capped = attrs.evolve(self.policy, mode=mode)
+        try:
+            yield
+        finally:
+            self._capped = outer
 
     async def authorize(self, tool: Tool, input: dict[str, Any], ctx: ToolContext) -> Decision:
         """An "allow" or "deny" decision for this call; never "ask"."""
-        if ctx.read_denied is None:
-            # Glob and Grep must leave out what Read deny rules cover.
-            ctx.read_denied = self.policy.read_filter(ctx.workspace)
-        decision = self.policy.check(tool, input, ctx)
+        policy = self.policy if self._capped is None else self._capped
+        decision = policy.check(tool, input, ctx)
         if decision.behavior != "ask":
             self._record(ctx, tool.name, decision)
             return decision

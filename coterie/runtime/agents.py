@@ -1,0 +1,192 @@
+"""How every agent of a run is made: complete at construction, bound to its actor.
+
+:class:`Agents` holds what the agents of one run share (the prepared run,
+its event log and post office, the person who answers prompts, the system
+prompt, the subagents' supervisor) and builds each agent's loop when its
+actor starts, from that actor's :class:`~coterie.actors.ActorContext`: its
+durable transcript (history, turns and spend restored), its tools' context
+(team view, subagent launcher, Read-deny filter), its permission gate (in
+Auto Mode with a classifier asker of its own), its compaction funnel asking
+the summarizer actor. Nothing is attached afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from coterie.actors.classifier import AutoModeAsker, read_claude_md
+from coterie.actors.subagent import MAX_DEPTH, Subagents
+from coterie.actors.summarizer import SummarizerClient
+from coterie.agent import AgentLoop, Limits, build_system_prompt
+from coterie.autonomy import DenialTracker
+from coterie.context import Funnel, TokenCounter, TranscriptLog
+from coterie.fsutil import atomic_write
+from coterie.mailbox import Durability
+from coterie.tools import PermissionGate, ToolContext
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+    from pathlib import Path
+
+    from coterie.actors import ActorContext
+    from coterie.events import EventLog
+    from coterie.mailbox import PostOffice
+    from coterie.models import Model
+    from coterie.runtime.prepare import PreparedRun
+    from coterie.supervisors import ChildSpec, Supervisor
+    from coterie.tools import Asker, TeamContext, ToolRegistry
+
+__all__ = ["Agents", "DurableDenials"]
+
+
+@attrs.define
+class DurableDenials(DenialTracker):
+    """An agent's Auto Mode denial counts, kept in the run directory: they
+    belong to the agent, not to one incarnation of it, so neither a crash nor
+    a ``coterie resume`` starts them over."""
+
+    path: Path | None = None
+
+    @classmethod
+    def load(cls, path: Path) -> DurableDenials:
+        tracker = cls(path=path)
+        try:
+            data = json.loads(path.read_text())
+        except (FileNotFoundError, ValueError):
+            return tracker
+        tracker._consecutive = int(data.get("consecutive", 0))
+        tracker._total = int(data.get("total", 0))
+        return tracker
+
+    def record(self, blocked: bool) -> None:
+        super().record(blocked)
+        self._save()
+
+    def human_answered(self) -> None:
+        super().human_answered()
+        self._save()
+
+    def _save(self) -> None:
+        if self.path is not None:
+            data = {"consecutive": self.consecutive, "total": self.total}
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(self.path, json.dumps(data).encode(), sync=True)
+
+
+@attrs.define
+class Agents:
+    """What the agents of one run share, and how each one's loop is made."""
+
+    prepared: PreparedRun
+    events: EventLog
+    post: PostOffice
+    asker: Asker | None
+    #: The supervisor subagents start under.
+    subagents: Supervisor
+    system: str = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        options = self.prepared.options
+        self.system = build_system_prompt(
+            options.workdir,
+            headless=self.asker is None,
+            extra_dirs=list(options.add_dirs),
+            auto_mode=self.prepared.policy.mode == "auto",
+        )
+
+    async def start_subagent(self, spec: ChildSpec) -> None:
+        """Start a subagent's (isolated) spec under the subagents supervisor."""
+        await self.subagents.start_child(spec)
+
+    def transcript(self, actor: str) -> TranscriptLog:
+        """*actor*'s durable transcript (reopened and repaired after a crash)."""
+        path = self.prepared.run_dir / "transcripts" / f"{actor}.log"
+        return TranscriptLog.open(path, Durability.BATCH)
+
+    def gate(
+        self, ctx: ActorContext, history: Callable[[], Sequence[Mapping[str, Any]]]
+    ) -> PermissionGate:
+        """*ctx*'s permission gate: the run's policy, and the person to ask; in Auto
+        Mode a classifier asker of its own (its own denial limits, *history* the
+        transcript it is judged by; the person only past the limits)."""
+        prepared = self.prepared
+        if prepared.policy.mode != "auto":
+            return PermissionGate(prepared.policy, self.asker)
+        asker = AutoModeAsker(
+            ctx,
+            history,
+            claude_md=read_claude_md(prepared.workdir),
+            tracker=DurableDenials.load(prepared.run_dir / "auto-mode" / f"{ctx.name}.json"),
+            human=self.asker,
+        )
+        return PermissionGate(prepared.policy, asker)
+
+    def loop(
+        self,
+        ctx: ActorContext,
+        role: str,
+        registry: ToolRegistry,
+        *,
+        role_prompt: str | None = None,
+        gate: PermissionGate | None = None,
+        team: TeamContext | None = None,
+        asked_by: Callable[[], Sequence[Mapping[str, Any]]] | None = None,
+        depth: int = 1,
+        summarizer: Model | None = None,
+    ) -> AgentLoop:
+        """The loop of actor *ctx* in *role*, with *registry*'s tools.
+
+        *gate* is a gate to share (a subagent uses its parent's); else the
+        agent gets its own, judging in Auto Mode by *asked_by* (what the user
+        asked, for a teammate) and the agent's history. *depth* is the
+        subagent nesting depth of this agent's own subagents. Compaction
+        summaries come from the summarizer actor, or *summarizer* (a model
+        called directly, where no actor runs: ``coterie compact``).
+        """
+        prepared, options = self.prepared, self.prepared.options
+        name = ctx.name
+        system = self.system if role_prompt is None else f"{self.system}\n\n{role_prompt}"
+        transcript = self.transcript(name)
+        messages = transcript.load()
+        if gate is None:
+            prefix = asked_by or (lambda: ())
+            gate = self.gate(ctx, lambda: [*prefix(), *messages])
+        # Past the nesting limit the Task tool stays, and says why it cannot start one.
+        starts = any(t.capabilities.needs == "subagents" for t in registry)
+        nests = starts and depth <= MAX_DEPTH
+        launcher = Subagents(ctx, registry, gate, self, depth) if nests else None
+        tools = ToolContext(
+            workspace=options.workdir,
+            extra_dirs=list(options.add_dirs),
+            agent=name,
+            events=self.events,
+            read_denied=prepared.policy.read_filter(options.workdir),
+            subagents=launcher,
+            team=team,
+        )
+        funnel = Funnel(
+            prepared.run_dir / "context" / name,
+            budget=prepared.budget(),
+            counter=TokenCounter.for_request(system, registry.schemas()),
+            model=summarizer or SummarizerClient(ctx),
+            actor=name,
+            events=self.events,
+            transcript=transcript,
+        )
+        return AgentLoop.from_transcript(
+            transcript,
+            messages,
+            model=prepared.model,
+            registry=registry,
+            gate=gate,
+            tools=tools,
+            system=system,
+            actor=name,
+            role=role,
+            limits=Limits(options.max_turns, options.max_budget_usd),
+            events=self.events,
+            funnel=funnel,
+        )

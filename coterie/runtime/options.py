@@ -1,0 +1,116 @@
+"""What a run is asked for: one attrs class, every default set here once.
+
+:class:`RunOptions` is what ``coterie run`` / ``coterie team`` and the
+embedding faces (:func:`coterie.open_agent`, :func:`coterie.team.open_team`)
+hand the composition root, and what the run records in its ``config.json``
+so that ``coterie resume`` needs no flags. It is serialised in one place
+(:meth:`RunOptions.to_json` / :meth:`RunOptions.from_json`, driven by the
+fields themselves). A field left ``None`` means "not asked for": the
+permission mode then comes from the settings (``permissions.defaultMode``),
+which the preparation resolves and records.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, Literal
+
+import attrs
+
+from coterie.models import DEFAULT_MODEL
+from coterie.tools.permissions import MODES
+
+__all__ = ["Command", "RunOptions"]
+
+Command = Literal["run", "team"]
+
+
+def _paths(value: Any) -> tuple[Path, ...]:
+    return tuple(Path(v) for v in value)
+
+
+def _optional_path(value: Any) -> Path | None:
+    return Path(value) if value else None
+
+
+def _check_mode(_inst: object, _attribute: object, value: str | None) -> None:
+    if value is not None and value not in MODES:
+        raise ValueError(f"unknown permission mode {value!r}; expected one of {', '.join(MODES)}")
+
+
+def _positive(_inst: object, attribute: attrs.Attribute[Any], value: float | None) -> None:
+    if value is not None and not (value > 0 and math.isfinite(value)):
+        raise ValueError(f"{attribute.name} must be a positive number, got {value!r}")
+
+
+def _fraction(_inst: object, _attribute: object, value: float) -> None:
+    if not 0.5 < value <= 1:
+        raise ValueError(f"compact_at must be over 0.5 and at most 1, got {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class RunOptions:
+    """Everything a run was asked for (see the module docstring)."""
+
+    #: The workspace the agents work in.
+    workdir: Path = attrs.field(converter=Path, default=Path("."))
+    #: ``run`` (one agent) or ``team`` (a lead and teammates).
+    command: Command = "run"
+    #: The request the run was started with (recorded for ``resume``).
+    prompt: str | None = None
+    #: The model's name (a scenario replays offline and only reports it).
+    model: str = DEFAULT_MODEL
+    #: Replay this scenario file with the scripted model.
+    scenario: Path | None = attrs.field(default=None, converter=_optional_path)
+    #: ``--permission-mode``; None: the settings' ``defaultMode``, else ``default``.
+    permission_mode: str | None = attrs.field(default=None, validator=_check_mode)
+    #: ``--add-dir``: further directories the sandbox admits.
+    add_dirs: tuple[Path, ...] = attrs.field(default=(), converter=_paths)
+    max_turns: int | None = attrs.field(default=None, validator=_positive)
+    #: The budget of the whole run: its agents and services together.
+    max_budget_usd: float | None = attrs.field(default=None, validator=_positive)
+    #: Nobody can answer a permission question (``-p``, or no asker).
+    headless: bool = True
+    #: The user settings file (None: ``~/.claude/settings.json``).
+    user_settings: Path | None = attrs.field(default=None, converter=_optional_path)
+    #: Tokens of context the model has (None: the model's known window).
+    context_window: int | None = attrs.field(default=None, validator=_positive)
+    #: Compact when a history passes this share of the window.
+    compact_at: float = attrs.field(default=0.8, validator=_fraction)
+    #: The teammates of a team run (empty: a single agent).
+    teammates: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    #: Teammates work in plan mode until the lead approves their plan.
+    plan_approval: bool = False
+    #: ``--goal``: the condition the goal evaluator judges after each turn.
+    goal: str | None = None
+    #: The most goal iterations (turns fed a not-met reason) before giving up.
+    max_goal_iterations: int = attrs.field(default=25, validator=_positive)
+    #: ``--loop``: the loop spec (an interval and a prompt, or a dynamic prompt).
+    loop: str | None = None
+    #: The most ticks of a loop.
+    max_ticks: int = attrs.field(default=100, validator=_positive)
+
+    @property
+    def is_team(self) -> bool:
+        """Whether the run has teammates (else it is one agent)."""
+        return bool(self.teammates)
+
+    def to_json(self) -> dict[str, Any]:
+        """The options as JSON (paths as strings), for ``config.json``."""
+        data: dict[str, Any] = {}
+        for field in attrs.fields(RunOptions):
+            value = getattr(self, field.name)
+            if isinstance(value, Path):
+                value = str(value)
+            elif isinstance(value, tuple):
+                value = [str(v) for v in value]
+            data[field.name] = value
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RunOptions:
+        """The options a run recorded (:meth:`to_json`); keys this version does not
+        know are ignored, and missing ones take their default."""
+        known = {f.name for f in attrs.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known and v is not None})

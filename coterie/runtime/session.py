@@ -1,0 +1,162 @@
+"""A running run: its session object, and :func:`open_run`, which starts one.
+
+:func:`open_run` is the composition root's Trio layer: it holds the run's
+lock, opens its event log, mailboxes and (for a team) its task board, builds
+the agents and the supervision tree (:mod:`coterie.runtime.tree`), starts it,
+yields an :class:`AgentSession` and stops it all on the way out.
+
+Every step of a request is durable, so that a resumed run
+(``coterie resume``) continues after a clean exit, Ctrl-C or kill -9: the
+request is recorded in ``state.json`` before it is sent (and marked sent
+after), the recipient's transcript records its work as it goes, and the
+``result`` reply waits in the user's mailbox until the outcome is recorded.
+A resumed session re-sends an unsent request (same id), else waits for the
+reply: the recipient, restarted, gets the unacknowledged request again and
+goes on from its transcript.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import trio
+
+from coterie.actors import ActorContext
+from coterie.actors.lead import COMPACT, PROMPT
+from coterie.actors.scheduler import LOOP, SCHEDULER
+from coterie.agent import RunResult
+from coterie.board import open_board
+from coterie.events import EventLog
+from coterie.fsutil import raise_fd_limit
+from coterie.mailbox import PostOffice
+from coterie.runs import COMPLETED, FAILED, RUNNING, hold_run, read_state, write_state
+from coterie.runtime.agents import Agents
+from coterie.runtime.tree import build_tree
+from coterie.supervisors import DynamicSupervisor
+from coterie.team import Team, changed_tasks
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+    from pathlib import Path
+
+    from coterie.board import AsyncBoard
+    from coterie.runtime.options import RunOptions
+    from coterie.runtime.prepare import PreparedRun
+    from coterie.tools import Asker, PermissionPolicy
+
+__all__ = ["USER", "AgentSession", "open_run"]
+
+#: The mailbox the session's requests come from and their results go to.
+USER = "user"
+
+
+@attrs.define
+class AgentSession:
+    """A running agent or team: ask it with :meth:`query`, go on with :meth:`resume`."""
+
+    run_id: str
+    run_dir: Path
+    options: RunOptions
+    events: EventLog
+    policy: PermissionPolicy
+    _user: ActorContext
+    #: The task board of a team run (None for one agent).
+    board: AsyncBoard | None = None
+
+    async def query(self, prompt: str) -> RunResult:
+        """Send *prompt* to the lead and wait for the result of its work."""
+        return await self._request("lead", PROMPT, {"text": prompt}, prompt)
+
+    async def loop(self, spec: str) -> RunResult:
+        """``--loop SPEC``: run the lead on SPEC's prompt until the loop ends (the
+        scheduler's answer: the last tick's result, with the turns of them all)."""
+        return await self._request(SCHEDULER, LOOP, {"spec": spec}, spec)
+
+    async def resume(self) -> RunResult | None:
+        """Finish the request the run was working on when it stopped.
+
+        Returns None if there is none (the last request has its result).
+        The request is sent again only if it never was; else the restarted
+        actor already has it in its mailbox, or its reply is waiting here.
+        """
+        state = read_state(self.run_dir)
+        pending = state.get("request")
+        if not pending or state.get("state") in (COMPLETED, FAILED):
+            return None
+        if not pending.get("sent"):
+            to, kind = pending.get("to", "lead"), pending.get("kind", PROMPT)
+            body = pending.get("body", {"text": pending["text"]})
+            await self._user.post.send(self._user.request(to, kind, body, id=pending["id"]))
+            write_state(self.run_dir, request={**pending, "sent": True})
+        return await self._result_of(str(pending["id"]))
+
+    async def compact(self, focus: str | None = None) -> dict[str, Any]:
+        """``/compact [focus]``: have the lead summarise its history now; what it did."""
+        reply = await self._user.call("lead", COMPACT, {"focus": focus}, timeout=math.inf)
+        return dict(reply.body)
+
+    async def _request(self, to: str, kind: str, body: dict[str, Any], text: str) -> RunResult:
+        request = self._user.request(to, kind, body)
+        pending = {"id": request.id, "to": to, "kind": kind, "body": body, "text": text}
+        write_state(self.run_dir, state=RUNNING, request={**pending, "sent": False}, result=None)
+        await self._user.post.send(request)
+        write_state(self.run_dir, request={**pending, "sent": True})
+        return await self._result_of(request.id)
+
+    async def _result_of(self, request_id: str) -> RunResult:
+        # The reply is acknowledged only once its outcome is recorded: a kill
+        # in between leaves it in the mailbox for the resumed session.
+        delivery = await self._user.reply_for(request_id)
+        result = RunResult.from_dict(delivery.message.body)
+        final = FAILED if result.is_error else COMPLETED
+        write_state(self.run_dir, state=final, result=result.to_dict())
+        await self._user.done(delivery)
+        return result
+
+
+@contextlib.asynccontextmanager
+async def open_run(prepared: PreparedRun, asker: Asker | None) -> AsyncIterator[AgentSession]:
+    """Hold the run, open its event log, mailboxes and board, start its tree, yield
+    the session; stop it all on the way out (see the module docstring)."""
+    run_dir, options = prepared.run_dir, prepared.options
+    raise_fd_limit()
+    with hold_run(run_dir), contextlib.ExitStack() as stack:
+        events = EventLog(run_dir / "events.jsonl")
+        stack.callback(events.close)
+        board: AsyncBoard | None = None
+        async with contextlib.AsyncExitStack() as boards:
+            team: Team | None = None
+            if options.is_team:
+                board = await boards.enter_async_context(open_board(run_dir / "board"))
+                team = Team(run_dir, board, "lead", options.teammates, options.plan_approval)
+                board.on_change = _on_board_change(team, events)
+            post = PostOffice(run_dir / "mailboxes", events=events)
+            try:
+                subagents = DynamicSupervisor("subagents", events=events)
+                agents = Agents(prepared, events, post, asker, subagents)
+                root = build_tree(agents, team)
+                user = ActorContext(name=USER, mailbox=post.open(USER), post=post, events=events)
+                async with trio.open_nursery() as nursery:
+                    await nursery.start(root.run)
+                    try:
+                        yield AgentSession(
+                            prepared.run_id, run_dir, options, events, prepared.policy, user, board
+                        )
+                    finally:
+                        with trio.CancelScope(shield=True):
+                            await root.stop()
+            finally:
+                with trio.CancelScope(shield=True):
+                    await post.aclose()
+
+
+def _on_board_change(team: Team, events: EventLog) -> Any:
+    def changed(result: object) -> None:
+        team.wakeups.changed(result)
+        for task in changed_tasks(result):
+            events.emit("board.changed", task=task.id)
+
+    return changed

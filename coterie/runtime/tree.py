@@ -1,0 +1,151 @@
+"""The supervision tree of a run, built in one place (DESIGN §3).
+
+::
+
+    root (one_for_one)
+    ├── services (one_for_one): summarizer, [evaluator], [scheduler], [classifier]
+    └── team (one_for_one): lead, [alice-sup → alice, ...], subagents (dynamic)
+
+A solo run is a team with no teammates: the same tree, the same path, the
+lead being the plain :class:`~coterie.actors.lead.Lead` with the solo tools.
+The services are those the options ask for: the summarizer always (every
+agent's compaction funnel asks it), the evaluator with ``--goal``, the
+scheduler with ``--loop``, the classifier in Auto Mode. Each teammate runs
+under a supervisor of its own (:func:`~coterie.supervisors.isolated`): its
+crashes are counted apart from the lead's and its siblings'; when it keeps
+crashing only it is stopped, its tasks go back to the board and the lead is
+told. Subagents start under the ``subagents`` supervisor, each isolated too.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from coterie.actors import actor_spec
+from coterie.actors.classifier import classifier_spec
+from coterie.actors.evaluator import evaluator_spec
+from coterie.actors.goal import GoalPursuit
+from coterie.actors.lead import Lead
+from coterie.actors.scheduler import scheduler_spec
+from coterie.actors.summarizer import summarizer_spec
+from coterie.autonomy import parse_loop_spec
+from coterie.supervisors import Restart, Strategy, Supervisor, isolated
+from coterie.team import Team, TeamLead, Teammate, hand_back, the_user_asked
+from coterie.tools import Provides, builtin_registry
+
+if TYPE_CHECKING:
+    from coterie.actors import ActorContext
+    from coterie.runtime.agents import Agents
+    from coterie.supervisors import ChildSpec
+    from coterie.tools import ToolRegistry
+
+__all__ = ["MAX_RESTARTS", "RESTART_PERIOD", "build_tree"]
+
+#: A teammate is stopped for good after this many restarts within RESTART_PERIOD seconds.
+MAX_RESTARTS, RESTART_PERIOD = 3, 60.0
+
+
+def build_tree(agents: Agents, team: Team | None) -> Supervisor:
+    """The root supervisor of the run *agents* belong to (*team*: its team, if any)."""
+    events = agents.events
+    services = Supervisor(
+        "services", _services(agents), strategy=Strategy.ONE_FOR_ONE, events=events
+    )
+    members = _solo(agents) if team is None else _team(agents, team)
+    crew = Supervisor(
+        "team",
+        [*members, agents.subagents.as_child()],
+        strategy=Strategy.ONE_FOR_ONE,
+        events=events,
+    )
+    return Supervisor(
+        "root", [services.as_child(), crew.as_child()], strategy=Strategy.ONE_FOR_ONE, events=events
+    )
+
+
+def _services(agents: Agents) -> list[ChildSpec]:
+    prepared, post, events = agents.prepared, agents.post, agents.events
+    options, model = prepared.options, prepared.model
+    children = [summarizer_spec(model, post, events=events)]
+    if options.goal is not None:
+        children.append(evaluator_spec(model, post, events=events))
+    if options.loop is not None:
+        children.append(
+            scheduler_spec(
+                post,
+                prepared.run_dir,
+                max_ticks=options.max_ticks,
+                max_turns=options.max_turns,
+                events=events,
+            )
+        )
+    if prepared.policy.mode == "auto":
+        rules = prepared.settings.auto_mode_rules
+        children.append(classifier_spec(model, post, rules=rules, events=events))
+    return children
+
+
+def _goal(agents: Agents) -> GoalPursuit | None:
+    options = agents.prepared.options
+    if options.goal is None:
+        return None
+    return GoalPursuit(options.goal, options.max_goal_iterations)
+
+
+def _solo_registry(agents: Agents) -> ToolRegistry:
+    """The built-in tools and Task; ``ScheduleWakeup`` only during a dynamic loop."""
+    loop = agents.prepared.options.loop
+    dynamic = loop is not None and parse_loop_spec(loop).dynamic
+    return builtin_registry(Provides(subagents=True, loop=dynamic))
+
+
+def _solo(agents: Agents) -> list[ChildSpec]:
+    def make(ctx: ActorContext) -> Lead:
+        return Lead(agents.loop(ctx, "lead", _solo_registry(agents)), _goal(agents))
+
+    return [actor_spec("lead", make, agents.post, events=agents.events)]
+
+
+def _team(agents: Agents, team: Team) -> list[ChildSpec]:
+    post, events = agents.post, agents.events
+
+    def lead(ctx: ActorContext) -> TeamLead:
+        loop = agents.loop(
+            ctx,
+            "lead",
+            team.registry(lead=True),
+            role_prompt=team.lead_prompt(),
+            team=team.context(ctx),
+        )
+        return TeamLead(team, loop, _goal(agents))
+
+    specs = [actor_spec(team.lead, lead, post, events=events)]
+    for name in team.teammates:
+
+        def teammate(ctx: ActorContext) -> Teammate:
+            # A teammate's prompts come from the lead: Auto Mode weighs its
+            # actions by what the user asked the team.
+            loop = agents.loop(
+                ctx,
+                "teammate",
+                team.registry(lead=False),
+                role_prompt=team.teammate_prompt(ctx.name),
+                team=team.context(ctx),
+                asked_by=lambda: the_user_asked(team.request),
+            )
+            return Teammate(team, loop)
+
+        async def gave_up(reason: str, name: str = name) -> None:
+            await hand_back(team, name, reason, post, events)
+
+        spec = actor_spec(name, teammate, post, events=events, restart=Restart.TRANSIENT)
+        specs.append(
+            isolated(
+                spec,
+                max_restarts=MAX_RESTARTS,
+                period=RESTART_PERIOD,
+                events=events,
+                on_give_up=gave_up,
+            )
+        )
+    return specs
