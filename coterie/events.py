@@ -1,9 +1,20 @@
 """The run's event log: append-only JSON lines, plus live subscribers.
 
 Supervision events (started, crashed, restarted, gave up, escalated,
-stopped), mailbox corruption reports and, later, agent activity are appended
-here. Emitting never blocks and never fails the emitter: a slow live
-subscriber loses events (counted in ``dropped``), the file does not.
+stopped), mailbox corruption reports and agent activity are appended here.
+Emitting never blocks and never fails the emitter: a slow live subscriber
+loses events (counted in ``dropped``), the file does not.
+
+Event types form a closed vocabulary, :data:`EventType` (declared in
+:mod:`coterie.eventtypes`, re-exported here). It is checked statically, not at
+run time: mypy checks every ``emit``/``publish`` call against the ``Literal``
+and a test checks the source (every literal type emitted is catalogued,
+every catalogued type is emitted). A run-time refusal would break the promise
+above: a misspelt type in a rare path (a crash report) would turn into a
+crash of the supervisor reporting it, and the check would cost a lookup on
+the hottest path (every streamed text delta) to catch what CI already
+catches. Events read back from a file keep whatever type they were written
+with (:attr:`Event.type` is a ``str``), so logs of older versions still load.
 """
 
 from __future__ import annotations
@@ -18,14 +29,22 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import trio
 
+from coterie.eventtypes import EVENT_TYPES, EventType
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
     from pathlib import Path
 
+__all__ = ["EVENT_TYPES", "Event", "EventLog", "EventType", "read_events"]
+
 
 @attrs.frozen
 class Event:
-    """One entry of the event log. ``type`` is dotted, e.g. ``actor.crashed``."""
+    """One entry of the event log. ``type`` is dotted, e.g. ``actor.crashed``.
+
+    ``type`` is a ``str``, not an :data:`EventType`: an event read back from a
+    file may come from another version of coterie.
+    """
 
     seq: int
     ts: float
@@ -71,7 +90,7 @@ class EventLog:
             self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             self._seq = _last_seq(self.path)
 
-    def emit(self, type: str, **data: Any) -> Event:
+    def emit(self, type: EventType, **data: Any) -> Event:
         """Record an event now and hand it to every live subscriber."""
         self._seq += 1
         event = Event(seq=self._seq, ts=time.time(), type=type, data=data)
@@ -81,7 +100,7 @@ class EventLog:
         self._fan_out(event)
         return event
 
-    def publish(self, type: str, **data: Any) -> Event:
+    def publish(self, type: EventType, **data: Any) -> Event:
         """Hand an event to live subscribers only: not numbered, not stored.
 
         For what only a live display needs (streamed text deltas).

@@ -59,7 +59,7 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
     from coterie.context.transcript import TranscriptLog
-    from coterie.events import EventLog
+    from coterie.events import EventLog, EventType
     from coterie.models import Model, Usage
 
 __all__ = ["CompactionReport", "ContextOverflow", "Funnel", "FunnelConfig"]
@@ -373,6 +373,6 @@ class Funnel:
             limit=self.budget.limit,
         )
 
-    def _emit(self, type: str, **data: Any) -> None:
+    def _emit(self, type: EventType, **data: Any) -> None:
         if self.events is not None:
             self.events.emit(type, actor=self.actor, **data)

@@ -39,7 +39,7 @@ from coterie.supervisors._tasks import (
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from coterie.events import EventLog
+    from coterie.events import EventLog, EventType
     from coterie.supervisors._spec import ChildSpec
     from coterie.supervisors._state import SupervisorMachine
 
@@ -231,7 +231,7 @@ class Runner:
                 "actor.crashed", name, reason=reason_of(error), traceback=traceback_of(error)
             )
 
-    def _emit(self, type: str, actor: str | None, **data: Any) -> None:
+    def _emit(self, type: EventType, actor: str | None, **data: Any) -> None:
         if self.events is not None:
             self.events.emit(type, supervisor=self.name, actor=actor, **data)
 

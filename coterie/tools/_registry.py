@@ -21,6 +21,7 @@ from coterie.tools._schema import validate
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
 
+    from coterie.events import EventType
     from coterie.tools._base import Tool, ToolContext
     from coterie.tools.permissions.policy import Decision
 
@@ -137,6 +138,6 @@ async def execute_tool_call(
         return ToolResult(f"{name} failed unexpectedly: {type(exc).__name__}: {exc}", is_error=True)
 
 
-def _emit(ctx: ToolContext, type: str, **data: Any) -> None:
+def _emit(ctx: ToolContext, type: EventType, **data: Any) -> None:
     if ctx.events is not None:
         ctx.events.emit(type, agent=ctx.agent, **data)
