@@ -1,0 +1,202 @@
+"""The public surface of every package of coterie, as exact sets.
+
+As trio's ``test_exports``: each package's ``__all__`` is exactly what is
+written here (a name added or dropped is a decision, made in this file),
+every name resolves, none is private, and every public class and function
+has a docstring. A new package must be added here: a test walks ``coterie/``.
+
+The CLI's namespaces (``coterie.commands``, ``coterie.demos``) hold modules,
+not an API: they promise an empty ``__all__``. Package-specific checks (what
+a package must not import, lazy imports) stay in ``tests/<part>/test_exports.py``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+import coterie
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+PACKAGE = Path(coterie.__file__).parent
+
+SURFACES: dict[str, set[str]] = {
+    "coterie": {
+        "AgentSession", "RunOptions", "RunResult", "open_agent", "open_team"
+    },
+    "coterie.actors": {
+        "STOP", "Actor", "ActorContext", "AutoModeAsker", "AutoModeClassifier", "Behaviour",
+        "Classification", "GoalEvaluator", "SeenIds", "actor_spec", "classifier_spec",
+        "classify_action", "evaluate_goal", "evaluator_spec", "goal_transcript"
+    },
+    "coterie.agent": {
+        "SUBTYPES", "AgentLoop", "Limits", "RunResult", "Subtype", "build_system_prompt"
+    },
+    "coterie.autonomy": {
+        "ARBITRARY_EXECUTION_COMMANDS", "CONSECUTIVE_LIMIT", "DEFAULTS_MARKER", "END_SUBTYPES",
+        "END_TEXTS", "MAX_DELAY", "MIN_DELAY", "PENDING_LABEL", "SECTIONS", "TOTAL_LIMIT",
+        "AutoModeRule", "AutoModeRules", "AutoModeRulesError", "BlockVerdict", "DenialTracker",
+        "DurationError", "End", "Ending", "GoalMachine", "GoalStatus", "GoalVerdict", "Judge",
+        "LoopSpec", "LoopSpecError", "PursuitProtocolError", "Schedule", "Stage", "Stop",
+        "Tick", "TickMachine", "TickOutcome", "TickProtocolError", "Wait", "Work",
+        "clamp_delay", "classifier_request", "classifier_system_prompt",
+        "classifier_transcript", "default_auto_mode_rules", "drop_arbitrary_execution",
+        "escape_json", "feedback", "format_duration", "grants_arbitrary_execution",
+        "load_auto_mode_rules", "parse_block_verdict", "parse_duration", "parse_goal_verdict",
+        "parse_loop_spec", "schedule_hint"
+    },
+    "coterie.board": {
+        "UNSET", "AsyncBoard", "Board", "BoardCorruption", "BoardError", "BoardRefusal",
+        "BoardStatistics", "InvalidOwnerName", "InvalidTaskField", "InvalidTaskId",
+        "InvalidTransition", "Lease", "LogEntry", "NotTaskOwner", "Task", "TaskCycle",
+        "TaskStatus", "UnknownTask", "Unset", "check_task_id", "open_board", "read_log"
+    },
+    "coterie.context": {
+        "CONTEXT_WINDOWS", "DEFAULT_CONTEXT_WINDOW", "SUMMARY_SYSTEM", "Budget",
+        "CompactionReport", "ContextOverflow", "Funnel", "FunnelConfig", "HistoryInvalid",
+        "TokenCounter", "TranscriptCorruption", "TranscriptLog", "check_history",
+        "context_window", "repair_history", "summary_request", "user_texts"
+    },
+    "coterie.journal": {
+        "DISK", "HEADER_SIZE", "MAGIC", "MAX_RECORD", "SEAL", "Corrupt", "Durability",
+        "FileLock", "GroupCommit", "Incomplete", "Item", "Record", "SyncPolicy", "SyncRunner",
+        "ThreadGroupCommit", "cut_tail", "encode", "is_seal", "scan", "torn_tail", "write_all"
+    },
+    "coterie.mailbox": {
+        "CorruptRecord", "Delivery", "Durability", "FileMailbox", "Mailbox",
+        "MailboxStatistics", "MailboxWriter", "MemoryMailbox", "Position", "PostOffice",
+        "open_file_mailbox", "peek_mailbox"
+    },
+    "coterie.models": {
+        "DEFAULT_MODEL", "DEFAULT_MODEL_PRICE", "ROLES", "AnthropicModel", "MeteredModel",
+        "MockServer", "Model", "ModelAPIError", "ModelError", "ModelPrice", "ModelReply",
+        "ModelRequest", "PromptTooLong", "RecordedRequest", "Scenario", "ScenarioError",
+        "ScriptedCrash", "ScriptedModel", "TextSink", "ToolUse", "Turn", "TurnError", "Usage",
+        "UsageLedger", "cost_usd", "is_known_model", "load_scenario", "model_from_env",
+        "parse_scenario", "price_for", "serve_scenario"
+    },
+    "coterie.runtime": {
+        "MAX_RESTARTS", "RESTART_PERIOD", "USER", "AgentSession", "Agents", "Command",
+        "DurableDenials", "PreparedRun", "RunOptions", "build_tree", "open_run", "prepare"
+    },
+    "coterie.supervisors": {
+        "AlreadyPresent", "AlreadyStarted", "AutoShutdown", "Backoff", "ChildCounts",
+        "ChildInfo", "ChildIsRunning", "ChildSpec", "ChildState", "Decision",
+        "DynamicSupervisor", "FailedToStartChild", "GiveUp", "InitFailed", "InvalidChildSpec",
+        "NoSuchChild", "RemoveChild", "Restart", "RestartChild", "ShutDown", "ShutdownExit",
+        "StartChild", "StartFailed", "StopChildren", "Strategy", "SupervisionError",
+        "SupervisionProtocolError", "Supervisor", "SupervisorGaveUp", "SupervisorMachine",
+        "TooManyChildren", "isolated"
+    },
+    "coterie.team": {
+        "NAMES", "Team", "TeamLead", "Teammate", "Wakeups", "changed_tasks", "default_names",
+        "hand_back", "stuck", "team_names", "team_summary", "the_user_asked"
+    },
+    "coterie.tools": {
+        # the interface, the registry and the one call the loop makes
+        "Tool", "ToolContext", "ToolResult", "FileStamp", "TeamContext", "ToolRegistry",
+        "Authorizer", "UnknownTool", "execute_tool_call",
+        # capabilities and the catalogue chosen by them
+        "Access", "Capabilities", "Effect", "Need", "PathInput", "BUILTIN_TOOLS", "Provides",
+        "builtin_registry", "builtin_tools", "default_registry", "team_tools", "add_team_tools",
+        "SUBAGENT_TYPES", "SubagentType", "UnknownSubagentType", "subagent_registry",
+        # the built-in tools
+        "BashTool", "ReadTool", "WriteTool", "EditTool", "GlobTool", "GrepTool", "TodoWriteTool",
+        "TaskCreateTool", "TaskUpdateTool", "TaskListTool", "TaskGetTool", "SendMessageTool",
+        "ApprovePlanTool", "TaskTool", "ScheduleWakeupTool", "BROADCAST", "last_wakeup",
+        "todo_reminder",
+        # permissions and the sandbox
+        "Answer", "Asker", "Decision", "Mode", "PermissionGate", "PermissionMode",
+        "PermissionPolicy", "PermissionSettings", "Rule", "RuleError", "SettingsError",
+        "load_settings", "parse_rule", "SandboxViolation", "sandboxed_path",
+    },
+    "coterie.tools.permissions": {
+        "MODES", "PATH_RULE_KINDS", "USER_SETTINGS", "Answer", "Asker", "Behavior", "Decision",
+        "Mode", "PermissionGate", "PermissionMode", "PermissionPolicy", "PermissionSettings",
+        "Rule", "RuleError", "SettingsError", "ShellAnalysis", "analyze", "command_views",
+        "hard_deny_reason", "load_settings", "load_settings_file", "merge_settings",
+        "parse_rule"
+    },
+    "coterie.ui": {
+        "ConsoleView", "JsonView", "StreamJsonView", "TerminalAsker", "TextView", "View"
+    },
+    "coterie.events": {
+        "EVENT_TYPES", "Event", "EventLog", "EventType", "read_events"
+    },
+    "coterie.eventtypes": {
+        "EVENT_TYPES", "EventType"
+    },
+    "coterie.commands": set(),
+    "coterie.demos": set(),
+}  # fmt: skip
+
+#: Packages whose ``__init__.py`` has no ``__all__`` yet (owners told); strict, so
+#: the mark must go once it is added.
+NO_ALL_YET = {"coterie.commands", "coterie.demos"}
+
+
+def _params() -> list[object]:
+    return [
+        pytest.param(
+            name,
+            marks=pytest.mark.xfail(
+                name in NO_ALL_YET, reason="no __all__ in its __init__.py yet", strict=True
+            ),
+            id=name,
+        )
+        for name in sorted(SURFACES)
+    ]
+
+
+def _module(name: str) -> ModuleType:
+    return importlib.import_module(name)
+
+
+def _declared(name: str) -> list[str]:
+    module = _module(name)
+    assert hasattr(module, "__all__"), f"{name} has no __all__"
+    return list(module.__all__)
+
+
+@pytest.mark.parametrize("name", _params())
+def test_all_is_exactly_the_expected_set(name: str) -> None:
+    declared = _declared(name)
+    assert len(declared) == len(set(declared)), "a name is listed twice"
+    assert set(declared) == SURFACES[name]
+
+
+@pytest.mark.parametrize("name", _params())
+def test_every_exported_name_resolves(name: str) -> None:
+    module = _module(name)
+    assert [n for n in _declared(name) if not hasattr(module, n)] == []
+
+
+@pytest.mark.parametrize("name", _params())
+def test_no_private_name_is_exported(name: str) -> None:
+    assert [n for n in _declared(name) if n.startswith("_")] == []
+
+
+@pytest.mark.parametrize("name", _params())
+def test_every_public_class_and_function_has_a_docstring(name: str) -> None:
+    module = _module(name)
+    undocumented = [
+        n
+        for n in _declared(name)
+        if (inspect.isclass(obj := getattr(module, n, None)) or inspect.isfunction(obj))
+        and not obj.__doc__
+    ]
+    assert undocumented == []
+
+
+def test_every_package_of_coterie_has_its_surface_here() -> None:
+    packages = {
+        ".".join(("coterie", *path.parent.relative_to(PACKAGE).parts))
+        for path in PACKAGE.rglob("__init__.py")
+    }
+    assert packages - set(SURFACES) == set()
