@@ -67,10 +67,14 @@ class GroupCommit:
             try:
                 if self._runner.inline:
                     # The flush will block the loop: first let the writers that
-                    # are ready to run write, so that it covers them too.
+                    # are ready to run write, so that it covers them too. That
+                    # yield is this wait's checkpoint; the flush needs no other.
                     await trio.lowlevel.cancel_shielded_checkpoint()
-                target = self._written
-                await self._runner.run(self._prepare())
+                    target = self._written
+                    self._runner.run_inline(self._prepare())
+                else:
+                    target = self._written
+                    await self._runner.run(self._prepare())
                 self.flushes += 1
                 self._durable = max(self._durable, target)
             finally:

@@ -21,9 +21,11 @@ if TYPE_CHECKING:
 
 def write_all(fd: int, data: bytes) -> None:
     """Write all of *data* through *fd* (at its end, for an ``O_APPEND`` file)."""
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
+    written = os.write(fd, data)
+    if written < len(data):  # rare (a full disk, a signal): finish the rest
+        view = memoryview(data)[written:]
+        while view:
+            view = view[os.write(fd, view) :]
 
 
 def cut_tail(fd: int, start: int, tail: bytes, saved_to: Path, *, sync: bool) -> None:

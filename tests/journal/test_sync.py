@@ -32,3 +32,12 @@ async def test_a_disk_that_is_fast_again_brings_jobs_back_inline() -> None:
         await runner.run(lambda: None)  # instant jobs pull the average down
     assert runner.threaded_runs >= 1
     assert runner.inline
+
+
+async def test_run_inline_runs_in_the_trio_thread_and_learns_the_duration() -> None:
+    runner = SyncRunner(inline_below=10.0, weight=1.0)
+    where: list[threading.Thread] = []
+    runner.run_inline(lambda: where.append(threading.current_thread()))
+    assert where == [threading.main_thread()]
+    assert runner.inline_runs == 1
+    assert runner.average > 0.0
