@@ -32,7 +32,14 @@ import trio
 from coterie.actors._actor import Actor, actor_spec
 from coterie.actors.lead import PROMPT, RESULT
 from coterie.agent import RunResult
-from coterie.autonomy import parse_loop_spec
+from coterie.autonomy import (
+    Schedule,
+    Stop,
+    TickMachine,
+    TickOutcome,
+    Wait,
+    parse_loop_spec,
+)
 from coterie.fsutil import atomic_write
 
 if TYPE_CHECKING:
@@ -48,30 +55,19 @@ SCHEDULER = "scheduler"
 LOOP = "loop"
 
 
-@attrs.define
-class Schedule:
-    """Where a loop stands (``schedule.json``)."""
+def load_schedule(path: Path, request: str, prompt: str) -> Schedule:
+    """The loop's place from ``schedule.json``, or a fresh one due now."""
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        return Schedule(request=request, prompt=prompt, due=time.time())
+    if data.get("request") != request:
+        return Schedule(request=request, prompt=prompt, due=time.time())
+    return Schedule(**data)
 
-    request: str
-    ticks: int = 0
-    turns: int = 0
-    #: What the run has cost so far (the Lead's running total after the last tick).
-    cost: float = 0.0
-    prompt: str = ""
-    due: float = 0.0
 
-    @classmethod
-    def load(cls, path: Path, request: str, prompt: str) -> Schedule:
-        try:
-            data = json.loads(path.read_text())
-        except FileNotFoundError:
-            return cls(request=request, prompt=prompt, due=time.time())
-        if data.get("request") != request:
-            return cls(request=request, prompt=prompt, due=time.time())
-        return cls(**data)
-
-    def save(self, path: Path) -> None:
-        atomic_write(path, json.dumps(attrs.asdict(self)).encode(), sync=True)
+def save_schedule(path: Path, schedule: Schedule) -> None:
+    atomic_write(path, json.dumps(attrs.asdict(schedule)).encode(), sync=True)
 
 
 class Scheduler(Actor):
@@ -90,9 +86,15 @@ class Scheduler(Actor):
             ctx.emit("actor.unexpected_message", kind=message.kind, sender=message.sender)
             return
         spec = parse_loop_spec(str(message.body["spec"]))
-        schedule = Schedule.load(self.path, message.id, spec.prompt)
+        machine = TickMachine(
+            load_schedule(self.path, message.id, spec.prompt),
+            spec.interval,
+            max_ticks=self.max_ticks,
+            max_turns=self.max_turns,
+        )
         started = time.monotonic()
-        result, why = await self._run(ctx, spec.interval, schedule)
+        result, why = await self._run(ctx, machine)
+        schedule = machine.schedule
         duration_ms = int((time.monotonic() - started) * 1000)
         ctx.emit("loop.ended", ticks=schedule.ticks, reason=why)
         text = f"{result.result}\n\nLoop ended after {schedule.ticks} tick(s): {why}.".strip()
@@ -105,41 +107,42 @@ class Scheduler(Actor):
         )
         await ctx.reply(message, RESULT, final.to_dict())
 
-    async def _run(
-        self, ctx: ActorContext, interval: int | None, schedule: Schedule
-    ) -> tuple[RunResult, str]:
+    async def _run(self, ctx: ActorContext, machine: TickMachine) -> tuple[RunResult, str]:
+        """Carry out the machine's decisions until it stops; the last result and why."""
         result: RunResult | None = None
+        request = machine.schedule.request
         while True:
-            if schedule.ticks >= self.max_ticks:
-                return _last(result), f"the tick cap ({self.max_ticks}) was reached"
-            wait = max(0.0, schedule.due - time.time())
-            if wait:
-                ctx.emit("loop.waiting", seconds=round(wait, 3), tick=schedule.ticks + 1)
-                await trio.sleep(wait * self.scale)
-            tick = schedule.ticks + 1
-            ctx.emit("loop.tick", tick=tick, prompt=schedule.prompt)
-            body = await self._tick(ctx, f"{schedule.request}.tick.{tick}", schedule.prompt)
+            decision = machine.next(time.time())
+            if isinstance(decision, Stop):
+                return _last(result), decision.reason
+            if isinstance(decision, Wait):
+                ctx.emit(
+                    "loop.waiting",
+                    seconds=round(decision.seconds, 3),
+                    tick=machine.schedule.ticks + 1,
+                )
+                await trio.sleep(decision.seconds * self.scale)
+                machine.waited()
+                continue
+            ctx.emit("loop.tick", tick=decision.number, prompt=decision.prompt)
+            body = await self._tick(ctx, f"{request}.tick.{decision.number}", decision.prompt)
             result = RunResult.from_dict(body)
-            schedule.ticks, schedule.turns = tick, schedule.turns + result.num_turns
-            schedule.cost = result.total_cost_usd  # the Lead's running total: all ticks
-            if result.is_error:
-                schedule.save(self.path)
-                return result, f"tick {tick} failed ({result.subtype})"
-            if self.max_turns is not None and schedule.turns >= self.max_turns:
-                schedule.save(self.path)
-                return result, f"the limit of {self.max_turns} turns was reached"
             wakeup = body.get("wakeup")
-            if interval is not None:
-                schedule.due = time.time() + interval
-            elif wakeup is None:
-                schedule.save(self.path)
-                return result, "converged (no wake-up was scheduled)"
-            else:
-                schedule.due = time.time() + float(wakeup["delaySeconds"])
-                schedule.prompt = wakeup.get("prompt") or schedule.prompt
-            schedule.save(self.path)
+            outcome = TickOutcome(
+                failed=result.is_error,
+                subtype=result.subtype,
+                turns=result.num_turns,
+                cost=result.total_cost_usd,
+                wakeup=(float(wakeup["delaySeconds"]), wakeup.get("prompt")) if wakeup else None,
+            )
+            stop = machine.ticked(time.time(), outcome)
+            save_schedule(self.path, machine.schedule)
+            if stop is not None:
+                return result, stop.reason
 
     async def _tick(self, ctx: ActorContext, tick_id: str, prompt: str) -> dict[str, Any]:
+        # The id is fixed by the request and the tick: a tick sent again after a
+        # crash or a resume is the same request, which the lead goes on with.
         reply = await ctx.call("lead", PROMPT, {"text": prompt}, id=tick_id, timeout=math.inf)
         body: dict[str, Any] = reply.body
         return body
@@ -170,4 +173,4 @@ def scheduler_spec(
     )
 
 
-__all__ = ["LOOP", "SCHEDULER", "Schedule", "Scheduler", "scheduler_spec"]
+__all__ = ["LOOP", "SCHEDULER", "Scheduler", "load_schedule", "save_schedule", "scheduler_spec"]

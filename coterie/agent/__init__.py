@@ -9,7 +9,7 @@ knows nothing of mailboxes or supervision: the Lead actor
 root (``coterie.runtime``) builds each actor's loop.
 """
 
-from coterie.agent._loop import AgentLoop, Limits, RunResult
+from coterie.agent._loop import SUBTYPES, AgentLoop, Limits, RunResult, Subtype
 from coterie.agent._prompt import build_system_prompt
 
-__all__ = ["AgentLoop", "Limits", "RunResult", "build_system_prompt"]
+__all__ = ["SUBTYPES", "AgentLoop", "Limits", "RunResult", "Subtype", "build_system_prompt"]

@@ -15,7 +15,7 @@ decides.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import attrs
 
@@ -39,13 +39,35 @@ class Limits:
     max_budget_usd: float | None = None
 
 
+#: How a run ended (Claude Code's result subtypes, and coterie's own for what
+#: only it does: goals, plans, a team's tasks).
+Subtype = Literal[
+    "success",
+    "error_max_turns",
+    "error_max_budget_usd",
+    "error_model",
+    "error_during_execution",
+    "error_goal_impossible",
+    "error_max_goal_iterations",
+    "error_plan",
+    "error_tasks",
+]
+SUBTYPES: tuple[Subtype, ...] = get_args(Subtype)
+
+
+def _subtype(value: str) -> Subtype:
+    if value not in SUBTYPES:
+        raise ValueError(f"unknown result subtype {value!r}; expected one of {', '.join(SUBTYPES)}")
+    return value
+
+
 @attrs.frozen
 class RunResult:
     """How a run ended; the fields of Claude Code's ``result`` message."""
 
     result: str
     is_error: bool
-    subtype: str  # success, error_max_turns, error_max_budget_usd, error_model
+    subtype: Subtype = attrs.field(converter=_subtype)
     num_turns: int
     usage: Usage
     total_cost_usd: float
@@ -159,7 +181,7 @@ class AgentLoop:
                 return self._finish(text, "success", started, turns_before)
         return await self._work(started, turns_before)
 
-    def _finish(self, text: str, subtype: str, started: float, turns_before: int) -> RunResult:
+    def _finish(self, text: str, subtype: Subtype, started: float, turns_before: int) -> RunResult:
         result = RunResult(
             result=text,
             is_error=subtype != "success",
@@ -173,7 +195,7 @@ class AgentLoop:
         return result
 
     async def _work(self, started: float, turns_before: int) -> RunResult:
-        def finish(text: str, subtype: str) -> RunResult:
+        def finish(text: str, subtype: Subtype) -> RunResult:
             return self._finish(text, subtype, started, turns_before)
 
         last_text = ""

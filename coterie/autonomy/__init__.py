@@ -5,10 +5,11 @@ durations and ``--loop`` specs with the ``ScheduleWakeup`` delay clamp
 (``durations``, ``loopspec``), the goal and block verdicts (``verdicts``),
 the Auto Mode rules with their settings merge and the allow rules Auto Mode
 drops (``rules``, ``execution``), the sanitised transcript and the
-classifier's prompts (``sanitize``, ``classifier``) and the denial limits
-(``denials``). Apart from reading its rules asset it does no I/O, never sleeps
-and never talks to a model; it must
-not import ``trio``, ``coterie.actors``, ``coterie.supervisors``,
+classifier's prompts (``sanitize``, ``classifier``), the denial limits
+(``denials``), and the decisions of a goal pursuit and of a loop's ticks as
+pure state machines (``pursuit``, ``ticks``). Apart from reading its rules
+asset it does no I/O, never sleeps and never talks to a model; it must not
+import ``trio``, ``coterie.actors``, ``coterie.supervisors``,
 ``coterie.models``, ``coterie.tools``, ``coterie.agent``, ``coterie.context``
 or the CLI. The actors that drive it live elsewhere and call in.
 """
@@ -30,6 +31,17 @@ from coterie.autonomy.loopspec import (
     parse_loop_spec,
     schedule_hint,
 )
+from coterie.autonomy.pursuit import (
+    END_SUBTYPES,
+    END_TEXTS,
+    End,
+    Ending,
+    GoalMachine,
+    Judge,
+    PursuitProtocolError,
+    Work,
+    feedback,
+)
 from coterie.autonomy.rules import (
     DEFAULTS_MARKER,
     SECTIONS,
@@ -40,6 +52,15 @@ from coterie.autonomy.rules import (
     load_auto_mode_rules,
 )
 from coterie.autonomy.sanitize import PENDING_LABEL, classifier_transcript, escape_json
+from coterie.autonomy.ticks import (
+    Schedule,
+    Stop,
+    Tick,
+    TickMachine,
+    TickOutcome,
+    TickProtocolError,
+    Wait,
+)
 from coterie.autonomy.verdicts import (
     BlockVerdict,
     GoalStatus,
@@ -49,6 +70,22 @@ from coterie.autonomy.verdicts import (
 )
 
 __all__ = [
+    "Schedule",
+    "Stop",
+    "Tick",
+    "TickMachine",
+    "TickOutcome",
+    "TickProtocolError",
+    "Wait",
+    "END_SUBTYPES",
+    "END_TEXTS",
+    "End",
+    "Ending",
+    "GoalMachine",
+    "Judge",
+    "PursuitProtocolError",
+    "Work",
+    "feedback",
     "ARBITRARY_EXECUTION_COMMANDS",
     "CONSECUTIVE_LIMIT",
     "DEFAULTS_MARKER",
