@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any, Self
 import attrs
 import trio
 
+from coterie import journal
 from coterie.context.history import (
     INTERRUPTED,
     NOT_RUN,
@@ -54,18 +55,7 @@ from coterie.context.history import (
     repair_history,
     tool_use_ids,
 )
-from coterie.journal import (
-    Corrupt,
-    Durability,
-    Incomplete,
-    Record,
-    SyncPolicy,
-    cut_tail,
-    encode,
-    is_seal,
-    scan,
-    write_all,
-)
+from coterie.journal import Durability
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -158,17 +148,17 @@ class _Replay:
 
 def _replay(data: bytes, path: Path) -> _Replay:
     replay = _Replay()
-    for item in scan(data):
-        if isinstance(item, Incomplete):
+    for item in journal.scan(data):
+        if isinstance(item, journal.Incomplete):
             replay.torn_at = item.start
             break
-        if isinstance(item, Corrupt):
+        if isinstance(item, journal.Corrupt):
             replay.problems.append(
                 TranscriptCorruption(str(path), item.start, item.end, "skipped", "bad framing")
             )
             continue
-        assert isinstance(item, Record)
-        if is_seal(item):
+        assert isinstance(item, journal.Record)
+        if journal.is_seal(item):
             continue
         try:
             entry = json.loads(item.payload)
@@ -206,7 +196,7 @@ class TranscriptLog:
         #: The ``meta`` recorded with each request's first message.
         self.prompt_meta: dict[str, dict[str, Any]] = {}
         self._fd: int | None = fd
-        self._policy = SyncPolicy(durability, self._unsynced)
+        self._policy = journal.SyncPolicy(durability, self._unsynced)
 
     @classmethod
     def open(
@@ -243,7 +233,7 @@ class TranscriptLog:
         if replay.torn_at is not None:
             saved = self.path.with_name(f"{self.path.name}.torn-{replay.torn_at}")
             # Not synced here: the fsync at the end of recovery covers the cut.
-            cut_tail(self._fd, replay.torn_at, data[replay.torn_at :], saved, sync=False)
+            journal.cut_tail(self._fd, replay.torn_at, data[replay.torn_at :], saved, sync=False)
             problems.append(
                 TranscriptCorruption(
                     str(self.path),
@@ -362,8 +352,8 @@ class TranscriptLog:
     def _write(self, entry: dict[str, Any]) -> int:
         if self._fd is None:
             raise trio.ClosedResourceError("the transcript is closed")
-        data = encode(json.dumps(entry, separators=(",", ":"), default=str).encode())
-        write_all(self._fd, data)
+        data = journal.encode(json.dumps(entry, separators=(",", ":"), default=str).encode())
+        journal.write_all(self._fd, data)
         return self._fd
 
     async def _append(self, entry: dict[str, Any]) -> None:
