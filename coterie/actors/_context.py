@@ -31,7 +31,7 @@ from coterie.messages import Message
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from coterie.events import EventLog
+    from coterie.events import EventLog, EventType
     from coterie.mailbox import Delivery, Mailbox, PostOffice
 
     Predicate = Callable[[Message], bool]
@@ -177,7 +177,7 @@ class ActorContext:
         """Whether the message being handled may have been handled before."""
         return self.current is not None and self.current.redelivered
 
-    def emit(self, type: str, **data: Any) -> None:
+    def emit(self, type: EventType, **data: Any) -> None:
         """Append an event about this actor to the run's event log."""
         if self.events is not None:
             self.events.emit(type, actor=self.name, **data)

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable
 
     from coterie.context import CompactionReport, Funnel, TranscriptLog
-    from coterie.events import EventLog
+    from coterie.events import EventLog, EventType
     from coterie.models import Model, ModelReply
     from coterie.tools import PermissionGate, ToolContext, ToolRegistry
 
@@ -40,7 +40,7 @@ class Limits:
 
 
 #: How a run ended (Claude Code's result subtypes, and coterie's own for what
-#: only it does: goals, plans, a team's tasks).
+#: only it does: goals, a team's tasks).
 Subtype = Literal[
     "success",
     "error_max_turns",
@@ -49,7 +49,6 @@ Subtype = Literal[
     "error_during_execution",
     "error_goal_impossible",
     "error_max_goal_iterations",
-    "error_plan",
     "error_tasks",
 ]
 SUBTYPES: tuple[Subtype, ...] = get_args(Subtype)
@@ -313,6 +312,6 @@ class AgentLoop:
         if self.events is not None:
             self.events.publish("agent.text_delta", actor=self.actor, text=text)
 
-    def _emit(self, type: str, **data: Any) -> None:
+    def _emit(self, type: EventType, **data: Any) -> None:
         if self.events is not None:
             self.events.emit(type, actor=self.actor, **data)

@@ -14,12 +14,13 @@ every tick, so that a resumed run keeps its place.
 
 A tick is due at ``schedule.due`` (wall-clock seconds); before that the
 decision is to wait, and once the driver says it has waited (its clock may
-run faster than the wall's, for demonstrations and tests) the tick is due. The tick cap ends the loop before a tick would pass it.
-After a tick: a failed tick ends the loop; so does reaching ``max_turns``
-over all ticks. A fixed loop (an interval) is due again ``interval``
-seconds later. A dynamic loop runs again only if the tick asked for a
-wake-up (its delay already clamped by the caller, its prompt the next
-tick's); a tick without one ends the loop, converged.
+run faster than the wall's, for demonstrations and tests) the tick is due.
+The tick cap ends the loop before a tick would pass it. After a tick: a
+failed tick ends the loop; so does reaching ``max_turns`` over all ticks. A
+fixed loop (an interval) is due again ``interval`` seconds later. A dynamic
+loop runs again only if the tick asked for a wake-up (its delay already
+clamped by the caller, its prompt the next tick's); a tick without one ends
+the loop, converged.
 
 Invariants: ticks are numbered 1, 2, ... with no gap and no repeat (a tick
 reported is counted once); ``next`` never returns a tick while one is

@@ -11,7 +11,8 @@ board, the roster, their tools). It builds on ``coterie.actors``,
 
 from __future__ import annotations
 
-from coterie.team._lead import TeamLead, stuck
+from coterie.team._lead import TeamLead
+from coterie.team._lead_rules import LeadMachine, final_result, stuck
 from coterie.team._protocol import NAMES, default_names
 from coterie.team._summary import team_summary
 from coterie.team._team import (
@@ -27,11 +28,13 @@ from coterie.team._teammate import Teammate
 __all__ = [
     "NAMES",
     "Team",
+    "LeadMachine",
     "TeamLead",
     "Teammate",
     "Wakeups",
     "changed_tasks",
     "default_names",
+    "final_result",
     "hand_back",
     "stuck",
     "team_names",

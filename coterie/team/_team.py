@@ -112,8 +112,6 @@ class Team:
     stopped: set[str] = attrs.field(factory=set)
     #: The user's request the team works on (what Auto Mode weighs a teammate's actions by).
     request: str | None = None
-    #: (teammate, task id) of the plans the lead answered (ApprovePlan) in this process.
-    answered: set[tuple[str, str]] = attrs.field(factory=set)
     wakeups: Wakeups = attrs.field(factory=Wakeups)
 
     @property
@@ -134,7 +132,6 @@ class Team:
         async def approve(teammate: str, task_id: str, approve: bool, feedback: str) -> None:
             body = {"task_id": task_id, "approve": approve, "feedback": feedback}
             await proto.tell(ctx, teammate, proto.PLAN_APPROVAL, body)
-            self.answered.add((teammate, task_id))
 
         is_lead = ctx.name == self.lead
         return TeamContext(

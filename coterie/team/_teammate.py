@@ -1,12 +1,13 @@
-"""A teammate: the WORK → IDLE cycle of DESIGN §6 around its own agent loop.
+"""A teammate: the Trio driver of :class:`~coterie.team._teammate_rules.TeammateMachine`.
 
-Theory of operation. In IDLE a teammate first reads its mailbox (a shutdown
-request first, then other members' messages, each one turn of its model),
-then takes a task: the one it holds already (after a restart), else one the
-board gives it by claim (its own assignments first, then ready unassigned
-tasks). With nothing to do it waits, without polling, for a message or a
-change of the board. In WORK it runs its loop on the task with its lease
-renewed in the background; its final text is the task's result, reported to
+The cycle's decisions (IDLE → WORK or PLANNING → IDLE, DESIGN §6) are the
+pure machine's; this driver does the I/O. In IDLE it reads the mailbox (a
+shutdown request first, then other members' messages), then takes a task:
+the one it holds already (after a restart), else one the board gives it by
+claim (its own assignments first, then ready unassigned tasks). With nothing
+to do it waits, without polling hot, for a message or a board change that
+concerns it. While it works on a task its lease is renewed in the
+background; its final text is the task's result, reported to
 the lead (a ``result`` message with an id fixed by task and teammate, so a
 re-send after a crash is recognised) *before* the task is completed on the
 board, so that a lead that sees every task completed has every result in
@@ -23,13 +24,19 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING
 
-import attrs
 import trio
 
 from coterie.actors import Actor
 from coterie.board import BoardError, BoardRefusal, TaskStatus
 from coterie.team import _protocol as proto
 from coterie.team._team import LEASE_SECONDS, mail_or
+from coterie.team._teammate_rules import (
+    AnswerShutdown,
+    Converse,
+    ProposePlan,
+    Settle,
+    TeammateMachine,
+)
 
 if TYPE_CHECKING:
     from coterie.actors import ActorContext
@@ -41,8 +48,6 @@ if TYPE_CHECKING:
 #: An idle teammate looks at the board at least this often (for changes made
 #: by other processes, and leases that expired).
 POLL_SECONDS = 5.0
-#: How many plans a teammate proposes for a task before it gives the task up.
-MAX_PLAN_ROUNDS = 3
 PLAN_NOTE = (
     "You are in plan mode: investigate with read-only tools and answer with your plan for"
     " this task. The lead must approve the plan before you change anything."
@@ -62,6 +67,7 @@ class Teammate(Actor):
     def __init__(self, team: Team, loop: AgentLoop) -> None:
         self.team = team
         self.loop = loop
+        self.machine = TeammateMachine(plan_approval=team.plan_approval)
         self._generation = 0
         self._started = True
 
@@ -79,7 +85,7 @@ class Teammate(Actor):
                     await self._work(ctx, task)
                     continue
                 ctx.emit("actor.state", state="idle", task=None)
-                delivery = await self._wait(ctx)
+                delivery = await mail_or(ctx, None, self._concerned(ctx))
                 if delivery is not None and await self._handle(ctx, delivery):
                     return
         finally:
@@ -97,26 +103,27 @@ class Teammate(Actor):
         return False
 
     async def _handle(self, ctx: ActorContext, delivery: Delivery) -> bool:
+        """Carry out the machine's decision on one message; True if it must stop."""
         message = delivery.message
-        stop = False
-        if message.kind == proto.SHUTDOWN_REQUEST:
+        decision = self.machine.mail(message.kind)
+        if isinstance(decision, AnswerShutdown):
             await proto.tell(
                 ctx, message.sender, proto.SHUTDOWN_RESPONSE, {"approve": True},
                 correlation_id=message.id,
             )  # fmt: skip
             ctx.emit("actor.state", state="stopping", task=None)
-            stop = True
-        elif message.kind == proto.MESSAGE:
+        elif isinstance(decision, Converse):
             ctx.emit("actor.state", state="working", task=None)
             await self._turn(message.id, proto.render(message))
         else:
             ctx.emit("actor.unexpected_message", kind=message.kind, sender=message.sender)
         await ctx.done(delivery)
-        if stop:
+        if isinstance(decision, AnswerShutdown):
             # A copy of the request (sent again by a restarted lead) is answered
             # already: take it out (poll acknowledges copies of handled ids).
             await ctx.poll(lambda m: m.id == message.id)
-        return stop
+            return True
+        return False
 
     async def _next_task(self, ctx: ActorContext) -> Task | None:
         board, me = self.team.board, ctx.name
@@ -131,46 +138,82 @@ class Teammate(Actor):
             claimed = await board.update(claimed.id, owner=me)
         return claimed
 
-    async def _wait(self, ctx: ActorContext) -> Delivery | None:
-        """Until a message arrives (returned) or a board change concerns this
-        teammate (None); a change made by another process is noticed by a
-        slow poll."""
-        return await mail_or(ctx, None, self._concerned(ctx))
-
     async def _concerned(self, ctx: ActorContext) -> None:
+        """Until a board change concerns this teammate; a change made by another
+        process is noticed by a slow poll."""
         with trio.move_on_after(POLL_SECONDS):
             await self.team.wakeups.wait(ctx.name, self._generation)
 
-    # -- WORK ------------------------------------------------------------------
+    # -- WORK and PLANNING -----------------------------------------------------
 
     async def _work(self, ctx: ActorContext, task: Task) -> None:
         team_ctx = self.loop.tools.team
         assert team_ctx is not None
         team_ctx.current_task = task.id
-        ctx.emit("actor.state", state="working", task=task.id)
+        approved = task.id in self.team.approved(ctx.name)
+        start = self.machine.took(task.id, approved=approved)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._renew, ctx, task.id)
-            if self.team.plan_approval and task.id not in self.team.approved(ctx.name):
-                result = await self._plan(ctx, task)
-            else:
-                result = await self._turn(task.id, task_prompt(task, self.team.lead))
+            ctx.emit("actor.state", state=self.machine.phase.value, task=task.id)
+            prompt = task_prompt(task, self.team.lead)
+            if start.planning:
+                prompt = f"{prompt}\n\n{PLAN_NOTE}"
+            result = await self._turn(task.id, prompt, planning=start.planning)
+            decision = self.machine.turned(result.is_error, result.result)
+            while isinstance(decision, ProposePlan):
+                decision = await self._propose(ctx, decision)
             nursery.cancel_scope.cancel()
-        status = "failed" if result.is_error else "completed"
-        body = {"task_id": task.id, "status": status, "result": result.result}
+        await self._settle(ctx, decision)
+        team_ctx.current_task = None
+        await proto.tell(ctx, self.team.lead, proto.IDLE, {"task_id": task.id})
+
+    async def _propose(self, ctx: ActorContext, proposal: ProposePlan) -> ProposePlan | Settle:
+        """Ask the lead to approve the plan, take its answer, revise or carry it out."""
+        task_id = proposal.task_id
+        body = {"task_id": task_id, "plan": proposal.plan}
+        await proto.tell(ctx, self.team.lead, proto.PLAN_REQUEST, body)
+        ctx.emit("actor.state", state=self.machine.phase.value, task=task_id)
+        delivery = await ctx.take(
+            lambda m: m.kind == proto.PLAN_APPROVAL and m.body.get("task_id") == task_id
+        )
+        answer = delivery.message
+        approve = bool(answer.body.get("approve"))
+        revise = self.machine.answered(approve)
+        if approve:
+            self.team.record_approval(ctx.name, task_id)
+            text = "The lead approved your plan. Carry it out now."
+        else:
+            feedback = answer.body.get("feedback") or "no reason given"
+            text = f"The lead rejected your plan: {feedback}\nRevise it. {PLAN_NOTE}"
+        ctx.emit("actor.state", state=self.machine.phase.value, task=task_id)
+        prompt = proto.render(answer) + "\n" + text
+        result = await self._turn(answer.id, prompt, planning=revise.planning)
+        await ctx.done(delivery)
+        return self.machine.turned(result.is_error, result.result)
+
+    async def _settle(self, ctx: ActorContext, settle: Settle) -> None:
+        """Report the task's outcome to the lead, then settle it on the board.
+
+        The report comes first, so that a lead that sees every task finished
+        has every result in its mailbox.
+        """
+        body = {"task_id": settle.task_id, "status": settle.status, "result": settle.result}
         await proto.tell(
-            ctx, self.team.lead, proto.RESULT, body, message_id=f"{task.id}.{ctx.name}.result"
+            ctx,
+            self.team.lead,
+            proto.RESULT,
+            body,
+            message_id=f"{settle.task_id}.{ctx.name}.result",
         )
         try:
-            if result.is_error:
-                await self.team.board.fail(task.id, ctx.name, result.result or "failed")
+            if settle.status == "failed":
+                await self.team.board.fail(settle.task_id, ctx.name, settle.result or "failed")
             else:
-                await self.team.board.complete(task.id, ctx.name, result.result)
+                await self.team.board.complete(settle.task_id, ctx.name, settle.result)
         except BoardRefusal as exc:
             # Already settled: the teammate marked it failed or handed it back
             # with TaskUpdate, or the lead changed it meanwhile.
-            ctx.emit("team.task_settled", task=task.id, reason=str(exc))
-        team_ctx.current_task = None
-        await proto.tell(ctx, self.team.lead, proto.IDLE, {"task_id": task.id})
+            ctx.emit("team.task_settled", task=settle.task_id, reason=str(exc))
 
     async def _renew(self, ctx: ActorContext, task_id: str) -> None:
         while True:
@@ -179,36 +222,6 @@ class Teammate(Actor):
                 await self.team.board.renew(task_id, ctx.name, lease_seconds=LEASE_SECONDS)
             except (BoardRefusal, BoardError):
                 return  # no longer ours: the turn's end will find out
-
-    async def _plan(self, ctx: ActorContext, task: Task) -> RunResult:
-        """Plan read-only, ask the lead, revise until approved, then carry the plan out."""
-        asked = task_prompt(task, self.team.lead)
-        result = await self._turn(task.id, f"{asked}\n\n{PLAN_NOTE}", planning=True)
-        for _ in range(MAX_PLAN_ROUNDS):
-            if result.is_error:
-                return result  # no plan to propose: the task fails
-            body = {"task_id": task.id, "plan": result.result}
-            await proto.tell(ctx, self.team.lead, proto.PLAN_REQUEST, body)
-            ctx.emit("actor.state", state="awaiting approval", task=task.id)
-            delivery = await ctx.take(
-                lambda m: m.kind == proto.PLAN_APPROVAL and m.body.get("task_id") == task.id
-            )
-            answer = delivery.message
-            approved = bool(answer.body.get("approve"))
-            if approved:
-                self.team.record_approval(ctx.name, task.id)
-                text = "The lead approved your plan. Carry it out now."
-            else:
-                feedback = answer.body.get("feedback") or "no reason given"
-                text = f"The lead rejected your plan: {feedback}\nRevise it. {PLAN_NOTE}"
-            ctx.emit("actor.state", state="working", task=task.id)
-            text = proto.render(answer) + "\n" + text
-            result = await self._turn(answer.id, text, planning=not approved)
-            await ctx.done(delivery)
-            if approved:
-                return result
-        reason = f"The lead did not approve a plan in {MAX_PLAN_ROUNDS} rounds."
-        return attrs.evolve(result, result=reason, is_error=True, subtype="error_plan")
 
     async def _turn(self, work_id: str, text: str, *, planning: bool = False) -> RunResult:
         """Work on *text* (begun before a restart if its id is in the transcript);

@@ -42,7 +42,8 @@ def test_a_fixed_loop_is_due_again_one_interval_after_a_tick() -> None:
     m.next(100.0)
     assert m.ticked(130.0, OK) is None
     assert m.next(130.0) == Wait(60.0)
-    assert m.schedule.ticks == 1 and m.schedule.turns == 1
+    assert m.schedule.ticks == 1
+    assert m.schedule.turns == 1
 
 
 def test_a_dynamic_tick_without_a_wakeup_has_converged() -> None:

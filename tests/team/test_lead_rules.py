@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from coterie.agent import RunResult
 from coterie.board import Board, Task, TaskStatus
 from coterie.models import Usage
-from coterie.team._lead import TeamLead, stuck
+from coterie.team import final_result, stuck
 from tests.strategies import team_boards, teammate_subsets
 
 P, R, C, F = (
@@ -149,8 +149,8 @@ def answer(text: str = "all done", *, is_error: bool = False) -> RunResult:
 
 
 def outcome(result: RunResult, tasks: list[Task]) -> RunResult:
-    """``TeamLead._outcome``: it uses neither the lead's state nor its runtime."""
-    return TeamLead.__new__(TeamLead)._outcome(result, tasks)
+    """The team's result: the lead's last answer, judged against the board."""
+    return final_result(result, tasks)
 
 
 def test_the_answer_of_a_team_that_finished_every_task_is_the_leads() -> None:
