@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from coterie.models._base import DEFAULT_MODEL
+from coterie.models import DEFAULT_MODEL
 
 PERMISSION_MODES = ["default", "acceptEdits", "plan", "auto", "dontAsk", "bypassPermissions"]
 OUTPUT_FORMATS = ["text", "json", "stream-json"]

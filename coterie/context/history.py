@@ -21,7 +21,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from coterie.errors import CoterieError
-from coterie.models._validate import RequestInvalid, validate_request
+from coterie.models import RequestInvalid, validate_request
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -146,7 +146,7 @@ def message_chars(message: Message) -> int:
 def check_history(messages: list[Message]) -> None:
     """Raise :class:`HistoryInvalid` if the Messages API would refuse *messages*.
 
-    The checks are the mock server's (``coterie.models._validate``): roles
+    The checks are the mock server's (``coterie.models.validate_request``): roles
     alternate starting with ``user``, every ``tool_use`` is answered by a
     ``tool_result`` first in the next message, no empty text.
     """

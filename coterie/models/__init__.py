@@ -25,6 +25,7 @@ from coterie.models._base import (
     Usage,
 )
 from coterie.models._factory import model_from_env
+from coterie.models._validate import RequestInvalid, validate_request
 from coterie.models.metered import MeteredModel
 from coterie.models.mock_server import MockServer, RecordedRequest, serve_scenario
 from coterie.models.pricing import (
@@ -74,6 +75,7 @@ __all__ = [
     "ModelRequest",
     "PromptTooLong",
     "RecordedRequest",
+    "RequestInvalid",
     "Scenario",
     "ScenarioError",
     "ScriptedCrash",
@@ -90,5 +92,6 @@ __all__ = [
     "model_from_env",
     "parse_scenario",
     "price_for",
+    "validate_request",
     "serve_scenario",
 ]
