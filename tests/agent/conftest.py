@@ -87,4 +87,4 @@ def mock_server(home: Path) -> Iterator[object]:
     yield start
     for proc in procs:
         proc.terminate()
-        proc.wait(timeout=10)
+        proc.communicate(timeout=10)  # reaps it and closes its pipes

@@ -58,7 +58,8 @@ def test_a_torn_tail_is_cut_off_kept_and_reported(board_dir: Path) -> None:
         [report] = reports
         assert report.action == "truncated"
         assert report.saved_to is not None
-        assert open(report.saved_to, "rb").read() == whole[:-5]  # noqa: SIM115
+        with open(report.saved_to, "rb") as saved:
+            assert saved.read() == whole[:-5]
         assert board.create("d", "").id == "task_4"
     with Board(board_dir) as board:
         assert board.corruptions == []

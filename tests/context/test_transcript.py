@@ -232,13 +232,13 @@ WRITER = textwrap.dedent(
 def test_kill_9_mid_append_leaves_a_valid_prefix(tmp_path: Path) -> None:
     path = tmp_path / "t.log"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen(
+    with subprocess.Popen(
         [sys.executable, "-c", WRITER, str(path)], stdout=subprocess.PIPE, text=True, env=env
-    )
-    assert proc.stdout is not None
-    assert proc.stdout.readline().strip() == "ready"
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    ) as proc:  # the with closes its pipe
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "ready"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
     with TranscriptLog.open(path) as log:
         loaded = log.load()
     assert len(loaded) >= 200
