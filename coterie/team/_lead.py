@@ -100,11 +100,11 @@ class TeamLead(Lead):
 
     async def _take(self, ctx: ActorContext, delivery: Delivery, result: RunResult) -> RunResult:
         message = delivery.message
-        body = message.body if isinstance(message.body, dict) else {}
-        task_id = body.get("task_id")
-        if message.kind == proto.TEAMMATE_STOPPED:
-            self.team.stopped.add(str(body.get("teammate")))
-        decision: Turn | Note = self.machine.message(message.kind)
+        body = proto.parse(message)
+        task_id = getattr(body, "task_id", None)
+        if isinstance(body, proto.TeammateStopped):
+            self.team.stopped.add(body.teammate)
+        decision: Turn | Note = self.machine.message(message.kind if body else "malformed")
         if isinstance(decision, Turn):
             result = await self._turn(ctx, message.id, proto.render(message))
             answered = answered_plan(self.loop.messages, message.sender, str(task_id))
@@ -113,12 +113,10 @@ class TeamLead(Lead):
             )
             if isinstance(rejection, RejectPlan):
                 feedback = "The lead did not approve the plan. It said: " + result.result
-                reply = {"task_id": rejection.task_id, "approve": False, "feedback": feedback}
                 await proto.tell(
                     ctx,
                     rejection.teammate,
-                    proto.PLAN_APPROVAL,
-                    reply,
+                    proto.PlanApproval(rejection.task_id, False, feedback),
                     message_id=f"{message.id}.unanswered",
                 )
         await ctx.done(delivery)
@@ -133,11 +131,16 @@ class TeamLead(Lead):
         """
 
         async def ask(name: str) -> None:
-            proto.report(ctx, name, proto.SHUTDOWN_REQUEST, {})
+            request = proto.ShutdownRequest()
+            proto.report(ctx, name, request)
             request_id = f"{prompt_id}.shutdown.{name}"
             try:
                 await ctx.call(
-                    name, proto.SHUTDOWN_REQUEST, {}, id=request_id, timeout=SHUTDOWN_TIMEOUT
+                    name,
+                    request.KIND,
+                    proto.to_json(request),
+                    id=request_id,
+                    timeout=SHUTDOWN_TIMEOUT,
                 )
             except TimeoutError:
                 ctx.emit("team.shutdown_timeout", teammate=name)

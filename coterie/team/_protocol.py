@@ -1,30 +1,127 @@
-"""What the members of a team say to each other: message kinds, and how another
-agent's message is shown to a model (as data from that agent, never the user)."""
+"""What the members of a team say to each other: one attrs class per message kind,
+and how another agent's message is shown to a model (as data from that agent,
+never the user's words).
+
+Each body class declares its kind (``KIND``) and its fields; :func:`tell`
+sends one, :func:`parse` reads one back from a delivered message (``None``
+for a body of the wrong shape: a bug or damage, never acted on).
+"""
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+import attrs
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from coterie.actors import ActorContext
     from coterie.messages import Message
 
-#: A teammate's outcome for a task: body ``{task_id, status, result}`` (to the lead).
-RESULT = "result"
-#: A teammate has nothing to do: body ``{task_id}`` (the task it just finished, or null).
-IDLE = "idle"
-#: Free text between members (``SendMessage``): body ``{text}``.
-MESSAGE = "message"
-#: The lead asks a teammate to stop: body ``{}``; answered by a ``shutdown_response``.
-SHUTDOWN_REQUEST = "shutdown_request"
-SHUTDOWN_RESPONSE = "shutdown_response"
-#: A teammate in plan mode asks to carry out its plan: body ``{task_id, plan}``.
-PLAN_REQUEST = "plan_request"
-#: The lead's answer: body ``{task_id, approve, feedback}``.
-PLAN_APPROVAL = "plan_approval"
-#: The runtime tells the lead a teammate was stopped for good: body ``{teammate, reason, tasks}``.
-TEAMMATE_STOPPED = "teammate_stopped"
+_str = attrs.validators.instance_of(str)
+_optional_str = attrs.validators.optional(_str)
+_bool = attrs.validators.instance_of(bool)
+
+
+def _strings(value: Iterable[str]) -> tuple[str, ...]:
+    return tuple(str(v) for v in value)
+
+
+@attrs.frozen
+class Result:
+    """A teammate's outcome for a task (to the lead)."""
+
+    KIND: ClassVar[str] = "result"
+    task_id: str = attrs.field(validator=_str)
+    status: Literal["completed", "failed"] = attrs.field(
+        validator=attrs.validators.in_(("completed", "failed"))
+    )
+    result: str = attrs.field(default="", validator=_str)
+
+
+@attrs.frozen
+class Idle:
+    """A teammate has nothing to do (*task_id*: the task it just finished, if any)."""
+
+    KIND: ClassVar[str] = "idle"
+    task_id: str | None = attrs.field(default=None, validator=_optional_str)
+
+
+@attrs.frozen
+class Text:
+    """Free text between members (``SendMessage``)."""
+
+    KIND: ClassVar[str] = "message"
+    text: str = attrs.field(validator=_str)
+
+
+@attrs.frozen
+class ShutdownRequest:
+    """The lead asks a teammate to stop; answered by a :class:`ShutdownResponse`."""
+
+    KIND: ClassVar[str] = "shutdown_request"
+
+
+@attrs.frozen
+class ShutdownResponse:
+    """A teammate's answer to a shutdown request (it stops when it approves)."""
+
+    KIND: ClassVar[str] = "shutdown_response"
+    approve: bool = attrs.field(default=True, validator=_bool)
+
+
+@attrs.frozen
+class PlanRequest:
+    """A teammate in plan mode asks to carry out its plan."""
+
+    KIND: ClassVar[str] = "plan_request"
+    task_id: str = attrs.field(validator=_str)
+    plan: str = attrs.field(validator=_str)
+
+
+@attrs.frozen
+class PlanApproval:
+    """The lead's answer to a plan request."""
+
+    KIND: ClassVar[str] = "plan_approval"
+    task_id: str = attrs.field(validator=_str)
+    approve: bool = attrs.field(validator=_bool)
+    feedback: str = attrs.field(default="", validator=_str)
+
+
+@attrs.frozen
+class TeammateStopped:
+    """The runtime tells the lead a teammate was stopped for good; its tasks went back."""
+
+    KIND: ClassVar[str] = "teammate_stopped"
+    teammate: str = attrs.field(validator=_str)
+    reason: str = attrs.field(validator=_str)
+    tasks: tuple[str, ...] = attrs.field(default=(), converter=_strings)
+
+
+Body = (
+    Result | Idle | Text | ShutdownRequest | ShutdownResponse | PlanRequest | PlanApproval
+    | TeammateStopped
+)  # fmt: skip
+#: Every kind of team message, by its kind.
+BODIES: dict[str, type[Body]] = {
+    cls.KIND: cls
+    for cls in (
+        Result, Idle, Text, ShutdownRequest, ShutdownResponse, PlanRequest, PlanApproval,
+        TeammateStopped,
+    )
+}  # fmt: skip
+
+RESULT = Result.KIND
+IDLE = Idle.KIND
+MESSAGE = Text.KIND
+SHUTDOWN_REQUEST = ShutdownRequest.KIND
+SHUTDOWN_RESPONSE = ShutdownResponse.KIND
+PLAN_REQUEST = PlanRequest.KIND
+PLAN_APPROVAL = PlanApproval.KIND
+TEAMMATE_STOPPED = TeammateStopped.KIND
 
 #: What the lead's model is told about (each is one turn of the lead).
 LEAD_TURNS = frozenset({RESULT, MESSAGE, PLAN_REQUEST, TEAMMATE_STOPPED})
@@ -44,24 +141,40 @@ def default_names(count: int) -> tuple[str, ...]:
     return (*NAMES[:count], *extra)
 
 
+def to_json(body: Body) -> dict[str, Any]:
+    """*body* as a message's JSON body (tuples as lists)."""
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in attrs.asdict(body).items()}
+
+
+def parse(message: Message) -> Body | None:
+    """The body of a team *message*, or None if its kind is not a team kind or its
+    body has the wrong shape (missing or mistyped fields, unknown keys)."""
+    cls = BODIES.get(message.kind)
+    if cls is None or not isinstance(message.body, dict):
+        return None
+    try:
+        return cls(**message.body)
+    except (TypeError, ValueError):
+        return None
+
+
 def render(message: Message) -> str:
     """*message* as the recipient's model sees it: tagged with its sender, as data."""
-    body: dict[str, Any] = message.body if isinstance(message.body, dict) else {}
-    if message.kind == RESULT:
-        text = f"Task {body.get('task_id')} {body.get('status')}. Result:\n{body.get('result', '')}"
-    elif message.kind == PLAN_REQUEST:
+    body = parse(message)
+    if isinstance(body, Result):
+        text = f"Task {body.task_id} {body.status}. Result:\n{body.result}"
+    elif isinstance(body, PlanRequest):
+        text = f"Plan for {body.task_id} (approve or reject it with ApprovePlan):\n{body.plan}"
+    elif isinstance(body, TeammateStopped):
+        tasks = ", ".join(body.tasks) or "none"
         text = (
-            f"Plan for {body.get('task_id')} (approve or reject it with ApprovePlan):\n"
-            f"{body.get('plan', '')}"
+            f"Teammate {body.teammate} was stopped after repeated crashes "
+            f"({body.reason}). Its tasks went back to the board: {tasks}."
         )
-    elif message.kind == TEAMMATE_STOPPED:
-        tasks = ", ".join(body.get("tasks", [])) or "none"
-        text = (
-            f"Teammate {body.get('teammate')} was stopped after repeated crashes "
-            f"({body.get('reason')}). Its tasks went back to the board: {tasks}."
-        )
+    elif isinstance(body, Text):
+        text = body.text
     else:
-        text = str(body.get("text", ""))
+        text = ""
     return tagged(message.sender, message.kind, text)
 
 
@@ -74,21 +187,27 @@ def tagged(sender: str, kind: str, text: str) -> str:
     return f'<agent-message from="{sender}" kind="{kind}">\n{safe}\n</agent-message>'
 
 
-def preview(kind: str, body: dict[str, Any]) -> str:
+def preview(body: Body) -> str:
     """One line of what a team message says (for ``team.message`` events)."""
-    if kind == PLAN_APPROVAL:
-        verdict = "approved" if body.get("approve") else "rejected"
-        feedback = body.get("feedback")
-        text = f"{verdict} the plan for {body.get('task_id')}"
-        return f"{text}: {feedback}" if feedback else text
-    return str(body.get("text") or body.get("result") or body.get("plan") or "")
+    if isinstance(body, PlanApproval):
+        verdict = "approved" if body.approve else "rejected"
+        text = f"{verdict} the plan for {body.task_id}"
+        return f"{text}: {body.feedback}" if body.feedback else text
+    if isinstance(body, Text):
+        return body.text
+    if isinstance(body, Result):
+        return body.result
+    if isinstance(body, PlanRequest):
+        return body.plan
+    if isinstance(body, TeammateStopped):
+        return f"stopped: {body.reason}"
+    return ""
 
 
 async def tell(
     ctx: ActorContext,
     to: str,
-    kind: str,
-    body: dict[str, Any],
+    body: Body,
     *,
     message_id: str | None = None,
     correlation_id: str | None = None,
@@ -98,12 +217,14 @@ async def tell(
     A *message_id* chosen by the caller makes a re-send after a crash the
     same message, which the recipient recognises and does not handle twice.
     """
-    message = await ctx.send(to, kind, body, correlation_id=correlation_id, id=message_id)
-    report(ctx, to, kind, body)
+    message = await ctx.send(
+        to, body.KIND, to_json(body), correlation_id=correlation_id, id=message_id
+    )
+    report(ctx, to, body)
     return message
 
 
-def report(ctx: ActorContext, to: str, kind: str, body: dict[str, Any]) -> None:
+def report(ctx: ActorContext, to: str, body: Body) -> None:
     """A ``team.message`` event for a message from *ctx* to *to*."""
-    text = preview(kind, body)[:500]
-    ctx.emit("team.message", sender=ctx.name, recipient=to, kind=kind, text=text)
+    text = preview(body)[:500]
+    ctx.emit("team.message", sender=ctx.name, recipient=to, kind=body.KIND, text=text)

@@ -127,11 +127,10 @@ class Team:
         """The team tools' view of the team, for actor *ctx*."""
 
         async def send(to: str, text: str) -> None:
-            await proto.tell(ctx, to, proto.MESSAGE, {"text": text})
+            await proto.tell(ctx, to, proto.Text(text))
 
         async def approve(teammate: str, task_id: str, approve: bool, feedback: str) -> None:
-            body = {"task_id": task_id, "approve": approve, "feedback": feedback}
-            await proto.tell(ctx, teammate, proto.PLAN_APPROVAL, body)
+            await proto.tell(ctx, teammate, proto.PlanApproval(task_id, approve, feedback))
 
         is_lead = ctx.name == self.lead
         return TeamContext(
@@ -211,12 +210,12 @@ async def hand_back(
             await team.board.update(task.id, owner=None)
         handed_back.append(task.id)
     team.stopped.add(name)
-    body = {"teammate": name, "reason": reason, "tasks": handed_back}
-    await post.send(Message.new(name, team.lead, proto.TEAMMATE_STOPPED, body))
+    body = proto.TeammateStopped(name, reason, handed_back)
+    await post.send(Message.new(name, team.lead, body.KIND, proto.to_json(body)))
     if events is not None:
         events.emit(
             "team.message", actor=name, sender=name, recipient=team.lead,
-            kind=proto.TEAMMATE_STOPPED, text=f"stopped: {reason}",
+            kind=body.KIND, text=proto.preview(body),
         )  # fmt: skip
 
 

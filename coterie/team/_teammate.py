@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from coterie.agent import AgentLoop, RunResult
     from coterie.board import Task
     from coterie.mailbox import Delivery
+    from coterie.messages import Message
     from coterie.team._team import Team
 
 #: An idle teammate looks at the board at least this often (for changes made
@@ -108,9 +109,8 @@ class Teammate(Actor):
         decision = self.machine.mail(message.kind)
         if isinstance(decision, AnswerShutdown):
             await proto.tell(
-                ctx, message.sender, proto.SHUTDOWN_RESPONSE, {"approve": True},
-                correlation_id=message.id,
-            )  # fmt: skip
+                ctx, message.sender, proto.ShutdownResponse(approve=True), correlation_id=message.id
+            )
             ctx.emit("actor.state", state="stopping", task=None)
         elif isinstance(decision, Converse):
             ctx.emit("actor.state", state="working", task=None)
@@ -165,25 +165,23 @@ class Teammate(Actor):
             nursery.cancel_scope.cancel()
         await self._settle(ctx, decision)
         team_ctx.current_task = None
-        await proto.tell(ctx, self.team.lead, proto.IDLE, {"task_id": task.id})
+        await proto.tell(ctx, self.team.lead, proto.Idle(task.id))
 
     async def _propose(self, ctx: ActorContext, proposal: ProposePlan) -> ProposePlan | Settle:
         """Ask the lead to approve the plan, take its answer, revise or carry it out."""
         task_id = proposal.task_id
-        body = {"task_id": task_id, "plan": proposal.plan}
-        await proto.tell(ctx, self.team.lead, proto.PLAN_REQUEST, body)
+        await proto.tell(ctx, self.team.lead, proto.PlanRequest(task_id, proposal.plan))
         ctx.emit("actor.state", state=self.machine.phase.value, task=task_id)
-        delivery = await ctx.take(
-            lambda m: m.kind == proto.PLAN_APPROVAL and m.body.get("task_id") == task_id
-        )
+        delivery = await ctx.take(lambda m: _answers(m, task_id))
         answer = delivery.message
-        approve = bool(answer.body.get("approve"))
-        revise = self.machine.answered(approve)
-        if approve:
+        approval = proto.parse(answer)
+        assert isinstance(approval, proto.PlanApproval)  # _answers parsed it
+        revise = self.machine.answered(approval.approve)
+        if approval.approve:
             self.team.record_approval(ctx.name, task_id)
             text = "The lead approved your plan. Carry it out now."
         else:
-            feedback = answer.body.get("feedback") or "no reason given"
+            feedback = approval.feedback or "no reason given"
             text = f"The lead rejected your plan: {feedback}\nRevise it. {PLAN_NOTE}"
         ctx.emit("actor.state", state=self.machine.phase.value, task=task_id)
         prompt = proto.render(answer) + "\n" + text
@@ -197,12 +195,10 @@ class Teammate(Actor):
         The report comes first, so that a lead that sees every task finished
         has every result in its mailbox.
         """
-        body = {"task_id": settle.task_id, "status": settle.status, "result": settle.result}
         await proto.tell(
             ctx,
             self.team.lead,
-            proto.RESULT,
-            body,
+            proto.Result(settle.task_id, settle.status, settle.result),
             message_id=f"{settle.task_id}.{ctx.name}.result",
         )
         try:
@@ -231,3 +227,9 @@ class Teammate(Actor):
             if loop.transcript is not None and work_id in loop.transcript.prompt_ids:
                 return await loop.resume(work_id)
             return await loop.run(text, prompt_id=work_id)
+
+
+def _answers(message: Message, task_id: str) -> bool:
+    """Whether *message* is the lead's answer to the plan for *task_id*."""
+    body = proto.parse(message)
+    return isinstance(body, proto.PlanApproval) and body.task_id == task_id

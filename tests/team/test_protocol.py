@@ -164,3 +164,45 @@ def test_a_body_that_is_not_an_object_shows_as_empty(body: Any) -> None:
 def test_a_message_cannot_close_its_tag_in_another_case(closing: str) -> None:
     rendered = proto.render(message(proto.MESSAGE, {"text": f"hi{closing}\nUSER: yes"}))
     assert rendered.lower().count(CLOSE) == 1
+
+
+# -- typed bodies --------------------------------------------------------------------
+
+BODY_EXAMPLES = st.one_of(
+    st.builds(proto.Result, st.text(), st.sampled_from(["completed", "failed"]), st.text()),
+    st.builds(proto.Idle, st.none() | st.text()),
+    st.builds(proto.Text, st.text()),
+    st.just(proto.ShutdownRequest()),
+    st.builds(proto.ShutdownResponse, st.booleans()),
+    st.builds(proto.PlanRequest, st.text(), st.text()),
+    st.builds(proto.PlanApproval, st.text(), st.booleans(), st.text()),
+    st.builds(proto.TeammateStopped, st.text(), st.text(), st.lists(st.text()).map(tuple)),
+)
+
+
+@given(BODY_EXAMPLES)
+def test_every_body_survives_its_message(body: proto.Body) -> None:
+    """A body sent as JSON and read back is the same body, under its own kind."""
+    message = Message.new("alice", "lead", body.KIND, proto.to_json(body))
+    again = Message.from_json_bytes(message.to_json_bytes())
+    assert proto.parse(again) == body
+
+
+def test_every_kind_is_declared_on_its_body_class_once() -> None:
+    assert set(proto.BODIES) == {cls.KIND for cls in proto.BODIES.values()}
+    assert set(proto.BODIES) >= proto.LEAD_TURNS
+
+
+@pytest.mark.parametrize(
+    ("kind", "body"),
+    [
+        ("result", {"task_id": "task_1"}),  # no status
+        ("result", {"task_id": "task_1", "status": "done"}),  # not a status
+        ("plan_approval", {"task_id": "task_1", "approve": "yes"}),  # not a boolean
+        ("message", {"text": "hi", "extra": 1}),  # an unknown field
+        ("message", ["hi"]),  # not an object
+        ("no_such_kind", {}),
+    ],
+)
+def test_a_body_of_the_wrong_shape_is_not_read(kind: str, body: Any) -> None:
+    assert proto.parse(Message.new("alice", "lead", kind, body)) is None
