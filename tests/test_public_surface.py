@@ -76,10 +76,10 @@ SURFACES: dict[str, set[str]] = {
     "coterie.models": {
         "DEFAULT_MODEL", "DEFAULT_MODEL_PRICE", "ROLES", "AnthropicModel", "MeteredModel",
         "MockServer", "Model", "ModelAPIError", "ModelError", "ModelPrice", "ModelReply",
-        "ModelRequest", "PromptTooLong", "RecordedRequest", "Scenario", "ScenarioError",
-        "ScriptedCrash", "ScriptedModel", "TextSink", "ToolUse", "Turn", "TurnError", "Usage",
-        "UsageLedger", "cost_usd", "is_known_model", "load_scenario", "model_from_env",
-        "parse_scenario", "price_for", "serve_scenario"
+        "ModelRequest", "PromptTooLong", "RecordedRequest", "RequestInvalid", "Scenario",
+        "ScenarioError", "ScriptedCrash", "ScriptedModel", "TextSink", "ToolUse", "Turn",
+        "TurnError", "Usage", "UsageLedger", "cost_usd", "is_known_model", "load_scenario",
+        "model_from_env", "parse_scenario", "price_for", "serve_scenario", "validate_request"
     },
     "coterie.runtime": {
         "MAX_RESTARTS", "RESTART_PERIOD", "USER", "AgentSession", "Agents", "Command",
@@ -95,8 +95,9 @@ SURFACES: dict[str, set[str]] = {
         "TooManyChildren", "isolated"
     },
     "coterie.team": {
-        "NAMES", "Team", "TeamLead", "Teammate", "Wakeups", "changed_tasks", "default_names",
-        "hand_back", "stuck", "team_names", "team_summary", "the_user_asked"
+        "NAMES", "LeadMachine", "Team", "TeamLead", "Teammate", "Wakeups", "changed_tasks",
+        "default_names", "final_result", "hand_back", "stuck", "team_names", "team_summary",
+        "the_user_asked"
     },
     "coterie.tools": {
         # the interface, the registry and the one call the loop makes
