@@ -49,7 +49,10 @@ class SyncRunner:
         that a second checkpoint would only cost a scheduling round.
         """
         self.inline_runs += 1
-        self._learn(self._timed(job))
+        # _timed and _learn by hand: this runs once per flush on the hot path.
+        start = time.perf_counter()
+        job()
+        self.average += self.weight * (time.perf_counter() - start - self.average)
 
     async def run(self, job: Callable[[], None]) -> None:
         """Run *job* to completion; a checkpoint either way."""
