@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from coterie.journal import DISK
 from coterie.mailbox import Durability, PostOffice
-from coterie.mailbox._sync import DISK
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Iterator
@@ -23,7 +23,7 @@ def inline_fsyncs() -> Iterator[None]:
 
     On a loaded disk the shared runner moves fsyncs to a worker thread, and a
     task waiting on a thread looks blocked to ``autojump_clock``, which then
-    jumps straight past every timeout. tests/mailbox/test_sync.py covers the
+    jumps straight past every timeout. tests/journal/test_sync.py covers the
     threaded path on its own.
     """
     saved = DISK.inline_below

@@ -53,7 +53,9 @@ def test_the_settings_default_mode_applies_when_no_mode_is_given(
 
 def test_the_command_line_mode_beats_the_settings_default_mode(workspace: Path, home: Path) -> None:
     settings(home, {"permissions": {"defaultMode": "acceptEdits"}})
-    scenario = write_scenario(workspace.parent / "s.json", {"lead": [WRITE, {"text": "could not write"}]})
+    scenario = write_scenario(
+        workspace.parent / "s.json", {"lead": [WRITE, {"text": "could not write"}]}
+    )
     done = coterie(
         "run", "-p", "--permission-mode", "default", "--scenario", str(scenario), "write",
         cwd=workspace, home=home,
