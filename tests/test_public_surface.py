@@ -101,7 +101,8 @@ SURFACES: dict[str, set[str]] = {
     },
     "coterie.tools": {
         # the interface, the registry and the one call the loop makes
-        "Tool", "ToolContext", "ToolResult", "FileStamp", "TeamContext", "ToolRegistry",
+        "Tool", "ShellSandbox",
+        "ToolContext", "ToolResult", "FileStamp", "TeamContext", "ToolRegistry",
         "Authorizer", "UnknownTool", "execute_tool_call",
         # capabilities and the catalogue chosen by them
         "Access", "Capabilities", "Effect", "Need", "PathInput", "BUILTIN_TOOLS", "Provides",

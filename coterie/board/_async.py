@@ -52,17 +52,19 @@ async def open_board(
     *,
     fsync: bool = True,
     on_corruption: Callable[[BoardCorruption], None] | None = None,
+    on_change: Callable[[object], None] | None = None,
 ) -> AsyncIterator[AsyncBoard]:
     """Open the board in *directory* for Trio code; closed on exit.
 
     Opening replays the log, which can take a while for a long one, so it
-    runs in a worker thread.
+    runs in a worker thread. *on_change* is called with an operation's result
+    after every change it made durable.
     """
     board = await trio.to_thread.run_sync(
         functools.partial(Board, directory, fsync=fsync, on_corruption=on_corruption)
     )
     try:
-        yield AsyncBoard(board)
+        yield AsyncBoard(board, on_change=on_change)
     finally:
         board.close()
 
@@ -70,7 +72,7 @@ async def open_board(
 class AsyncBoard:
     """Awaitable wrappers around a :class:`Board`; see :class:`Board` for each method."""
 
-    def __init__(self, board: Board) -> None:
+    def __init__(self, board: Board, *, on_change: Callable[[object], None] | None = None) -> None:
         self.board = board
         # Trio tasks share flushes here, so that only the leader waits on the
         # board's thread-level group commit.
@@ -78,7 +80,7 @@ class AsyncBoard:
         self._changed = trio.Event()
         #: Called with an operation's result after every change it made
         #: durable (the team runtime reports ``board.changed`` events with it).
-        self.on_change: Callable[[object], None] | None = None
+        self.on_change = on_change
 
     # -- machinery -----------------------------------------------------------
 

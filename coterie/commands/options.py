@@ -6,8 +6,8 @@ import argparse
 import math
 
 from coterie.models import DEFAULT_MODEL
+from coterie.tools.permissions import MODES
 
-PERMISSION_MODES = ["default", "acceptEdits", "plan", "auto", "dontAsk", "bypassPermissions"]
 OUTPUT_FORMATS = ["text", "json", "stream-json"]
 
 
@@ -17,7 +17,7 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", default=None, help=f"model name (default {DEFAULT_MODEL})")
     parser.add_argument(
         "--permission-mode",
-        choices=PERMISSION_MODES,
+        choices=MODES,
         default=None,
         help="how tool calls are approved (default: settings' defaultMode, else 'default')",
     )

@@ -19,7 +19,6 @@ from typing import Any, Literal
 import attrs
 
 from coterie.models import DEFAULT_MODEL
-from coterie.tools.permissions import MODES
 
 __all__ = ["Command", "RunOptions"]
 
@@ -32,11 +31,6 @@ def _paths(value: Any) -> tuple[Path, ...]:
 
 def _optional_path(value: Any) -> Path | None:
     return Path(value) if value else None
-
-
-def _check_mode(_inst: object, _attribute: object, value: str | None) -> None:
-    if value is not None and value not in MODES:
-        raise ValueError(f"unknown permission mode {value!r}; expected one of {', '.join(MODES)}")
 
 
 def _positive(_inst: object, attribute: attrs.Attribute[Any], value: float | None) -> None:
@@ -63,8 +57,9 @@ class RunOptions:
     model: str = DEFAULT_MODEL
     #: Replay this scenario file with the scripted model.
     scenario: Path | None = attrs.field(default=None, converter=_optional_path)
-    #: ``--permission-mode``; None: the settings' ``defaultMode``, else ``default``.
-    permission_mode: str | None = attrs.field(default=None, validator=_check_mode)
+    #: ``--permission-mode``; None: the settings' ``defaultMode``, else ``default``
+    #: (the permission policy checks and defaults it, in one place).
+    permission_mode: str | None = None
     #: ``--add-dir``: further directories the sandbox admits.
     add_dirs: tuple[Path, ...] = attrs.field(default=(), converter=_paths)
     max_turns: int | None = attrs.field(default=None, validator=_positive)

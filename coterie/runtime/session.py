@@ -36,10 +36,10 @@ from coterie.runs import COMPLETED, FAILED, RUNNING, hold_run, read_state, write
 from coterie.runtime.agents import Agents
 from coterie.runtime.tree import build_tree
 from coterie.supervisors import DynamicSupervisor
-from coterie.team import Team, changed_tasks
+from coterie.team import Team, Wakeups, changed_tasks
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncIterator, Callable
     from pathlib import Path
 
     from coterie.board import AsyncBoard
@@ -130,9 +130,17 @@ async def open_run(prepared: PreparedRun, asker: Asker | None) -> AsyncIterator[
         async with contextlib.AsyncExitStack() as boards:
             team: Team | None = None
             if options.is_team:
-                board = await boards.enter_async_context(open_board(run_dir / "board"))
-                team = Team(run_dir, board, "lead", options.teammates, options.plan_approval)
-                board.on_change = _on_board_change(team, events)
+                wakeups = Wakeups()
+                opened = open_board(run_dir / "board", on_change=_on_board_change(wakeups, events))
+                board = await boards.enter_async_context(opened)
+                team = Team(
+                    run_dir,
+                    board,
+                    "lead",
+                    options.teammates,
+                    options.plan_approval,
+                    wakeups=wakeups,
+                )
             post = PostOffice(run_dir / "mailboxes", events=events)
             try:
                 subagents = DynamicSupervisor("subagents", events=events)
@@ -153,9 +161,9 @@ async def open_run(prepared: PreparedRun, asker: Asker | None) -> AsyncIterator[
                     await post.aclose()
 
 
-def _on_board_change(team: Team, events: EventLog) -> Any:
+def _on_board_change(wakeups: Wakeups, events: EventLog) -> Callable[[object], None]:
     def changed(result: object) -> None:
-        team.wakeups.changed(result)
+        wakeups.changed(result)
         for task in changed_tasks(result):
             events.emit("board.changed", task=task.id)
 

@@ -11,7 +11,7 @@ policy, the rule matcher, the subagent types and the choice of each agent's
 tools (:mod:`coterie.tools.catalogue`) are derived from those declarations.
 """
 
-from coterie.tools._base import FileStamp, TeamContext, Tool, ToolContext, ToolResult
+from coterie.tools._base import FileStamp, ShellSandbox, TeamContext, Tool, ToolContext, ToolResult
 from coterie.tools._registry import Authorizer, ToolRegistry, UnknownTool, execute_tool_call
 from coterie.tools.bash import BashTool
 from coterie.tools.capabilities import Access, Capabilities, Effect, Need, PathInput
@@ -107,6 +107,7 @@ __all__ = [
     "TeamContext",
     "TodoWriteTool",
     "Tool",
+    "ShellSandbox",
     "ToolContext",
     "ToolRegistry",
     "ToolResult",

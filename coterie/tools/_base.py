@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import attrs
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Iterable
+    from collections.abc import Awaitable, Callable, Iterable, Sequence
     from pathlib import Path
 
     from coterie.board import AsyncBoard
@@ -61,6 +61,19 @@ class ToolContext:
     subagents: Callable[[str, str, str], Awaitable[ToolResult]] | None = None
     # The board and mailboxes of a team run, for the team tools; None for a solo agent.
     team: TeamContext | None = None
+    #: Directories no tool may write, in any mode (the run's own state, under
+    #: the coterie home); the built-in protected paths come on top of these.
+    protected_paths: tuple[Path, ...] = ()
+    #: The OS sandbox Bash commands run in (None: none; see ``coterie.tools.ossandbox``).
+    sandbox: ShellSandbox | None = None
+
+
+class ShellSandbox(Protocol):
+    """Runs a shell command under an OS sandbox (bubblewrap on Linux)."""
+
+    def wrap(self, argv: Sequence[str], ctx: ToolContext) -> list[str]:
+        """The argv that runs *argv* inside the sandbox, for the agent of *ctx*."""
+        ...
 
 
 def _members(value: Iterable[str]) -> tuple[str, ...]:
