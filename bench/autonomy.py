@@ -63,6 +63,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from coterie import open_agent
 from coterie.events import read_events
 from coterie.models import ScriptedModel, load_scenario
+from coterie.runs import runs_root
 
 ALLOW = {"text": "<block>no</block>"}
 FLAG = {"text": "<block>yes</block>"}
@@ -182,7 +183,7 @@ def run(
                 return time.perf_counter() - start, time.process_time() - cpu, SYNCS.count
 
         wall, cpu, syncs = trio.run(go)
-        (run_dir,) = (workdir / ".coterie" / "runs").iterdir()
+        (run_dir,) = runs_root(workdir).iterdir()
         events = list(read_events(run_dir / "events.jsonl"))
     return Outcome(wall, cpu, syncs, player, events)
 
@@ -440,4 +441,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    # The runs' state goes to a coterie home of the bench's own, not the user's
+    # (child processes inherit it).
+    os.environ.setdefault("COTERIE_HOME", tempfile.mkdtemp(prefix="coterie-bench-home-"))
     main()

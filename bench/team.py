@@ -561,4 +561,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    # The runs' state goes to a coterie home of the bench's own, not the user's
+    # (child processes inherit it).
+    os.environ.setdefault("COTERIE_HOME", tempfile.mkdtemp(prefix="coterie-bench-home-"))
     main()

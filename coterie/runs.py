@@ -1,9 +1,13 @@
 """Run directories: where one run keeps its state, and how runs are found again.
 
-A run lives in ``<workdir>/.coterie/runs/<run_id>/``::
+A run lives under the coterie home, outside its workspace
+(``$COTERIE_HOME/projects/<workspace key>/runs/<run_id>/``, see
+:mod:`coterie.home`), where no tool may write::
 
     config.json     what was asked for (command, prompt, options), so that
                     ``coterie resume`` needs no flags
+    config.sig      its signature under the user's key: a configuration
+                    changed outside coterie is refused on resume
     state.json      where the run is: its pending request, its state and
                     result (replaced atomically)
     lock            held (flock) by the process running it: a run is live
@@ -33,12 +37,14 @@ import attrs
 
 from coterie.errors import CoterieError
 from coterie.fsutil import atomic_write
+from coterie.home import coterie_home, sign, verify, workspace_key
 from coterie.ids import new_run_id
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-RUNS_DIR = Path(".coterie") / "runs"
+#: Where runs of an older coterie were kept, inside the workspace (no longer read).
+LEGACY_RUNS = Path(".coterie") / "runs"
 RUNNING, COMPLETED, FAILED, INTERRUPTED = "running", "completed", "failed", "interrupted"
 
 
@@ -50,18 +56,24 @@ class RunBusy(CoterieError, RuntimeError):
     """Another process is running this run right now."""
 
 
+class TamperedRun(CoterieError, PermissionError):
+    """A run's ``config.json`` does not match its signature: it was changed outside
+    coterie (or by a tool), so what it says the run may do cannot be trusted."""
+
+
 def runs_root(workdir: Path) -> Path:
-    """The folder holding every run of a workspace."""
-    return workdir / RUNS_DIR
+    """The folder holding every run of a workspace (under the coterie home)."""
+    return coterie_home() / "projects" / workspace_key(workdir) / "runs"
 
 
 def create_run(workdir: Path, config: dict[str, Any]) -> tuple[str, Path]:
-    """Make a new run directory with its ``config.json``; returns (run_id, path)."""
+    """Make a new run directory with its signed ``config.json``; returns (run_id, path)."""
     run_id = new_run_id()
     path = runs_root(workdir) / run_id
     (path / "mailboxes").mkdir(parents=True)
-    text = json.dumps({"run_id": run_id, **config}, indent=2) + "\n"
-    atomic_write(path / "config.json", text.encode(), sync=True)
+    text = (json.dumps({"run_id": run_id, **config}, indent=2) + "\n").encode()
+    atomic_write(path / "config.sig", (sign(text) + "\n").encode(), sync=True)
+    atomic_write(path / "config.json", text, sync=True)
     return run_id, path
 
 
@@ -79,11 +91,24 @@ def find_run(workdir: Path, run_id: str) -> Path:
     raise UnknownRun(f"run {run_id!r} {what} in {root}{hint} (see `coterie runs`)")
 
 
-def read_config(run_dir: Path) -> dict[str, Any]:
-    """The run's ``config.json``."""
-    data = json.loads((run_dir / "config.json").read_text())
+def read_config(run_dir: Path, *, verified: bool = False) -> dict[str, Any]:
+    """The run's ``config.json``; with *verified*, only if it matches its signature
+    (else :class:`TamperedRun`): what a resume runs with must be what coterie wrote."""
+    path = run_dir / "config.json"
+    raw = path.read_bytes()
+    if verified:
+        try:
+            signature = (run_dir / "config.sig").read_text()
+        except FileNotFoundError:
+            signature = ""
+        if not verify(raw, signature):
+            raise TamperedRun(
+                f"run {run_dir.name}: {path} was changed outside coterie (it does not match"
+                " its signature), so it is not resumed; start a new run instead"
+            )
+    data = json.loads(raw)
     if not isinstance(data, dict):
-        raise CoterieError(f"{run_dir / 'config.json'}: not a run configuration")
+        raise CoterieError(f"{path}: not a run configuration")
     return data
 
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
+import os
 from typing import TYPE_CHECKING
 
 import pytest
 
+from coterie.home import HOME_ENV
 from coterie.journal import DISK
 from coterie.mailbox import Durability, PostOffice
 
@@ -15,6 +17,22 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 MAILBOX_KINDS = ["memory", "file-none", "file-batch", "file-always"]
+
+
+@pytest.fixture(autouse=True, scope="session")
+def coterie_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A coterie home of the test session's own (run state, trust, signing key), so
+    that no test reads or writes the developer's ``~/.coterie``. Subprocesses
+    inherit it through the environment; runs are keyed by their workspace, a
+    temporary folder of each test, so tests never share one."""
+    home = tmp_path_factory.mktemp("coterie-home")
+    saved = os.environ.get(HOME_ENV)
+    os.environ[HOME_ENV] = str(home)
+    yield home
+    if saved is None:
+        del os.environ[HOME_ENV]
+    else:
+        os.environ[HOME_ENV] = saved
 
 
 @pytest.fixture(autouse=True)

@@ -11,6 +11,7 @@ import trio
 
 from coterie.events import read_events
 from coterie.mailbox import PostOffice
+from coterie.runs import runs_root
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -58,7 +59,7 @@ def test_the_runtime_demo_crashes_restarts_and_finishes(tmp_path: Path) -> None:
     assert "delivered again" in out
     assert "6/6 results" in out
 
-    (run_dir,) = (tmp_path / ".coterie" / "runs").iterdir()
+    (run_dir,) = (runs_root(tmp_path)).iterdir()
     config = json.loads((run_dir / "config.json").read_text())
     assert config["command"] == "demo"
     types = [e.type for e in read_events(run_dir / "events.jsonl")]

@@ -1,7 +1,7 @@
 """``coterie tasks`` and ``coterie inbox``: look into a run, live or finished, read-only.
 
-Both read the run directory only (``.coterie/runs/<run_id>/`` of the
-workspace) and change nothing a run relies on: the board is read through
+Both read the run directory only (under the coterie home, see
+:mod:`coterie.runs`) and change nothing a run relies on: the board is read through
 :class:`coterie.board.Board` (safe next to a live run), a mailbox through
 :func:`coterie.mailbox.peek_mailbox` (no lock taken, no file written), the
 message history from the ``team.message`` events of ``events.jsonl``.
@@ -82,7 +82,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
         "--workdir",
         type=Path,
         default=Path.cwd(),
-        help="the workspace whose .coterie/runs/ holds the run (default: current directory)",
+        help="the workspace whose run to look into (default: current directory)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object instead")
 

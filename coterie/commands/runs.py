@@ -6,22 +6,28 @@ import json
 import time
 from typing import TYPE_CHECKING
 
+from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from coterie.runs import list_runs
+from coterie.runs import LEGACY_RUNS, list_runs
 
 if TYPE_CHECKING:
     import argparse
 
-    from rich.console import Console
 
 _COLOURS = {"running": "cyan", "completed": "green", "failed": "red", "interrupted": "yellow"}
 
 
 def list_command(args: argparse.Namespace, console: Console) -> int:
     """Print the workspace's runs, newest last (``--json``: one object per line)."""
-    runs = list_runs(args.workdir.resolve())
+    workdir = args.workdir.resolve()
+    runs = list_runs(workdir)
+    if (workdir / LEGACY_RUNS).is_dir():
+        Console(stderr=True, highlight=False).print(
+            f"[yellow]note:[/] {workdir / LEGACY_RUNS} holds runs of an older coterie, kept in the"
+            " workspace where an agent could change them; they are not listed or resumed."
+        )
     if args.json:
         for info in runs:
             console.file.write(json.dumps(info.to_dict()) + "\n")

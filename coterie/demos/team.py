@@ -22,6 +22,7 @@ import trio
 from rich.console import Console
 
 from coterie.commands.run import run_team
+from coterie.runs import runs_root
 
 if TYPE_CHECKING:
     from rich.console import Console as ConsoleType
@@ -42,7 +43,7 @@ Workspace: {workspace}
 OUTRO = """\
 [bold]What happened[/]
 - Every message between the agents went through their durable mailboxes
-  ({workspace}/.coterie/runs/{run_id}/mailboxes/).
+  ({run_dir}/mailboxes/).
 - alice's crash was caught by [italic]alice-sup[/], which restarted her; the task
   she held stayed hers, and the tool call she had finished was not run again.
 - Look closer:  coterie tasks {run_id} --workdir {workspace}
@@ -82,8 +83,8 @@ def run(console: ConsoleType, workdir: Path | None) -> int:
         output_format="text",
     )
     code = trio.run(run_team, args, console, Console(stderr=True, highlight=False))
-    runs = sorted((workspace / ".coterie" / "runs").iterdir())
+    runs = sorted(runs_root(workspace).iterdir())
     files = sorted(p.name for p in workspace.iterdir() if not p.name.startswith("."))
     console.print(f"\nFiles the team wrote: {', '.join(files)}")
-    console.print(OUTRO.format(workspace=workspace, run_id=runs[-1].name))
+    console.print(OUTRO.format(workspace=workspace, run_id=runs[-1].name, run_dir=runs[-1]))
     return code

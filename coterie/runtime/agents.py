@@ -24,6 +24,7 @@ from coterie.agent import AgentLoop, Limits, build_system_prompt
 from coterie.autonomy import DenialTracker
 from coterie.context import Funnel, TokenCounter, TranscriptLog
 from coterie.fsutil import atomic_write
+from coterie.home import coterie_home
 from coterie.mailbox import Durability
 from coterie.tools import PermissionGate, ToolContext
 
@@ -166,6 +167,8 @@ class Agents:
             read_denied=prepared.policy.read_filter(options.workdir),
             subagents=launcher,
             team=team,
+            # The run's own state and the trust store: no tool writes there.
+            protected_paths=(coterie_home(),),
         )
         funnel = Funnel(
             prepared.run_dir / "context" / name,

@@ -69,7 +69,7 @@ def prepare(
     workdir = options.workdir.resolve()
     if resume is not None:
         run_dir = find_run(workdir, resume)
-        recorded = RunOptions.from_json(read_config(run_dir))
+        recorded = RunOptions.from_json(read_config(run_dir, verified=True))
         settings, policy = _policy(recorded)
         return PreparedRun(
             recorded, run_dir.name, run_dir, settings, policy, _model(model, recorded, run_dir)

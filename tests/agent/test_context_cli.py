@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from coterie.events import read_events
+from coterie.runs import runs_root
 from tests.agent.conftest import coterie
 from tests.agent.test_resume_cli import only_run, transcript_messages, write_scenario
 
@@ -57,9 +58,7 @@ def test_a_long_run_stays_in_budget_through_the_real_api_path(
         timeout=300,
     )
     assert (done.returncode, done.stdout) == (0, "long run done\n"), done.stderr[-2000:]
-    events = list(
-        read_events(workspace / ".coterie" / "runs" / only_run(workspace) / "events.jsonl")
-    )
+    events = list(read_events(runs_root(workspace) / only_run(workspace) / "events.jsonl"))
     sent = [e.data["usage"]["input_tokens"] for e in events if e.type == "agent.message"]
     assert len(sent) == 301
     assert max(sent) <= WINDOW
@@ -87,9 +86,7 @@ def test_a_prompt_too_long_is_compacted_and_retried_once(
         "count", cwd=workspace, home=home,
     )  # fmt: skip
     assert (done.returncode, done.stdout) == (0, "fine after compaction\n"), done.stderr
-    events = list(
-        read_events(workspace / ".coterie" / "runs" / only_run(workspace) / "events.jsonl")
-    )
+    events = list(read_events(runs_root(workspace) / only_run(workspace) / "events.jsonl"))
     (reactive,) = [e for e in events if e.type == "context.reactive"]
     assert reactive.data["reported"] == 250_000
 
@@ -142,7 +139,7 @@ def test_compact_keeps_the_users_instructions_verbatim(
     compacted = coterie("compact", run_id, "focus on the parser", cwd=workspace, home=home)
     assert compacted.returncode == 0, compacted.stderr
     assert "compacted run" in compacted.stdout
-    history = transcript_messages(workspace / ".coterie" / "runs" / run_id)
+    history = transcript_messages(runs_root(workspace) / run_id)
     texts = [b.get("text", "") for m in history for b in m["content"] if isinstance(b, dict)]
     assert any(instruction in t for t in texts)
     assert any("SUMMARY: seq ran." in t for t in texts)

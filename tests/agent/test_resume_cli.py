@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from coterie.runs import runs_root
 from tests.agent.conftest import clean_env, coterie
 
 if TYPE_CHECKING:
@@ -39,17 +40,17 @@ def steps(count: int, pause: float = 0) -> list[dict[str, Any]]:
 
 
 def only_run(workspace: Path) -> str:
-    (run,) = list((workspace / ".coterie" / "runs").iterdir())
+    (run,) = list((runs_root(workspace)).iterdir())
     return run.name
 
 
 def again(first: list[str], workspace: Path, home: Path) -> subprocess.Popen[str]:
     """After a kill: ``coterie resume`` the run, or start *first* over if the kill
     came before the run was recorded (a fresh workspace again)."""
-    runs = workspace / ".coterie" / "runs"
+    runs = runs_root(workspace)
     recorded = [p for p in runs.iterdir() if (p / "config.json").exists()] if runs.exists() else []
     if not recorded:
-        shutil.rmtree(workspace / ".coterie", ignore_errors=True)
+        shutil.rmtree(runs_root(workspace), ignore_errors=True)
         return start(first, workspace, home)
     return start(["resume", only_run(workspace), "-p"], workspace, home)
 
@@ -107,7 +108,7 @@ def test_resume_with_a_prompt_goes_on_with_the_same_conversation(
     assert resumed.returncode == 0, resumed.stderr
     result = json.loads(resumed.stdout)
     assert (result["result"], result["run_id"]) == ("second answer", run_id)
-    history = transcript_messages(workspace / ".coterie" / "runs" / run_id)
+    history = transcript_messages(runs_root(workspace) / run_id)
     assert [m["role"] for m in history] == ["user", "assistant", "user", "assistant"]
 
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from coterie.runs import runs_root
 from tests.agent.conftest import SCENARIOS, clean_env, coterie
 
 if TYPE_CHECKING:
@@ -82,7 +83,7 @@ def test_json_output_has_the_result_fields(workspace: Path, home: Path) -> None:
     assert out["is_error"] is False
     assert out["usage"]["input_tokens"] > 0
     assert out["total_cost_usd"] > 0
-    assert (workspace / ".coterie" / "runs" / out["run_id"]).is_dir()
+    assert (runs_root(workspace) / out["run_id"]).is_dir()
 
 
 def test_stream_json_prints_events_then_the_result(workspace: Path, home: Path) -> None:
@@ -266,7 +267,7 @@ def test_a_lead_that_crashes_once_is_restarted_and_finishes(workspace: Path, hom
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "recovered"
-    (run,) = (workspace / ".coterie" / "runs").iterdir()
+    (run,) = (runs_root(workspace)).iterdir()
     events = (run / "events.jsonl").read_text()
     assert '"type":"actor.crashed"' in events
     assert "a deliberate bug" in events
@@ -309,5 +310,5 @@ def test_a_restarted_lead_goes_on_from_its_transcript(workspace: Path, home: Pat
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.strip() == "Both lines written."
     assert (workspace / "log.txt").read_text() == "one\ntwo\n"
-    (run,) = (workspace / ".coterie" / "runs").iterdir()
+    (run,) = (runs_root(workspace)).iterdir()
     assert '"type":"agent.resumed"' in (run / "events.jsonl").read_text()

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from coterie.runs import runs_root
 from tests.agent.conftest import clean_env, coterie, home, workspace
 from tests.agent.test_interactive import read_until
 from tests.agent.test_resume_cli import transcript_messages, write_scenario
@@ -80,7 +81,7 @@ def tool_results(workspace: Path) -> list[dict[str, Any]]:
 
 def cursors(workspace: Path) -> dict[str, int]:
     """Turns consumed per scenario track (``scenario-state.json``)."""
-    (run_dir,) = (workspace / ".coterie" / "runs").iterdir()
+    (run_dir,) = (runs_root(workspace)).iterdir()
     data = json.loads((run_dir / "scenario-state.json").read_text())
     return dict(data["cursors"])
 
@@ -373,7 +374,7 @@ def test_a_teammates_action_is_classified_with_the_users_request_in_view(
         ("alice", False, 2)
     ]
     assert cursors(workspace)["classifier"] == 2
-    (run_dir,) = (workspace / ".coterie" / "runs").iterdir()
+    (run_dir,) = (runs_root(workspace)).iterdir()
     assert "LEAD-WORDS" in json.dumps(transcript_messages(run_dir, "alice"))  # alice had it
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from coterie.runs import runs_root
 from tests.agent.conftest import coterie, home, workspace
 from tests.agent.test_resume_cli import only_run, transcript_messages, write_scenario
 from tests.team.test_team_cli import BYPASS, events_of, write
@@ -44,7 +45,7 @@ def checks(workspace: Path) -> list[dict[str, Any]]:
 
 def user_texts(workspace: Path) -> list[str]:
     """The text of every user message in the lead's transcript."""
-    run_dir = workspace / ".coterie" / "runs" / only_run(workspace)
+    run_dir = runs_root(workspace) / only_run(workspace)
     return [
         block["text"]
         for message in transcript_messages(run_dir)
@@ -189,6 +190,6 @@ def test_a_lead_restarted_mid_pursuit_goes_on_from_its_last_instruction(
     assert result["goal"]["status"] == "met"
     assert result["goal"]["iterations"] == 2
     assert [c["status"] for c in checks(workspace)] == ["not_met", "met"]
-    run_dir = workspace / ".coterie" / "runs" / only_run(workspace)
+    run_dir = runs_root(workspace) / only_run(workspace)
     state = json.loads((run_dir / "scenario-state.json").read_text())
     assert state["cursors"]["evaluator"] == 2

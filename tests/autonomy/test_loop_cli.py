@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from coterie.events import read_events
+from coterie.runs import runs_root
 from tests.agent.conftest import clean_env, coterie, home, workspace
 from tests.agent.test_resume_cli import only_run, write_scenario
 from tests.team.test_team_cli import events_of
@@ -62,7 +63,7 @@ def loop_events(workspace: Path, kind: str) -> list[dict[str, Any]]:
 
 def run_file(workspace: Path, name: str) -> dict[str, Any]:
     """A JSON file of the run directory."""
-    run_dir = workspace / ".coterie" / "runs" / only_run(workspace)
+    run_dir = runs_root(workspace) / only_run(workspace)
     data: dict[str, Any] = json.loads((run_dir / name).read_text())
     return data
 
@@ -145,7 +146,7 @@ def test_loop_usage_errors_exit_2_before_any_run_starts(
     )
     assert done.returncode == 2, done.stdout
     assert "error:" in done.stderr
-    assert not (workspace / ".coterie" / "runs").exists()
+    assert not (runs_root(workspace)).exists()
 
 
 @pytest.mark.parametrize(
@@ -180,7 +181,7 @@ def start_loop(workspace: Path, home: Path, scenario: Path, spec: str) -> subpro
 def wait_for_event(workspace: Path, kind: str, proc: subprocess.Popen[str]) -> None:
     """Poll the run's event log until an event of *kind* is recorded."""
     deadline = time.monotonic() + 30
-    runs = workspace / ".coterie" / "runs"
+    runs = runs_root(workspace)
     while time.monotonic() < deadline:
         assert proc.poll() is None, proc.communicate()
         logs = list(runs.glob("*/events.jsonl")) if runs.exists() else []

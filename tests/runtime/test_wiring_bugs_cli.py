@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from coterie.events import read_events
+from coterie.runs import runs_root
 from tests.agent.conftest import coterie
 from tests.agent.test_resume_cli import only_run, write_scenario
 
@@ -46,7 +47,7 @@ def test_the_settings_default_mode_applies_when_no_mode_is_given(
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert (workspace / "out.txt").read_text() == "x\n"
-    run_dir = workspace / ".coterie" / "runs" / only_run(workspace)
+    run_dir = runs_root(workspace) / only_run(workspace)
     recorded = json.loads((run_dir / "config.json").read_text())
     assert recorded["permission_mode"] == "acceptEdits"
 
@@ -90,7 +91,7 @@ def test_a_teammate_settling_its_own_task_is_not_a_crash(
         "team", "--teammate", "alice", "-p", "--permission-mode", "bypassPermissions",
         "--scenario", str(scenario), "do the job", cwd=workspace, home=home, timeout=60,
     )  # fmt: skip
-    run_dir = workspace / ".coterie" / "runs" / only_run(workspace)
+    run_dir = runs_root(workspace) / only_run(workspace)
     events = list(read_events(run_dir / "events.jsonl"))
     crashes = [e for e in events if e.type == "actor.crashed" and e.data.get("actor") == "alice"]
     assert crashes == [], [e.data for e in crashes]

@@ -10,6 +10,7 @@ import trio
 from coterie.context import TranscriptLog
 from coterie.events import read_events
 from coterie.mailbox import PostOffice
+from coterie.runs import runs_root
 from tests.agent.conftest import REPO, coterie
 from tests.agent.test_resume_cli import only_run, write_scenario
 
@@ -31,7 +32,7 @@ def create(subject: str, owner: str | None = None, **extra: Any) -> dict[str, An
 
 
 def events_of(workspace: Path) -> list[Any]:
-    return list(read_events(workspace / ".coterie" / "runs" / only_run(workspace) / "events.jsonl"))
+    return list(read_events(runs_root(workspace) / only_run(workspace) / "events.jsonl"))
 
 
 def unacknowledged(run_dir: Path) -> dict[str, int]:
@@ -57,7 +58,7 @@ def test_the_team_demo_plans_works_in_parallel_crashes_and_finishes(
     assert "Goal met" in out
     for name in ("greet.py", "test_greet.py", "README.md", "CHANGELOG.md"):
         assert (workspace / name).is_file()
-    run_dir = workspace / ".coterie" / "runs" / only_run(workspace)
+    run_dir = runs_root(workspace) / only_run(workspace)
     types = [e.type for e in read_events(run_dir / "events.jsonl")]
     assert types.count("actor.crashed") == 1
     assert set(unacknowledged(run_dir).values()) == {0}

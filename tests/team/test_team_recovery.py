@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from coterie.board import read_log
+from coterie.runs import runs_root
 from tests.agent.conftest import coterie
 from tests.agent.test_resume_cli import (
     kill_and_resume,
@@ -57,7 +58,7 @@ def test_a_teammate_that_keeps_crashing_is_stopped_and_its_task_goes_to_another(
     assert any(e.type == "supervisor.gave_up" and e.data["supervisor"] == "bob-sup" for e in events)
     told = [e for e in events if e.type == "team.message" and e.data["kind"] == "teammate_stopped"]
     assert [e.data["recipient"] for e in told] == ["lead"]
-    run_dir = workspace / ".coterie" / "runs" / only_run(workspace)
+    run_dir = runs_root(workspace) / only_run(workspace)
     lead_log = (run_dir / "transcripts" / "lead.log").read_bytes()
     assert b"was stopped after repeated crashes" in lead_log
 
@@ -96,7 +97,7 @@ def test_kill9_of_a_team_run_then_resume_completes_every_task_exactly_once(
     done, kills = kill_and_resume(first, workspace, home, rng, most=5)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "noted\n", done.stderr
-    run_dir = workspace / ".coterie" / "runs" / only_run(workspace)
+    run_dir = runs_root(workspace) / only_run(workspace)
     log = read_log(run_dir / "board")
     created = [e.task_id for e in log if e.op == "create"]
     completions = Counter(e.task_id for e in log if e.fields.get("status") == "completed")

@@ -1,0 +1,71 @@
+"""The coterie home: per-user state that no tool may write (DESIGN §8).
+
+``$COTERIE_HOME``, else ``~/.coterie``. It holds each workspace's runs
+(``projects/<workspace key>/runs/``, like Claude Code's
+``~/.claude/projects/``), the trust store, and the key that signs each
+run's configuration. It lives outside every workspace, so a checkout or an
+agent working in one cannot rewrite the state that decides what a run may
+do; the composition root also lists it among the paths no tool may write.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import re
+import secrets
+from pathlib import Path
+
+__all__ = ["HOME_ENV", "coterie_home", "sign", "verify", "workspace_key"]
+
+#: The environment variable that moves the coterie home.
+HOME_ENV = "COTERIE_HOME"
+_KEY_FILE = "signing.key"
+
+
+def coterie_home() -> Path:
+    """The coterie home directory (not created here)."""
+    override = os.environ.get(HOME_ENV)
+    return Path(override).expanduser() if override else Path.home() / ".coterie"
+
+
+def workspace_key(workdir: Path) -> str:
+    """The folder name of *workdir*'s state under ``projects/``: its resolved path
+    made readable (``/work/app`` → ``-work-app``), then a short hash of the exact
+    path, so that two paths that read alike never share a folder."""
+    path = str(Path(os.path.realpath(workdir)))
+    readable = re.sub(r"[^A-Za-z0-9._-]", "-", path)[-80:]
+    digest = hashlib.sha256(path.encode()).hexdigest()[:10]
+    return f"{readable}-{digest}"
+
+
+def _key() -> bytes:
+    """The per-user signing key (created, mode 0600, on first use)."""
+    path = coterie_home() / _KEY_FILE
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    key = secrets.token_bytes(32)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:  # another process made it first: use theirs
+        return path.read_bytes()
+    try:
+        os.write(fd, key)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return key
+
+
+def sign(data: bytes) -> str:
+    """An HMAC-SHA256 of *data* under the user's key (hex)."""
+    return hmac.new(_key(), data, hashlib.sha256).hexdigest()
+
+
+def verify(data: bytes, signature: str) -> bool:
+    """Whether *signature* is :func:`sign`'s for *data*."""
+    return hmac.compare_digest(sign(data), signature.strip())
