@@ -1,31 +1,46 @@
 """Read, Write and Edit, with Claude Code's names, schemas and rules.
 
-Every path goes through the sandbox first and the tools then work on the
-resolved path. A Read records a :class:`FileStamp`; Write and Edit on an
-existing file require that stamp and refuse if the file changed since, so an
-agent never overwrites what it has not seen. Blocking file work runs in a
-worker thread.
+Every path is resolved and opened in one walk through directory descriptors
+(:mod:`coterie.tools._dirfd`): checked against the sandbox component by
+component, with ``O_NOFOLLOW``, so a symlink swapped in meanwhile cannot
+redirect the tool; the tools then read, create and rename only relative to
+the parent directory's descriptor. Only regular files are read; a Read
+keeps only the lines it shows. A Read records a :class:`FileStamp`; Write
+and Edit on an existing file require that stamp and refuse if the file
+changed since, so an agent never overwrites what it has not seen. Blocking
+file work runs in a worker thread; a cancelled Read is abandoned (its
+thread stops at its next chunk).
 """
 
 from __future__ import annotations
 
+import os
+import stat
+import threading
 from typing import TYPE_CHECKING, Any
 
 import trio
 
-from coterie.tools._base import ToolResult
+from coterie.tools._base import FileStamp, ToolResult
+from coterie.tools._dirfd import Target, resolve
 from coterie.tools._fileio import (
     BINARY_SNIFF_BYTES,
+    NotRegular,
+    Stopped,
     atomic_write,
     check_fresh,
     is_binary,
-    stamp_of,
+    open_regular,
+    read_bounded,
+    read_lines,
+    special_file_message,
+    stamp_from,
 )
 from coterie.tools.capabilities import Access, Capabilities, Effect, PathInput
-from coterie.tools.sandbox import SandboxViolation, sandboxed_path
+from coterie.tools.sandbox import SandboxViolation, absolute_path, allowed_roots
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
     from pathlib import Path
 
     from coterie.tools._base import ToolContext
@@ -36,6 +51,8 @@ DEFAULT_READ_LINES = 2000
 MAX_LINE_CHARS = 2000
 # Past this the model should page with offset/limit instead of flooding its context.
 MAX_READ_CHARS = 256_000
+# Edit holds the whole file (twice) in memory; past this it is data, not source.
+MAX_EDIT_BYTES = 32 * 1024 * 1024
 _SNIPPET_CONTEXT = 3
 
 _READ_SCHEMA: dict[str, Any] = {
@@ -79,32 +96,69 @@ _EDIT_SCHEMA: dict[str, Any] = {
 }
 
 
-def number_lines(lines: list[str], first: int) -> str:
+def number_lines(lines: Sequence[str], first: int) -> str:
     """``cat -n`` style: the number right-aligned in six columns, a tab, the line."""
+    return _numbered([(line, len(line)) for line in lines], first)
+
+
+def _numbered(lines: Sequence[tuple[str, int]], first: int) -> str:
+    """As :func:`number_lines`, for lines kept cut with their real lengths."""
     out = []
-    for n, line in enumerate(lines, start=first):
-        if len(line) > MAX_LINE_CHARS:
-            line = line[:MAX_LINE_CHARS] + f"... [line truncated, {len(line)} characters]"
+    for n, (line, length) in enumerate(lines, start=first):
+        if length > MAX_LINE_CHARS:
+            line = line[:MAX_LINE_CHARS] + f"... [line truncated, {length} characters]"
         out.append(f"{n:>6}\t{line}")
     return "\n".join(out)
 
 
-async def _on_file(
-    verb: str, raw: str, ctx: ToolContext, work: Callable[[Path], ToolResult]
-) -> ToolResult:
-    """Resolve *raw* inside the sandbox and run ``work(path)`` in a worker thread.
+#: What a file tool's worker returns: the result, and what to record in ``read_files``.
+_Outcome = tuple[ToolResult, "tuple[Path, FileStamp] | None"]
 
-    Permission problems and full disks come back as error results: they are
-    the model's to know about, not bugs.
+
+async def _on_file(
+    verb: str,
+    raw: str,
+    ctx: ToolContext,
+    work: Callable[[Target, threading.Event], _Outcome],
+    *,
+    create_dirs: bool = False,
+    abandon: bool = False,
+) -> ToolResult:
+    """Resolve *raw* inside the sandbox and run ``work(target, stop)`` in a worker thread.
+
+    The stamp the work returns is recorded here, after the thread, so an
+    abandoned Read records nothing. Permission problems and full disks come
+    back as error results: they are the model's to know about, not bugs.
     """
+    roots = allowed_roots(ctx)
     try:
-        path = sandboxed_path(raw, ctx)
+        absolute = absolute_path(raw, roots[0])
     except SandboxViolation as exc:
         return ToolResult(str(exc), is_error=True)
+    stop = threading.Event()
+
+    def job() -> _Outcome:
+        try:
+            with resolve(absolute, roots, raw=raw, create_dirs=create_dirs) as target:
+                return work(target, stop)
+        except SandboxViolation as exc:
+            return ToolResult(str(exc), is_error=True), None
+        except NotRegular as exc:
+            return ToolResult(exc.strerror or str(exc), is_error=True), None
+        except FileNotFoundError:
+            return ToolResult(f"File does not exist: {absolute}", is_error=True), None
+        except OSError as exc:
+            return ToolResult(
+                f"Cannot {verb} {absolute}: {exc.strerror or exc}", is_error=True
+            ), None
+
     try:
-        return await trio.to_thread.run_sync(work, path)
-    except OSError as exc:
-        return ToolResult(f"Cannot {verb} {path}: {exc.strerror or exc}", is_error=True)
+        result, record = await trio.to_thread.run_sync(job, abandon_on_cancel=abandon)
+    finally:
+        stop.set()  # an abandoned read stops at its next chunk instead of running on
+    if record is not None:
+        ctx.read_files[record[0]] = record[1]
+    return result
 
 
 class ReadTool:
@@ -116,8 +170,8 @@ class ReadTool:
         " workspace. By default up to 2000 lines are read from the start; use offset (the"
         " 1-based line to start at) and limit for long files. Lines are numbered like"
         " `cat -n`; lines longer than 2000 characters are truncated. A file must be read"
-        " before it can be changed with Write or Edit. Directories and binary files cannot"
-        " be read: use Glob, Grep or Bash `ls` for those."
+        " before it can be changed with Write or Edit. Directories, binary files, pipes,"
+        " sockets and devices cannot be read: use Glob, Grep or Bash `ls` for those."
     )
     input_schema = _READ_SCHEMA
     capabilities = Capabilities(Effect.READ_ONLY, PathInput("file_path", Access.READ))
@@ -127,53 +181,73 @@ class ReadTool:
         offset = max(1, int(input.get("offset") or 1))
         limit = int(input.get("limit") or DEFAULT_READ_LINES)
         return await _on_file(
-            "read", input["file_path"], ctx, lambda path: self._read(path, offset, limit, ctx)
+            "read",
+            input["file_path"],
+            ctx,
+            lambda target, stop: self._read(target, offset, limit, stop),
+            abandon=True,
         )
 
-    def _read(self, path: Path, offset: int, limit: int, ctx: ToolContext) -> ToolResult:
-        if not path.exists():
-            return ToolResult(f"File does not exist: {path}", is_error=True)
-        if path.is_dir():
-            return ToolResult(
-                f"{path} is a directory, not a file. Use Glob or Bash `ls` to list it.",
-                is_error=True,
+    def _read(self, target: Target, offset: int, limit: int, stop: threading.Event) -> _Outcome:
+        path = target.path
+        if target.lstat is None:
+            return ToolResult(f"File does not exist: {path}", is_error=True), None
+        if stat.S_ISDIR(target.lstat.st_mode):
+            return _is_a_directory(path), None
+        try:
+            fd, st = open_regular(target, "read")
+        except IsADirectoryError:
+            return _is_a_directory(path), None
+        try:
+            head = read_bounded(fd, BINARY_SNIFF_BYTES, stop)
+            if is_binary(head):
+                return ToolResult(
+                    f"Cannot read {path}: it is a binary file ({st.st_size} bytes).",
+                    is_error=True,
+                ), None
+            os.lseek(fd, 0, os.SEEK_SET)
+            got = read_lines(
+                fd, offset, limit, width=MAX_LINE_CHARS, budget=MAX_READ_CHARS, stop=stop
             )
-        stamp = stamp_of(path)
-        data = path.read_bytes()
-        if is_binary(data[:BINARY_SNIFF_BYTES]):
-            return ToolResult(
-                f"Cannot read {path}: it is a binary file ({len(data)} bytes).", is_error=True
-            )
-        text = data.decode("utf-8", errors="replace")
-        ctx.read_files[path] = stamp
-        if not text:
+        except Stopped:
+            return ToolResult("The read was cancelled.", is_error=True), None
+        finally:
+            os.close(fd)
+        record = (path, stamp_from(st))
+        if st.st_size == 0 and got.total == 0:
             return ToolResult(
                 "<system-reminder>Warning: the file exists but its contents are empty."
                 "</system-reminder>"
-            )
-        lines = text.split("\n")
-        if text.endswith("\n"):
-            lines.pop()
-        lines = [line.removesuffix("\r") for line in lines]
-        total = len(lines)
-        if offset > total:
+            ), record
+        total = "?" if got.total is None else str(got.total)
+        if not got.shown:
             return ToolResult(
                 f"<system-reminder>Warning: the file has only {total} line(s), but reading"
                 f" was asked to start at line {offset}.</system-reminder>"
-            )
-        shown = lines[offset - 1 : offset - 1 + limit]
-        body = number_lines(shown, offset)
-        if len(body) > MAX_READ_CHARS:
+            ), record
+        body = _numbered(got.shown, offset)
+        if got.over_budget or len(body) > MAX_READ_CHARS:
             return ToolResult(
-                f"The requested part of {path} is {len(body)} characters, more than the"
-                f" {MAX_READ_CHARS} a Read may return. Use offset and limit to read a"
-                " smaller part, or Grep to find what you need.",
+                f"The requested part of {path} is more than the {MAX_READ_CHARS} characters"
+                " a Read may return. Use offset and limit to read a smaller part, or Grep"
+                " to find what you need.",
                 is_error=True,
+            ), None
+        last = offset + len(got.shown) - 1
+        if got.total is None:
+            body += (
+                f"\n\n(Showing lines {offset}-{last} of a {st.st_size}-byte file; use offset"
+                " to read more.)"
             )
-        last = offset + len(shown) - 1
-        if offset > 1 or last < total:
+        elif offset > 1 or last < got.total:
             body += f"\n\n(Showing lines {offset}-{last} of {total}; use offset to read more.)"
-        return ToolResult(body)
+        return ToolResult(body), record
+
+
+def _is_a_directory(path: Path) -> ToolResult:
+    return ToolResult(
+        f"{path} is a directory, not a file. Use Glob or Bash `ls` to list it.", is_error=True
+    )
 
 
 class WriteTool:
@@ -193,21 +267,30 @@ class WriteTool:
         """Write ``content`` to ``file_path``."""
         content = input["content"]
         return await _on_file(
-            "write", input["file_path"], ctx, lambda path: self._write(path, content, ctx)
+            "write",
+            input["file_path"],
+            ctx,
+            lambda target, _: self._write(target, content, ctx),
+            create_dirs=True,
         )
 
-    def _write(self, path: Path, content: str, ctx: ToolContext) -> ToolResult:
-        if path.is_dir():
-            return ToolResult(f"{path} is a directory; cannot write over it.", is_error=True)
-        existed = path.exists()
-        if existed:
-            refusal = check_fresh(path, ctx, "writing")
+    def _write(self, target: Target, content: str, ctx: ToolContext) -> _Outcome:
+        path, st = target.path, target.lstat
+        if st is not None:
+            if stat.S_ISDIR(st.st_mode):
+                return ToolResult(
+                    f"{path} is a directory; cannot write over it.", is_error=True
+                ), None
+            refusal = special_file_message(path, st.st_mode, "write")
             if refusal is not None:
-                return refusal
-        ctx.read_files[path] = atomic_write(path, content)
-        if existed:
-            return ToolResult(f"The file {path} has been updated.")
-        return ToolResult(f"File created successfully at: {path}")
+                return ToolResult(refusal, is_error=True), None
+            stale = check_fresh(path, st, ctx, "writing")
+            if stale is not None:
+                return stale, None
+        record = (path, atomic_write(target, content))
+        if st is not None:
+            return ToolResult(f"The file {path} has been updated."), record
+        return ToolResult(f"File created successfully at: {path}"), record
 
 
 class EditTool:
@@ -236,33 +319,50 @@ class EditTool:
             "edit",
             input["file_path"],
             ctx,
-            lambda path: self._edit(path, old, new, replace_all, ctx),
+            lambda target, _: self._edit(target, old, new, replace_all, ctx),
+            # Only a new file (empty old_string) may need its directories made.
+            create_dirs=old == "",
         )
 
     def _edit(
-        self, path: Path, old: str, new: str, replace_all: bool, ctx: ToolContext
-    ) -> ToolResult:
-        if not path.exists():
+        self, target: Target, old: str, new: str, replace_all: bool, ctx: ToolContext
+    ) -> _Outcome:
+        path = target.path
+        if target.lstat is None:
             if old == "":
-                ctx.read_files[path] = atomic_write(path, new)
-                return ToolResult(f"File created successfully at: {path}")
-            return ToolResult(f"File does not exist: {path}", is_error=True)
-        if path.is_dir():
-            return ToolResult(f"{path} is a directory, not a file.", is_error=True)
-        refusal = check_fresh(path, ctx, "editing")
-        if refusal is not None:
-            return refusal
+                record = (path, atomic_write(target, new))
+                return ToolResult(f"File created successfully at: {path}"), record
+            return ToolResult(f"File does not exist: {path}", is_error=True), None
+        if stat.S_ISDIR(target.lstat.st_mode):
+            return ToolResult(f"{path} is a directory, not a file.", is_error=True), None
         try:
-            text = path.read_bytes().decode("utf-8")
+            fd, st = open_regular(target, "edit")
+        except IsADirectoryError:
+            return ToolResult(f"{path} is a directory, not a file.", is_error=True), None
+        try:
+            stale = check_fresh(path, st, ctx, "editing")
+            if stale is not None:
+                return stale, None
+            if st.st_size > MAX_EDIT_BYTES:
+                return ToolResult(
+                    f"Cannot edit {path}: it is {st.st_size} bytes, more than the"
+                    f" {MAX_EDIT_BYTES} Edit handles.",
+                    is_error=True,
+                ), None
+            data = read_bounded(fd, MAX_EDIT_BYTES + 1)
+        finally:
+            os.close(fd)
+        try:
+            text = data.decode("utf-8")
         except UnicodeDecodeError:
-            return ToolResult(f"Cannot edit {path}: it is not UTF-8 text.", is_error=True)
+            return ToolResult(f"Cannot edit {path}: it is not UTF-8 text.", is_error=True), None
         if old == "":
             if text:
                 return ToolResult(
                     "old_string is empty but the file is not: give the text to replace,"
                     " or use Write to replace the whole file.",
                     is_error=True,
-                )
+                ), None
             updated, first = new, 0
         else:
             if old not in text and "\r\n" in text:
@@ -272,21 +372,21 @@ class EditTool:
             if count == 0:
                 return ToolResult(
                     f"String to replace not found in file {path}.\nString: {old}", is_error=True
-                )
+                ), None
             if count > 1 and not replace_all:
                 return ToolResult(
                     f"Found {count} matches of the string to replace, but replace_all is"
                     " false. To replace every occurrence set replace_all to true; to replace"
                     " one, give more surrounding context so that it is unique.",
                     is_error=True,
-                )
+                ), None
             first = text.index(old)
             updated = text.replace(old, new) if replace_all else text.replace(old, new, 1)
-        ctx.read_files[path] = atomic_write(path, updated)
+        record = (path, atomic_write(target, updated))
         return ToolResult(
             f"The file {path} has been updated. Here is the start of the change:\n"
             + _snippet(updated, first, new)
-        )
+        ), record
 
 
 def _snippet(text: str, start: int, new: str) -> str:

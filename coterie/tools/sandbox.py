@@ -9,10 +9,12 @@ the tools then operate on that resolved path, never on the spelling they
 were given: a symlink inside the workspace that points outside therefore
 leads outside, and is refused.
 
-What this cannot close: a race where something swaps a directory for a
-symlink between the check and the write (the tools run on behalf of one
-agent in its own workspace; this is not a defence against a hostile local
-user), and anything a Bash command does.
+This module *judges* paths (the permission policy asks it before a tool
+runs). The file tools do not act on its answer by path: they walk the path
+again through directory descriptors with ``O_NOFOLLOW`` per component
+(:mod:`coterie.tools._dirfd`), so a directory swapped for a symlink between
+the check and the use cannot redirect a Read, Write or Edit. What Bash
+commands do is the shell policy's and the OS sandbox's business.
 """
 
 from __future__ import annotations
@@ -28,7 +30,14 @@ if TYPE_CHECKING:
 
     from coterie.tools._base import ToolContext
 
-__all__ = ["SandboxViolation", "allowed_roots", "check_inside", "resolve_path", "sandboxed_path"]
+__all__ = [
+    "SandboxViolation",
+    "absolute_path",
+    "allowed_roots",
+    "check_inside",
+    "resolve_path",
+    "sandboxed_path",
+]
 
 
 class SandboxViolation(CoterieError, PermissionError):
@@ -38,8 +47,8 @@ class SandboxViolation(CoterieError, PermissionError):
     """
 
 
-def resolve_path(raw: str | os.PathLike[str], base: Path) -> Path:
-    """*raw* expanded, made absolute against *base*, symlinks followed.
+def absolute_path(raw: str | os.PathLike[str], base: Path) -> Path:
+    """*raw* with ``~`` expanded and made absolute against *base*; nothing resolved.
 
     Raises :class:`SandboxViolation` for a path that cannot name a file
     (empty, or holding a NUL byte).
@@ -50,7 +59,16 @@ def resolve_path(raw: str | os.PathLike[str], base: Path) -> Path:
     if "\0" in text:
         raise SandboxViolation("The path contains a NUL byte.")
     expanded = Path(os.path.expanduser(text))
-    absolute = expanded if expanded.is_absolute() else base / expanded
+    return expanded if expanded.is_absolute() else base / expanded
+
+
+def resolve_path(raw: str | os.PathLike[str], base: Path) -> Path:
+    """*raw* expanded, made absolute against *base*, symlinks followed.
+
+    Raises :class:`SandboxViolation` for a path that cannot name a file
+    (empty, or holding a NUL byte).
+    """
+    absolute = absolute_path(raw, base)
     # realpath resolves the deepest existing ancestor and keeps the rest as
     # written, so a not-yet-existing file under a symlinked directory is
     # judged by where the symlink really leads.
