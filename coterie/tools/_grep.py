@@ -1,27 +1,32 @@
-"""Grep's engine: filtering files, matching, and rendering the three output modes.
+"""Grep's engine: filtering files, reading them safely, matching, rendering.
 
 Output follows ripgrep, which Claude Code's Grep wraps: ``path:line:text``
 for a match, ``path-line-text`` for context, ``--`` between groups that do
-not touch. Blocking; run it in a worker thread.
+not touch. Files come as ``(path, read)`` pairs, read only once they pass
+the filters; :func:`read_text` reads an open descriptor only if it is a
+regular text file of at most :data:`MAX_FILE_BYTES`, in chunks that watch
+the stop event. Blocking; run it in a worker thread.
 """
 
 from __future__ import annotations
 
 import bisect
+import os
+import stat
 from typing import TYPE_CHECKING, Literal
 
 import attrs
 
-from coterie.tools._fileio import BINARY_SNIFF_BYTES, is_binary
+from coterie.tools._fileio import BINARY_SNIFF_BYTES, Stopped, is_binary, read_bounded
 from coterie.tools._globbing import compile_glob
 
 if TYPE_CHECKING:
     import re
     import threading
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Iterable
     from pathlib import Path
 
-__all__ = ["TYPE_GLOBS", "GrepOptions", "grep_files"]
+__all__ = ["MAX_FILE_BYTES", "TYPE_GLOBS", "GrepOptions", "grep_files", "read_text"]
 
 # A useful subset of ripgrep's --type list.
 TYPE_GLOBS: dict[str, str] = {
@@ -90,14 +95,22 @@ def _file_filter(options: GrepOptions, root: Path) -> Callable[[Path], bool]:
     return lambda p: all(check(p) for check in checks)
 
 
-def _read_text(path: Path) -> str | None:
-    try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            return None
-        data = path.read_bytes()
-    except OSError:
+def read_text(fd: int, stop: threading.Event | None = None) -> str | None:
+    """The text at *fd*, or ``None`` for what Grep skips.
+
+    Skipped: anything but a regular file (a FIFO, socket or device), a file
+    over :data:`MAX_FILE_BYTES` (judged by ``fstat`` before reading, and
+    again by what the read returns, should it grow), a binary file (told by
+    its first 8 KiB, before the rest is read). Raises :class:`Stopped`.
+    """
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_FILE_BYTES:
         return None
-    if is_binary(data[:BINARY_SNIFF_BYTES]):
+    head = read_bounded(fd, BINARY_SNIFF_BYTES, stop)
+    if is_binary(head):
+        return None
+    data = head + read_bounded(fd, MAX_FILE_BYTES + 1 - len(head), stop)
+    if len(data) > MAX_FILE_BYTES:
         return None
     return data.decode("utf-8", errors="replace")
 
@@ -157,21 +170,29 @@ def _page(entries: list[str], options: GrepOptions) -> tuple[list[str], bool]:
 
 
 def grep_files(
-    files: Sequence[Path],
+    files: Iterable[tuple[Path, Callable[[], str | None]]],
     root: Path,
     options: GrepOptions,
-    visible: Callable[[Path], bool],
     stop: threading.Event | None = None,
 ) -> str:
-    """Search *files* and render the result as the model will read it."""
+    """Search *files* and render the result as the model will read it.
+
+    Each file is ``(path, read)``; ``read()`` is called only for a file the
+    glob and type filters keep, and returns its text or ``None`` to skip it.
+    """
     wanted = _file_filter(options, root)
     matched: list[tuple[Path, list[str], list[int], int]] = []
-    for path in files:
+    for path, read in files:
         if stop is not None and stop.is_set():
             break
-        if not wanted(path) or not visible(path):
+        if not wanted(path):
             continue
-        text = _read_text(path)
+        try:
+            text = read()
+        except Stopped:
+            break
+        except OSError:
+            continue  # gone or unreadable meanwhile: as ripgrep, carry on
         if text is None:
             continue
         lines, hits, count = _matching_lines(text, options)

@@ -1,16 +1,23 @@
 """Glob and Grep in pure Python, with Claude Code's names and schemas.
 
-Both walk the tree below a sandboxed directory without following directory
-symlinks (no loops, no wandering outside), skip ``.git``, and leave out what
-a Read deny rule hides (``ctx.read_denied``). Grep also skips binary files
-(a NUL byte early on) and files whose real location is outside the sandbox.
-The walk runs in a worker thread that stops when the call is cancelled.
+The search root is resolved and opened through directory descriptors
+(:mod:`coterie.tools._dirfd`), and the walk below it enters each directory
+with ``O_NOFOLLOW`` relative to its parent's descriptor: it never follows a
+directory symlink (no loops, no wandering outside), not even one swapped in
+during the walk. Both skip ``.git`` and leave out what a Read deny rule
+hides (``ctx.read_denied``) and what is not a file: FIFOs, sockets and
+devices are neither listed nor read, so a search never blocks on one. Grep
+reads a symlinked file only when its target, resolved the same way, lies
+inside the sandbox, and skips binary files and files over 20 MiB (judged
+before reading). The walk runs in a worker thread, abandoned when the call
+is cancelled; it stops at its next file.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,19 +25,16 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from coterie.tools._base import ToolResult
+from coterie.tools._dirfd import DIR_FLAGS, FILE_FLAGS, Entry, Target, resolve, walk
+from coterie.tools._fileio import NotRegular, open_regular
 from coterie.tools._globbing import compile_glob, has_magic
-from coterie.tools._grep import TYPE_GLOBS, GrepOptions, grep_files
+from coterie.tools._grep import TYPE_GLOBS, GrepOptions, grep_files, read_text
 from coterie.tools._process import cap_text
 from coterie.tools.capabilities import Access, Capabilities, Effect, PathInput
-from coterie.tools.sandbox import (
-    SandboxViolation,
-    allowed_roots,
-    check_inside,
-    sandboxed_path,
-)
+from coterie.tools.sandbox import SandboxViolation, absolute_path, allowed_roots
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Iterator, Sequence
 
     from coterie.tools._base import ToolContext
 
@@ -41,14 +45,24 @@ MAX_SEARCH_OUTPUT = 50_000
 _SKIP_DIRS = frozenset({".git"})
 
 
-def walk_files(root: Path, stop: threading.Event | None = None) -> Iterator[Path]:
-    """Regular files below *root*, not entering ``.git`` or directory symlinks."""
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        if stop is not None and stop.is_set():
-            return
-        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
-        for name in sorted(filenames):
-            yield Path(dirpath, name)
+def walk_files(
+    dir_fd: int, top: Path, stop: threading.Event | None = None
+) -> Iterator[tuple[Entry, os.stat_result]]:
+    """Files below the open directory *dir_fd* (named *top*), with what they are.
+
+    Regular files and symlinks to regular files (the ``stat`` is the
+    target's), not entering ``.git`` or directory symlinks; special files
+    are left out. An entry's ``dir_fd`` is valid until the iterator moves on.
+    """
+    for entry in walk(dir_fd, top, _SKIP_DIRS, stop):
+        st = entry.lstat
+        if stat.S_ISLNK(st.st_mode):
+            try:  # stat (not open) follows the link: it cannot block
+                st = os.stat(entry.name, dir_fd=entry.dir_fd)
+            except OSError:
+                continue  # dangling
+        if stat.S_ISREG(st.st_mode):
+            yield entry, st
 
 
 async def _in_thread(work: Callable[[threading.Event], ToolResult]) -> ToolResult:
@@ -59,18 +73,32 @@ async def _in_thread(work: Callable[[threading.Event], ToolResult]) -> ToolResul
         stop.set()  # an abandoned walk winds down instead of running on
 
 
-def _search_root(raw: str | None, ctx: ToolContext) -> Path | ToolResult:
+def _search_root(raw: str | None, ctx: ToolContext) -> tuple[Path, list[Path]] | ToolResult:
+    """The absolute (unresolved) search root and the sandbox's roots."""
+    roots = allowed_roots(ctx)
     try:
-        return sandboxed_path(raw or ".", ctx)
+        return absolute_path(raw or ".", roots[0]), roots
     except SandboxViolation as exc:
         return ToolResult(str(exc), is_error=True)
 
 
-def _mtime(path: Path) -> float:
+def _open_root(absolute: Path, roots: Sequence[Path], raw: str | None) -> Target | ToolResult:
     try:
-        return path.stat().st_mtime
+        return resolve(absolute, roots, raw=raw or ".")
+    except SandboxViolation as exc:
+        return ToolResult(str(exc), is_error=True)
     except OSError:
-        return 0.0
+        return ToolResult(f"Path does not exist: {absolute}", is_error=True)
+
+
+def _open_dir(target: Target) -> int | None:
+    """The search root opened as a directory, or ``None`` if it is not one."""
+    if target.lstat is None or not stat.S_ISDIR(target.lstat.st_mode):
+        return None
+    try:
+        return os.open(target.name, DIR_FLAGS, dir_fd=target.parent)
+    except OSError:
+        return None
 
 
 _GLOB_SCHEMA: dict[str, Any] = {
@@ -103,25 +131,34 @@ class GlobTool:
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """List files under ``path`` matching ``pattern``."""
         raw_root, pattern = _split_absolute(input["pattern"], input.get("path"))
-        root = _search_root(raw_root, ctx)
-        if isinstance(root, ToolResult):
-            return root
-        if not root.is_dir():
-            return ToolResult(f"Not a directory: {root}", is_error=True)
+        found_root = _search_root(raw_root, ctx)
+        if isinstance(found_root, ToolResult):
+            return found_root
+        absolute, roots = found_root
         matcher = compile_glob(pattern.removeprefix("./"))
         hidden = ctx.read_denied
 
         def work(stop: threading.Event) -> ToolResult:
-            found = [
-                p
-                for p in walk_files(root, stop)
-                if matcher.match(p.relative_to(root).as_posix())
-                and not (hidden is not None and hidden(p))
-            ]
+            target = _open_root(absolute, roots, raw_root)
+            if isinstance(target, ToolResult):
+                return target
+            with target:
+                fd = _open_dir(target)
+                if fd is None:
+                    return ToolResult(f"Not a directory: {target.path}", is_error=True)
+                try:
+                    found = [
+                        (entry.path, st.st_mtime)
+                        for entry, st in walk_files(fd, target.path, stop)
+                        if matcher.match(entry.path.relative_to(target.path).as_posix())
+                        and not (hidden is not None and hidden(entry.path))
+                    ]
+                finally:
+                    os.close(fd)
             if not found:
                 return ToolResult("No files found")
-            found.sort(key=_mtime, reverse=True)
-            lines = [str(p) for p in found[:GLOB_LIMIT]]
+            found.sort(key=lambda pair: pair[1], reverse=True)
+            lines = [str(p) for p, _ in found[:GLOB_LIMIT]]
             if len(found) > GLOB_LIMIT:
                 lines.append(
                     f"(Results are truncated: {len(found)} files matched, showing the"
@@ -218,11 +255,10 @@ class GrepTool:
         if file_type is not None and file_type not in TYPE_GLOBS:
             known = ", ".join(sorted(TYPE_GLOBS))
             return ToolResult(f"Unknown file type {file_type!r}; known: {known}", is_error=True)
-        root = _search_root(input.get("path"), ctx)
-        if isinstance(root, ToolResult):
-            return root
-        if not root.exists():
-            return ToolResult(f"Path does not exist: {root}", is_error=True)
+        found_root = _search_root(input.get("path"), ctx)
+        if isinstance(found_root, ToolResult):
+            return found_root
+        absolute, roots = found_root
         context = input.get("-C")
         options = GrepOptions(
             regex=regex,
@@ -236,18 +272,78 @@ class GrepTool:
             head_limit=int(input.get("head_limit") or 0),
             offset=int(input.get("offset") or 0),
         )
-        roots = allowed_roots(ctx)
         hidden = ctx.read_denied
 
-        def visible(path: Path) -> bool:
-            if hidden is not None and hidden(path):
-                return False
-            # A symlinked file may lead out of the sandbox; its content stays unread.
-            return check_inside(Path(os.path.realpath(path)), roots)
-
         def work(stop: threading.Event) -> ToolResult:
-            files = [root] if root.is_file() else list(walk_files(root, stop))
-            text = grep_files(files, root, options, visible, stop)
+            target = _open_root(absolute, roots, input.get("path"))
+            if isinstance(target, ToolResult):
+                return target
+            with target:
+                if target.lstat is None:
+                    return ToolResult(f"Path does not exist: {target.path}", is_error=True)
+                fd = _open_dir(target)
+                if fd is None:
+                    return _grep_one(target, options, hidden, stop)
+                try:
+                    files = _readable(walk_files(fd, target.path, stop), roots, hidden, stop)
+                    text = grep_files(files, target.path, options, stop)
+                finally:
+                    os.close(fd)
             return ToolResult(cap_text(text, MAX_SEARCH_OUTPUT))
 
         return await _in_thread(work)
+
+
+def _grep_one(
+    target: Target,
+    options: GrepOptions,
+    hidden: Callable[[Path], bool] | None,
+    stop: threading.Event,
+) -> ToolResult:
+    """Grep's path names one file: a special file is refused, with a clear message."""
+    try:
+        fd, _ = open_regular(target, "search")
+    except NotRegular as exc:
+        return ToolResult(exc.strerror or str(exc), is_error=True)
+    except OSError as exc:
+        return ToolResult(f"Cannot search {target.path}: {exc.strerror or exc}", is_error=True)
+    try:
+        if hidden is not None and hidden(target.path):
+            return ToolResult("No files found")
+        text = grep_files([(target.path, lambda: read_text(fd, stop))], target.path, options, stop)
+    finally:
+        os.close(fd)
+    return ToolResult(cap_text(text, MAX_SEARCH_OUTPUT))
+
+
+def _readable(
+    files: Iterator[tuple[Entry, os.stat_result]],
+    roots: Sequence[Path],
+    hidden: Callable[[Path], bool] | None,
+    stop: threading.Event,
+) -> Iterator[tuple[Path, Callable[[], str | None]]]:
+    """The walk's files Grep may read, each with how to read it safely."""
+    for entry, _ in files:
+        if hidden is not None and hidden(entry.path):
+            continue
+        yield entry.path, _reader(entry, roots, stop)
+
+
+def _reader(entry: Entry, roots: Sequence[Path], stop: threading.Event) -> Callable[[], str | None]:
+    def read() -> str | None:
+        if stat.S_ISLNK(entry.lstat.st_mode):
+            # A symlinked file may lead out of the sandbox: resolve it as a
+            # Read would, and leave its content unread if it does.
+            try:
+                with resolve(entry.path, roots) as target:
+                    fd, _ = open_regular(target, "search")
+            except (SandboxViolation, OSError):
+                return None
+        else:
+            fd = os.open(entry.name, FILE_FLAGS, dir_fd=entry.dir_fd)
+        try:
+            return read_text(fd, stop)
+        finally:
+            os.close(fd)
+
+    return read
