@@ -10,6 +10,7 @@ from rich.console import Console
 
 from coterie.commands.inspect import add_inspect_commands
 from coterie.commands.options import add_agent_options, add_output_options
+from coterie.commands.trust import add_trust_command
 
 DEMOS = ["team", "runtime"]
 
@@ -159,6 +160,7 @@ def _parser() -> argparse.ArgumentParser:
         help="refuse prompts over this many tokens (about 4 characters each) as the API does",
     )
     add_inspect_commands(sub)
+    add_trust_command(sub)
     return parser
 
 
@@ -174,7 +176,7 @@ def _add_workdir(parser: argparse.ArgumentParser) -> None:
         "--workdir",
         type=Path,
         default=Path.cwd(),
-        help="the workspace; its .coterie/runs/ holds the run (default: current directory)",
+        help="the workspace (default: the current directory)",
     )
 
 
@@ -232,6 +234,10 @@ def main(argv: list[str] | None = None) -> int:
             return mock_server.main(
                 args.scenario, host=args.host, port=args.port, context_window=args.context_window
             )
+        if args.command == "trust":
+            from coterie.commands.trust import trust_command
+
+            return trust_command(args, console, Console(stderr=True, highlight=False))
         if args.command in ("tasks", "inbox"):
             from coterie.commands.inspect import run_inspect
 

@@ -1,11 +1,27 @@
-"""The system prompt: who the agent is, where it runs, and the project's own notes."""
+"""The system prompt: who the agent is, where it runs, and the project's own notes.
+
+The environment section carries a snapshot of ``git status``. A checkout's git
+configuration can name programs that git runs on its own (``core.fsmonitor``,
+the clean filters of ``filter.<driver>.process``/``clean``, hooks, a pager), so
+the snapshot is taken only in a trusted workspace (:mod:`coterie.trust`), and
+even there with all of those turned off: fsmonitor off, hooks pointed at
+``/dev/null``, every filter driver the configuration names emptied, submodules
+ignored (git would run itself inside each, under their own configuration), no
+optional locks (nothing written, so no ``post-index-change`` hook), no pager,
+no terminal prompt, and no ``GIT_*`` variable from the environment (they can
+name programs and configuration: ``GIT_EXTERNAL_DIFF``, ``GIT_SSH_COMMAND``,
+``GIT_CONFIG_PARAMETERS``, ``GIT_EXEC_PATH``...).
+"""
 
 from __future__ import annotations
 
 import datetime
+import os
 import platform
 import subprocess
 from typing import TYPE_CHECKING
+
+from coterie.trust import is_trusted
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -33,24 +49,96 @@ saying why; do not try to get around a block (another tool, another \
 spelling): find a safe way, or stop and report what was blocked."""
 
 
-def _git_status(workdir: Path) -> str | None:
+#: Configuration that stops git from running a program of the repository's;
+#: given through ``GIT_CONFIG_KEY_n`` (the command-line scope, which beats every file).
+SAFE_GIT_CONFIG = (
+    ("core.fsmonitor", "false"),
+    ("core.hooksPath", "/dev/null"),
+    ("core.pager", "cat"),
+    ("diff.external", ""),
+    ("diff.ignoreSubmodules", "all"),
+    ("status.submoduleSummary", "false"),
+)
+_GIT_TIMEOUT = 5
+
+
+def _git_env(config: list[tuple[str, str]]) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(GIT_PAGER="cat", PAGER="cat", GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0")
+    env["GIT_CONFIG_COUNT"] = str(len(config))
+    for i, (key, value) in enumerate(config):
+        env[f"GIT_CONFIG_KEY_{i}"] = key
+        env[f"GIT_CONFIG_VALUE_{i}"] = value
+    return env
+
+
+def _git(
+    workdir: Path, config: list[tuple[str, str]], *args: str
+) -> subprocess.CompletedProcess[str] | None:
     try:
-        out = subprocess.run(
-            ["git", "status", "--short", "--branch"],
+        return subprocess.run(
+            ["git", "--no-pager", "--no-optional-locks", *args],
             cwd=workdir,
+            env=_git_env(config),
             capture_output=True,
             text=True,
-            timeout=5,
+            timeout=_GIT_TIMEOUT,
             check=False,
+            stdin=subprocess.DEVNULL,
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
-    if out.returncode != 0:
+
+
+def _filter_drivers(workdir: Path) -> list[str] | None:
+    """The filter drivers git's configuration names here (reading it runs nothing);
+    None if it cannot be read."""
+    out = _git(workdir, list(SAFE_GIT_CONFIG), "config", "--null", "--get-regexp", r"^filter\.")
+    if out is None or out.returncode not in (0, 1):  # 1: no filter at all
+        return None
+    drivers = []
+    for record in out.stdout.split("\0"):
+        key = record.split("\n", 1)[0]  # filter.<driver>.<variable>
+        if key.startswith("filter.") and key.count(".") >= 2:
+            drivers.append(key[len("filter.") : key.rindex(".")])
+    return list(dict.fromkeys(drivers))
+
+
+def safe_git_config(workdir: Path) -> list[tuple[str, str]] | None:
+    """The configuration under which git runs none of *workdir*'s programs, or None
+    if it cannot be worked out (then git must not run)."""
+    drivers = _filter_drivers(workdir)
+    if drivers is None:
+        return None
+    config = list(SAFE_GIT_CONFIG)
+    for driver in drivers:
+        # An empty command is no command; not required, so git keeps the content as it is.
+        config += [(f"filter.{driver}.{var}", "") for var in ("clean", "smudge", "process")]
+        config.append((f"filter.{driver}.required", "false"))
+    return config
+
+
+def _git_status(workdir: Path) -> str | None:
+    config = safe_git_config(workdir)
+    if config is None:
+        return None
+    out = _git(workdir, config, "status", "--short", "--branch", "--ignore-submodules=all")
+    if out is None or out.returncode != 0:
         return None
     lines = out.stdout.splitlines()
     if len(lines) > MAX_GIT_LINES:
         lines = [*lines[:MAX_GIT_LINES], f"... ({len(lines) - MAX_GIT_LINES} more)"]
     return "\n".join(lines)
+
+
+def _git_line(workdir: Path, trusted: bool) -> str:
+    if not trusted:
+        return (
+            "Git repository: not checked (the folder is not trusted, and git can run"
+            " programs a repository names)"
+        )
+    git = _git_status(workdir)
+    return f"Git repository: yes\n{git}" if git is not None else "Git repository: no"
 
 
 def project_notes(workdir: Path) -> tuple[str, str] | None:
@@ -72,8 +160,13 @@ def build_system_prompt(
     extra_dirs: list[Path] | None = None,
     today: datetime.date | None = None,
     auto_mode: bool = False,
+    trusted: bool | None = None,
 ) -> str:
-    """The system prompt for an agent working in *workdir*."""
+    """The system prompt for an agent working in *workdir*.
+
+    *trusted* says whether the workspace is trusted (None: ask the trust
+    store); git runs for the snapshot only if it is.
+    """
     parts = [IDENTITY]
     if auto_mode:
         parts.append(AUTO_MODE)
@@ -86,8 +179,7 @@ def build_system_prompt(
     ]
     if extra_dirs:
         env.append("Additional directories: " + ", ".join(str(d) for d in extra_dirs))
-    git = _git_status(workdir)
-    env.append(f"Git repository: yes\n{git}" if git is not None else "Git repository: no")
+    env.append(_git_line(workdir, is_trusted(workdir) if trusted is None else trusted))
     parts.append("<env>\n" + "\n".join(env) + "\n</env>")
     notes = project_notes(workdir)
     if notes is not None:

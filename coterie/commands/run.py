@@ -7,19 +7,22 @@ import time
 from typing import TYPE_CHECKING, Any
 
 import trio
+from rich.markup import escape
 
 from coterie.autonomy import parse_loop_spec
 from coterie.errors import CoterieError, SupervisorGaveUp
 from coterie.models import ModelError, Usage
 from coterie.runs import find_run, read_config, read_state
 from coterie.session import AgentSession, open_agent, open_team
-from coterie.tools import RuleError, SettingsError
+from coterie.tools import RuleError, SettingsError, load_settings
+from coterie.trust import TrustStoreError, can_trust, set_trust, trust_entry
 from coterie.ui import ConsoleView, JsonView, StreamJsonView, TerminalAsker, TextView, View
 
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Awaitable, Callable
     from contextlib import AbstractAsyncContextManager
+    from pathlib import Path
 
     from rich.console import Console
 
@@ -76,6 +79,7 @@ async def run_prompt(args: argparse.Namespace, console: Console, err: Console) -
         err.print(f"[red]error:[/] {exc}")
         return 2
     asker = _asker(args, console)
+    await workspace_trust(args, console, err)
 
     def agent() -> AbstractAsyncContextManager[AgentSession]:
         return open_agent(
@@ -101,6 +105,7 @@ async def run_team(args: argparse.Namespace, console: Console, err: Console) -> 
         err.print(f"[red]error:[/] {exc}")
         return 2
     asker = _asker(args, console)
+    await workspace_trust(args, console, err)
 
     def team() -> AbstractAsyncContextManager[AgentSession]:
         return open_team(
@@ -152,6 +157,7 @@ async def resume_run(args: argparse.Namespace, console: Console, err: Console) -
         )
 
     asker = _asker(args, console)
+    await workspace_trust(args, console, err)
 
     def agent() -> AbstractAsyncContextManager[AgentSession]:
         if command == "team":
@@ -186,9 +192,46 @@ async def _summary(session: AgentSession, result: dict[str, Any]) -> dict[str, A
     return {**team_summary(session.run_dir, result, list(tasks)), "run_id": session.run_id}
 
 
+async def workspace_trust(args: argparse.Namespace, console: Console, err: Console) -> None:
+    """Before a run: at an interactive first run, ask once whether to trust the
+    workspace (the answer is recorded); then say in one line what an untrusted
+    workspace's settings lost. Asked before the run is prepared, so the answer
+    applies to this run."""
+    workdir = args.workdir.resolve()
+    if _interactive(args) and trust_entry(workdir) is None and can_trust(workdir) is None:
+        await _ask_trust(workdir, console, err)
+    try:
+        notice = load_settings(workdir).untrusted_notice
+    except (SettingsError, RuleError):
+        return  # preparing the run reports it, as a usage error
+    if notice is not None:
+        err.print(f"[yellow]note:[/] {escape(notice)}", soft_wrap=True)
+
+
+async def _ask_trust(workdir: Path, console: Console, err: Console) -> None:
+    console.print(f"[bold yellow]?[/] Do you trust the files in [bold]{escape(str(workdir))}[/]?")
+    console.print(
+        "  [dim]Trusting it lets its .claude settings widen what coterie may do (allow"
+        " rules, defaultMode, additionalDirectories, sandbox) and lets coterie run git"
+        " there; its deny and ask rules apply either way. `coterie trust --revoke`"
+        " undoes it.[/]"
+    )
+    console.print(escape("  trust this folder? [y/N] "), end="")
+    answer = await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
+    if not answer:
+        return  # end of input is no answer: ask again next time
+    try:
+        set_trust(workdir, trusted=answer.strip().lower() in ("y", "yes"))
+    except TrustStoreError as exc:
+        err.print(f"[red]error:[/] {escape(str(exc))}; the folder stays untrusted")
+
+
+def _interactive(args: argparse.Namespace) -> bool:
+    return not args.print and sys.stdin.isatty()
+
+
 def _asker(args: argparse.Namespace, console: Console) -> TerminalAsker | None:
-    interactive = not args.print and sys.stdin.isatty()
-    return TerminalAsker(console) if interactive else None
+    return TerminalAsker(console) if _interactive(args) else None
 
 
 async def drive(

@@ -51,7 +51,7 @@ def test_lists_merge_and_the_most_local_mode_wins(workspace: Path, user_file: Pa
         workspace / ".claude/settings.local.json",
         {"permissions": {"allow": ["Bash(npm test)"], "ask": ["Bash(git push *)"]}},
     )
-    settings = load_settings(workspace, user_settings=user_file)
+    settings = load_settings(workspace, user_settings=user_file, trusted=True)
     assert [r.text for r in settings.allow] == ["Bash(ls *)", "Bash(npm test)"]
     assert [r.text for r in settings.deny] == ["Read(./secrets/**)"]
     assert [r.text for r in settings.ask] == ["Bash(git push *)"]
@@ -68,7 +68,7 @@ def test_local_mode_beats_project_mode(workspace: Path) -> None:
     write_settings(
         workspace / ".claude/settings.local.json", {"permissions": {"defaultMode": "dontAsk"}}
     )
-    assert load_settings(workspace, user_settings=None).default_mode == "dontAsk"
+    assert load_settings(workspace, user_settings=None, trusted=True).default_mode == "dontAsk"
 
 
 def test_rules_remember_their_file_and_project_root(workspace: Path) -> None:
@@ -84,7 +84,7 @@ def test_additional_directories(workspace: Path, tmp_path: Path) -> None:
         workspace / ".claude/settings.json",
         {"permissions": {"additionalDirectories": ["../shared", str(tmp_path / "abs")]}},
     )
-    dirs = load_settings(workspace, user_settings=None).additional_directories
+    dirs = load_settings(workspace, user_settings=None, trusted=True).additional_directories
     assert dirs == ((tmp_path / "shared").resolve(), (tmp_path / "abs").resolve())
 
 
@@ -97,7 +97,7 @@ def test_the_same_file_is_not_loaded_twice(tmp_path: Path) -> None:
 
 def test_policy_from_settings_uses_the_mode_unless_overridden(workspace: Path) -> None:
     write_settings(workspace / ".claude/settings.json", {"permissions": {"defaultMode": "plan"}})
-    settings = load_settings(workspace, user_settings=None)
+    settings = load_settings(workspace, user_settings=None, trusted=True)
     assert PermissionPolicy.from_settings(settings).mode == "plan"
     assert PermissionPolicy.from_settings(settings, mode="acceptEdits").mode == "acceptEdits"
     assert PermissionPolicy.from_settings(PermissionSettings()).mode == "default"

@@ -9,6 +9,20 @@ highest-precedence file that sets it. Keys coterie does not use are ignored;
 a file that is not valid JSON, or a permissions entry of the wrong shape or
 with a malformed rule, is a :class:`SettingsError` naming the file.
 
+The ``sandbox`` object (Claude Code's keys, parsed by the Bash sandbox) is
+merged as Claude Code merges settings: objects key by key, lists added up
+(repeated values once), any other value from the most local file.
+
+**Workspace trust** (:mod:`coterie.trust`): the project's and the local file
+live in the checkout, so until the workspace is trusted (``coterie trust``)
+what they would widen is ignored: ``permissions.allow``,
+``additionalDirectories``, ``defaultMode``, ``autoMode`` and every ``sandbox``
+key but the narrowing ones (``filesystem.denyRead``/``denyWrite``,
+``network.deniedDomains``, ``allowUnsandboxedCommands: false``,
+``failIfUnavailable: true``). Their deny and ask rules always apply; the user's
+file is never affected. :attr:`PermissionSettings.ignored` lists what was
+left out and :attr:`PermissionSettings.untrusted_notice` says it in one line.
+
 Auto Mode's classifier rules (``autoMode``: ``environment``, ``allow``,
 ``soft_deny``, ``hard_deny``, with ``"$defaults"`` splicing the built-ins in;
 see :mod:`coterie.autonomy.rules`) are read from the user's file and the
@@ -20,8 +34,10 @@ trusted file sets keeps the built-ins.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
+import shlex
 from pathlib import Path
 from typing import Any, Final, Literal, get_args
 
@@ -36,6 +52,7 @@ from coterie.autonomy import (
 )
 from coterie.errors import CoterieError
 from coterie.tools.permissions.rules import Rule, RuleError, parse_rule
+from coterie.trust import is_trusted
 
 __all__ = [
     "MODES",
@@ -85,6 +102,32 @@ class PermissionSettings:
     auto_mode_files: tuple[Path, ...] = ()
     #: Project files whose ``autoMode`` was ignored (the CLI may say so).
     auto_mode_ignored: tuple[Path, ...] = ()
+    #: The merged raw ``sandbox`` objects of the files that apply (the Bash
+    #: sandbox parses it); an untrusted checkout's only with its narrowing keys.
+    sandbox: dict[str, Any] = attrs.field(factory=dict, hash=False)
+    #: Whether the workspace was trusted when the settings were loaded (its
+    #: project and local files applied whole). False unless :func:`load_settings` says so.
+    trusted: bool = False
+    #: What an untrusted workspace's files set and was ignored, as settings keys
+    #: (``permissions.allow``, ``sandbox.network.allowedDomains``, ...), each once.
+    ignored: tuple[str, ...] = ()
+    #: The files some of whose settings were ignored.
+    ignored_files: tuple[Path, ...] = ()
+    #: The workspace these settings were loaded for (None for a single file).
+    workspace: Path | None = None
+
+    @property
+    def untrusted_notice(self) -> str | None:
+        """One line saying what an untrusted workspace's settings lost and how to
+        trust it; None when nothing was ignored."""
+        if not self.ignored:
+            return None
+        where = shlex.quote(str(self.workspace)) if self.workspace is not None else "DIR"
+        return (
+            f"{self.workspace or 'this folder'} is not trusted, so its settings' "
+            f"{', '.join(self.ignored)} were ignored (deny and ask rules still apply);"
+            f" `coterie trust {where}` trusts it"
+        )
 
     @property
     def auto_mode_rules(self) -> AutoModeRules:
@@ -101,11 +144,15 @@ def _project_root(path: Path) -> Path:
     return parent.parent if parent.name == ".claude" else parent
 
 
-def load_settings_file(path: Path, *, auto_mode: bool = True) -> PermissionSettings:
+def load_settings_file(
+    path: Path, *, auto_mode: bool = True, trusted: bool = True
+) -> PermissionSettings:
     """The permission settings of one file (which must exist).
 
     With ``auto_mode=False`` (the project's checked-in file) an ``autoMode``
-    object is not applied, only recorded in ``auto_mode_ignored``.
+    object is not applied, only recorded in ``auto_mode_ignored``. With
+    ``trusted=False`` (a file of an untrusted workspace) what it would widen is
+    left out and listed in ``ignored``; the whole file is still checked.
     """
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
@@ -142,7 +189,10 @@ def load_settings_file(path: Path, *, auto_mode: bool = True) -> PermissionSetti
     sections: tuple[tuple[str, tuple[AutoModeRule, ...]], ...] = ()
     if "autoMode" in raw and auto_mode:
         sections = _auto_mode_sections(raw["autoMode"], path)
-    return PermissionSettings(
+    sandbox = raw.get("sandbox", {})
+    if not isinstance(sandbox, dict):
+        raise SettingsError(f"{path}: 'sandbox' must be an object")
+    settings = PermissionSettings(
         allow=lists["allow"],
         ask=lists["ask"],
         deny=lists["deny"],
@@ -152,7 +202,96 @@ def load_settings_file(path: Path, *, auto_mode: bool = True) -> PermissionSetti
         auto_mode_sections=sections,
         auto_mode_files=(path,) if "autoMode" in raw and auto_mode else (),
         auto_mode_ignored=(path,) if "autoMode" in raw and not auto_mode else (),
+        sandbox=copy.deepcopy(sandbox),
+        trusted=trusted,
     )
+    return settings if trusted else _untrusted(settings, sandbox, path)
+
+
+def _untrusted(
+    settings: PermissionSettings, sandbox: dict[str, Any], path: Path
+) -> PermissionSettings:
+    """*settings* of a file in an untrusted workspace: only what cannot widen."""
+    ignored = [
+        key
+        for key, value in (
+            ("permissions.allow", settings.allow),
+            ("permissions.additionalDirectories", settings.additional_directories),
+            ("permissions.defaultMode", settings.default_mode),
+            ("autoMode", settings.auto_mode_files),
+        )
+        if value
+    ]
+    kept: dict[str, Any] = {}
+    for keys, value in _leaves(sandbox):
+        if _narrows(keys, value):
+            _put(kept, keys, copy.deepcopy(value))
+        else:
+            ignored.append(".".join(("sandbox", *keys)))
+    return attrs.evolve(
+        settings,
+        allow=(),
+        default_mode=None,
+        additional_directories=(),
+        auto_mode_sections=(),
+        auto_mode_files=(),
+        auto_mode_ignored=(*settings.auto_mode_ignored, *settings.auto_mode_files),
+        sandbox=kept,
+        ignored=tuple(ignored),
+        ignored_files=(path,) if ignored else (),
+    )
+
+
+#: ``sandbox`` keys that only take away (paths hidden or read-only, domains
+#: refused): an untrusted checkout's apply, as its deny rules do.
+_NARROWING_LISTS: Final = {("filesystem", "denyRead"), ("filesystem", "denyWrite"),
+                           ("network", "deniedDomains")}  # fmt: skip
+#: ``sandbox`` flags with the value that takes away.
+_NARROWING_FLAGS: Final = {("allowUnsandboxedCommands",): False, ("failIfUnavailable",): True}
+
+
+def _narrows(keys: tuple[str, ...], value: Any) -> bool:
+    if keys in _NARROWING_LISTS:
+        return isinstance(value, list)
+    # `is`: 0 and 1 are not the booleans a flag needs.
+    return keys in _NARROWING_FLAGS and value is _NARROWING_FLAGS[keys]
+
+
+def _leaves(obj: dict[str, Any], prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any]]:
+    """The non-object values of a nested object, each with its key path."""
+    out: list[tuple[tuple[str, ...], Any]] = []
+    for key, value in obj.items():
+        if isinstance(value, dict):
+            out.extend(_leaves(value, (*prefix, key)))  # an empty one sets nothing
+        else:
+            out.append(((*prefix, key), value))
+    return out
+
+
+def _put(obj: dict[str, Any], keys: tuple[str, ...], value: Any) -> None:
+    for key in keys[:-1]:
+        obj = obj.setdefault(key, {})
+    obj[keys[-1]] = value
+
+
+def _merge_raw(lower: Any, higher: Any) -> Any:
+    """*higher* layered over *lower* as Claude Code merges settings: objects key by
+    key, lists added up with a repeated scalar kept once, anything else *higher*."""
+    if isinstance(lower, dict) and isinstance(higher, dict):
+        merged = dict(lower)
+        for key, value in higher.items():
+            merged[key] = _merge_raw(lower[key], value) if key in lower else value
+        return merged
+    if isinstance(lower, list) and isinstance(higher, list):
+        merged_list = list(lower)
+        for item in higher:
+            # type() too: True == 1, but they are different settings values.
+            if isinstance(item, (dict, list)) or not any(
+                type(old) is type(item) and old == item for old in merged_list
+            ):
+                merged_list.append(item)
+        return merged_list
+    return higher
 
 
 def _auto_mode_sections(
@@ -178,10 +317,12 @@ def merge_settings(*layers: PermissionSettings) -> PermissionSettings:
     """Merge layers given lowest precedence first: lists add up, a later mode wins."""
     mode: Mode | None = None
     sections: dict[str, tuple[AutoModeRule, ...]] = {}
+    sandbox: dict[str, Any] = {}
     for layer in layers:
         if layer.default_mode is not None:
             mode = layer.default_mode
         sections.update(layer.auto_mode_sections)
+        sandbox = _merge_raw(sandbox, copy.deepcopy(layer.sandbox))
     return PermissionSettings(
         allow=tuple(r for layer in layers for r in layer.allow),
         ask=tuple(r for layer in layers for r in layer.ask),
@@ -194,6 +335,10 @@ def merge_settings(*layers: PermissionSettings) -> PermissionSettings:
         auto_mode_sections=tuple((name, sections[name]) for name in SECTIONS if name in sections),
         auto_mode_files=tuple(f for layer in layers for f in layer.auto_mode_files),
         auto_mode_ignored=tuple(f for layer in layers for f in layer.auto_mode_ignored),
+        sandbox=sandbox,
+        trusted=bool(layers) and all(layer.trusted for layer in layers),
+        ignored=tuple(dict.fromkeys(k for layer in layers for k in layer.ignored)),
+        ignored_files=tuple(f for layer in layers for f in layer.ignored_files),
     )
 
 
@@ -201,10 +346,8 @@ def settings_files(
     workspace: Path, user_settings: Path | _UserDefault | None = USER_SETTINGS
 ) -> list[Path]:
     """The settings files that exist, lowest precedence first, each once."""
-    if isinstance(user_settings, _UserDefault):
-        user_settings = Path(os.path.expanduser("~")) / ".claude" / "settings.json"
     candidates = [
-        user_settings,
+        _user_file(user_settings),
         workspace / ".claude" / "settings.json",
         workspace / ".claude" / "settings.local.json",
     ]
@@ -217,29 +360,42 @@ def settings_files(
 
 
 def load_settings(
-    workspace: Path, *, user_settings: Path | _UserDefault | None = USER_SETTINGS
+    workspace: Path,
+    *,
+    user_settings: Path | _UserDefault | None = USER_SETTINGS,
+    trusted: bool | None = None,
 ) -> PermissionSettings:
     """Load and merge the user, project and local settings of *workspace*.
 
     *user_settings* is the user file (default ``~/.claude/settings.json``;
     ``None`` skips it, as tests and ``--setting-sources``-style callers may).
+    *trusted* says whether the workspace is trusted; None (the default) asks
+    the trust store (:func:`coterie.trust.is_trusted`), so that every caller,
+    the CLI and embedders alike, gets the same rule. The project's and the
+    local file apply whole only when it is; the user's always does.
     ``autoMode`` is taken from the user and local files, never the project's.
     """
-    shared = _project_file(workspace, user_settings)
-    return merge_settings(
-        *(
-            load_settings_file(p, auto_mode=os.path.realpath(p) != shared)
-            for p in settings_files(workspace, user_settings)
-        )
-    )
-
-
-def _project_file(workspace: Path, user_settings: Path | _UserDefault | None) -> str | None:
-    """The real path of the project's checked-in settings file, unless it is also the
-    user's own (a workspace that is the home directory): ``autoMode`` is not read there."""
+    if trusted is None:
+        trusted = is_trusted(workspace)
+    user = _user_file(user_settings)
     shared = os.path.realpath(workspace / ".claude" / "settings.json")
+    layers = []
+    for path in settings_files(workspace, user_settings):
+        # The user's own file is the user's, even when it is also the workspace's
+        # (a workspace that is the home directory).
+        mine = user is not None and os.path.realpath(path) == os.path.realpath(user)
+        layers.append(
+            load_settings_file(
+                path,
+                auto_mode=mine or os.path.realpath(path) != shared,
+                trusted=mine or trusted,
+            )
+        )
+    merged = merge_settings(*layers)
+    return attrs.evolve(merged, trusted=trusted, workspace=workspace)
+
+
+def _user_file(user_settings: Path | _UserDefault | None) -> Path | None:
     if isinstance(user_settings, _UserDefault):
-        user_settings = Path(os.path.expanduser("~")) / ".claude" / "settings.json"
-    if user_settings is not None and os.path.realpath(user_settings) == shared:
-        return None
-    return shared
+        return Path(os.path.expanduser("~")) / ".claude" / "settings.json"
+    return user_settings
