@@ -26,7 +26,7 @@ import attrs
 import trio
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
     from pathlib import Path
 
 __all__ = ["OutputBuffer", "ShellOutcome", "cap_text", "kill_process_group", "run_shell"]
@@ -166,6 +166,7 @@ async def kill_process_group(pgid: int, grace: float) -> None:
 async def run_shell(
     command: str,
     *,
+    argv: Sequence[str] | None = None,
     cwd: Path,
     time_limit: float,
     output_limit: int,
@@ -175,12 +176,14 @@ async def run_shell(
 ) -> ShellOutcome:
     """Run *command* with ``bash -c`` in *cwd*, for at most *time_limit* seconds.
 
-    The process group is killed when the call ends, whichever way. A
-    cancellation of the caller propagates after the group is gone.
+    *argv*, when given, is what actually runs instead of ``bash -c COMMAND``
+    (the same command wrapped in an OS sandbox, say). The process group is
+    killed when the call ends, whichever way. A cancellation of the caller
+    propagates after the group is gone.
     """
     buffer = OutputBuffer(output_limit)
     proc = await trio.lowlevel.open_process(
-        ["bash", "-c", command],
+        list(argv) if argv is not None else ["bash", "-c", command],
         cwd=cwd,
         env=dict(env) if env is not None else None,
         stdin=subprocess.DEVNULL,

@@ -7,6 +7,11 @@ standard error interleaved, capped at 50,000 characters keeping head and
 tail. Whatever the command leaves running is killed with its group when the
 call ends: coterie guarantees no orphan survives, so ``run_in_background`` is
 refused rather than half-supported.
+
+When the context has an OS sandbox (``ctx.sandbox``, bubblewrap on Linux:
+:mod:`coterie.tools.ossandbox`), the command runs inside it; the sandbox
+itself leaves the ``excludedCommands`` out. A command that cannot be put in
+the sandbox is not run at all: never silently unsandboxed.
 """
 
 from __future__ import annotations
@@ -16,7 +21,9 @@ import signal
 from typing import TYPE_CHECKING, Any
 
 import attrs
+import trio
 
+from coterie.errors import CoterieError
 from coterie.tools._base import ToolResult
 from coterie.tools._process import run_shell
 from coterie.tools.capabilities import Capabilities, Effect
@@ -105,8 +112,18 @@ class BashTool:
             )
         timeout_ms = int(input.get("timeout") or self.default_timeout_ms)
         timeout_ms = min(timeout_ms, MAX_TIMEOUT_MS)
+        argv = ["bash", "-c", input["command"]]
+        if ctx.sandbox is not None:
+            try:
+                # Wrapping may look through the workspace for Read-denied files.
+                argv = await trio.to_thread.run_sync(ctx.sandbox.wrap, argv, ctx)
+            except CoterieError as exc:
+                return ToolResult(
+                    f"Refused: the OS sandbox cannot run this command: {exc}", is_error=True
+                )
         outcome = await run_shell(
             input["command"],
+            argv=argv,
             cwd=ctx.workspace,
             time_limit=timeout_ms / 1000,
             output_limit=self.output_limit,
