@@ -117,6 +117,9 @@ SURFACES: dict[str, set[str]] = {
         "Answer", "Asker", "Decision", "Mode", "PermissionGate", "PermissionMode",
         "PermissionPolicy", "PermissionSettings", "Rule", "RuleError", "SettingsError",
         "load_settings", "parse_rule", "SandboxViolation", "sandboxed_path",
+        # the OS sandbox for Bash (bubblewrap)
+        "Bubblewrap", "NetworkSettings", "SandboxError", "SandboxSettings",
+        "SandboxSettingsError", "probe_sandbox",
     },
     "coterie.tools.permissions": {
         "MODES", "PATH_RULE_KINDS", "USER_SETTINGS", "Answer", "Asker", "Behavior", "Decision",

@@ -25,6 +25,14 @@ from coterie.tools.catalogue import (
     team_tools,
 )
 from coterie.tools.files import EditTool, ReadTool, WriteTool
+from coterie.tools.ossandbox import (
+    Bubblewrap,
+    NetworkSettings,
+    SandboxError,
+    SandboxSettings,
+    SandboxSettingsError,
+)
+from coterie.tools.ossandbox import probe as probe_sandbox
 from coterie.tools.permissions import (
     Answer,
     Asker,
@@ -113,6 +121,12 @@ __all__ = [
     "ToolResult",
     "UnknownTool",
     "WriteTool",
+    "Bubblewrap",
+    "NetworkSettings",
+    "SandboxError",
+    "SandboxSettings",
+    "SandboxSettingsError",
+    "probe_sandbox",
     "add_team_tools",
     "default_registry",
     "execute_tool_call",
