@@ -23,11 +23,9 @@ key but the narrowing ones (``filesystem.denyRead``/``denyWrite``,
 file is never affected. :attr:`PermissionSettings.ignored` lists what was
 left out and :attr:`PermissionSettings.untrusted_notice` says it in one line.
 
-Auto Mode's classifier rules (``autoMode``: ``environment``, ``allow``,
-``soft_deny``, ``hard_deny``, with ``"$defaults"`` splicing the built-ins in;
-see :mod:`coterie.autonomy.rules`) are read from the user's file and the
-local file only, never from the project's checked-in ``.claude/settings.json``:
-as in Claude Code, a cloned repository must not be able to loosen the
+Auto Mode's classifier rules (``autoMode``, see :mod:`coterie.autonomy.rules`)
+are read from the user's and the (trusted) local file, never from the project's
+checked-in one: as in Claude Code, a cloned repository must not loosen the
 classifier. Per section, the most local file that sets it wins; a section no
 trusted file sets keeps the built-ins.
 """
