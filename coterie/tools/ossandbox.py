@@ -1,38 +1,23 @@
 """The OS sandbox for Bash on Linux: bubblewrap, with Claude Code's ``sandbox.*`` settings.
 
-This module owns three things: :class:`SandboxSettings` (the ``sandbox``
-object of the settings files, parsed with Claude Code's key names and
-checked), :class:`Bubblewrap` (the :class:`~coterie.tools.ShellSandbox` that
-turns ``bash -c COMMAND`` into a ``bwrap`` command line) and :func:`probe`
-(does bwrap work on this machine). It decides nothing about permissions:
-the policy decides whether a command may run, this decides what a running
-command can touch. It imports nothing of ``coterie.tools.permissions``, so
-the policy may use :func:`is_excluded`.
+Owns :class:`SandboxSettings` (the ``sandbox`` object of the settings files,
+Claude Code's keys, checked), :class:`Bubblewrap` (the ``ShellSandbox`` that
+turns ``bash -c COMMAND`` into a ``bwrap`` command line) and :func:`probe`.
+It decides nothing about permissions (the policy does; it may use
+:func:`is_excluded`, since nothing here imports the policy): it limits what
+a running command can touch. Inside, for the command and all it starts: the
+file system is read-only but for the workspace, the additional directories,
+``filesystem.allowWrite`` and a private ``/tmp`` (new for every call); in
+those, ``.claude/``, ``.git/config``, ``.git/hooks`` and shell start-up files
+stay read-only; credential folders, the coterie home, the run's protected
+paths, ``filesystem.denyRead`` and what Read deny rules cover are hidden;
+``/run`` (docker's, D-Bus's and agents' sockets, which a read-only mount does
+not stop) is empty, ``/proc`` belongs to a new PID namespace, ``/dev`` is
+minimal; the network is a new empty namespace unless ``network.allowedDomains``
+holds ``"*"`` (bubblewrap cannot filter by domain; see ``SandboxSettings.notes``).
 
-Inside the sandbox, for every command and everything it starts:
-
-* the whole file system is read-only (``--ro-bind / /``), except the
-  workspace, the additional directories, ``filesystem.allowWrite`` and a
-  private ``/tmp`` (an empty tmpfs, new for every call);
-* inside those writable trees, ``.claude/``, ``.git/config``, ``.git/hooks``
-  and shell start-up files stay read-only, so a command cannot widen the
-  next run's permissions or plant code that git or a shell would run;
-* credential folders (``~/.ssh``, ``~/.aws``, ``~/.gnupg``, ``~/.config/gh``,
-  ...), the coterie home, the run's protected paths, ``filesystem.denyRead``
-  and whatever the Read deny rules cover are hidden (an empty directory, or
-  an empty file);
-* ``/run`` is an empty tmpfs (it holds the sockets of docker, D-Bus and
-  agents, which a read-only mount would not stop), ``/proc`` belongs to a new
-  PID namespace (no other process's environment can be read), ``/dev`` is a
-  minimal one;
-* the network is a new, empty namespace (only a private loopback) unless
-  ``network.allowedDomains`` holds ``"*"``. bubblewrap cannot filter by
-  domain: any other list keeps the network off (see :attr:`SandboxSettings.notes`).
-
-The command stays in the caller's process group (no ``--new-session``: the
-command has no controlling terminal to abuse, since :func:`run_shell` starts
-a new session), so the group kill reaches it; ``--die-with-parent`` and the
-PID namespace make sure that whatever escapes the group dies with bwrap.
+It stays in the caller's process group for the group kill (no ``--new-session``: it
+has no terminal to abuse); ``--die-with-parent`` and the PID namespace get the rest.
 """
 
 from __future__ import annotations
@@ -56,15 +41,9 @@ if TYPE_CHECKING:
     from coterie.tools._base import ToolContext
 
 __all__ = [
-    "CREDENTIAL_PATHS",
-    "Bubblewrap",
-    "NetworkSettings",
-    "SandboxError",
-    "SandboxSettings",
-    "SandboxSettingsError",
-    "is_excluded",
-    "probe",
-]
+    "CREDENTIAL_PATHS", "Bubblewrap", "NetworkSettings", "SandboxError", "SandboxSettings",
+    "SandboxSettingsError", "is_excluded", "probe",
+]  # fmt: skip
 
 #: Below the home directory: what holds keys, tokens and passwords.
 CREDENTIAL_PATHS = (
@@ -79,7 +58,6 @@ _STARTUP_FILES = (
 )  # fmt: skip
 #: How many entries of the writable trees are looked at to find Read-denied files.
 SCAN_LIMIT = 100_000
-_PROBE_TIMEOUT = 10.0
 
 
 class SandboxSettingsError(CoterieError, ValueError):
@@ -90,44 +68,37 @@ class SandboxError(CoterieError, RuntimeError):
     """A command cannot be put in the sandbox; it must then not run at all."""
 
 
-def _get(raw: dict[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
-    value = raw.get(key)
-    if value is None:
-        return None
-    # bool is an int in Python, and never a port number.
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        name = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
-        want = {"bool": "a boolean", "int": "an integer", "dict": "an object"}.get(name, name)
-        raise SandboxSettingsError(f"{where}{key}: expected {want}, got {value!r}")
-    return value
+def _bad(where: str, key: str, want: str, value: object) -> SandboxSettingsError:
+    return SandboxSettingsError(f"{where}{key}: expected {want}, got {value!r}")
 
 
 def _flag(raw: dict[str, Any], key: str, where: str, default: bool) -> bool:
-    value = _get(raw, key, bool, where)
-    return default if value is None else bool(value)
+    value = raw.get(key, default)
+    if not isinstance(value, bool):
+        raise _bad(where, key, "a boolean", value)
+    return value
 
 
 def _strings(raw: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
-    value = raw.get(key)
-    if value is None:
-        return ()
+    value = raw.get(key, [])
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-        raise SandboxSettingsError(
-            f"{where}{key}: expected a list of non-empty strings, got {value!r}"
-        )
+        raise _bad(where, key, "a list of non-empty strings", value)
     return tuple(value)
 
 
 def _port(raw: dict[str, Any], key: str, where: str) -> int | None:
-    value: int | None = _get(raw, key, int, where)
-    if value is not None and not 1 <= value <= 65535:
-        raise SandboxSettingsError(f"{where}{key}: expected a port (1-65535), got {value}")
+    value = raw.get(key)
+    # bool is an int in Python, and never a port number.
+    if value is not None and (type(value) is not int or not 1 <= value <= 65535):
+        raise _bad(where, key, "a port (1-65535)", value)
     return value
 
 
 def _section(raw: dict[str, Any], key: str) -> dict[str, Any]:
-    value: dict[str, Any] | None = _get(raw, key, dict, "sandbox.")
-    return value or {}
+    value = raw.get(key, {})
+    if not isinstance(value, dict):
+        raise _bad("sandbox.", key, "an object", value)
+    return value
 
 
 @attrs.frozen
@@ -144,8 +115,7 @@ class NetworkSettings:
 
     @property
     def open(self) -> bool:
-        """Whether the sandbox shares the host's network: ``allowedDomains`` holds ``*``
-        and no ``deniedDomains`` asks for a filter bubblewrap cannot apply."""
+        """Shares the host's network: ``*`` allowed, no ``deniedDomains`` to filter."""
         return "*" in self.allowed_domains and not self.denied_domains
 
 
@@ -165,10 +135,8 @@ class SandboxSettings:
 
     @classmethod
     def from_json(cls, raw: dict[str, Any]) -> SandboxSettings:
-        """Parse the merged ``sandbox`` object; unknown keys are ignored, as Claude Code does.
-
-        Raises :class:`SandboxSettingsError` naming the key whose value has a wrong shape.
-        """
+        """Parse the merged ``sandbox`` object (unknown keys ignored, as Claude Code does);
+        :class:`SandboxSettingsError` names a key whose value has a wrong shape."""
         if not isinstance(raw, dict):
             raise SandboxSettingsError(f"sandbox: expected an object, got {raw!r}")
         net = _section(raw, "network")
@@ -196,31 +164,21 @@ class SandboxSettings:
 
     @property
     def notes(self) -> tuple[str, ...]:
-        """One line for each setting coterie cannot honour as Claude Code would, and what
-        it does instead (always the stricter thing); for the runtime to print once."""
-        out = []
-        domains = [d for d in self.network.allowed_domains if d != "*"]
-        if domains and not self.network.open:
+        """A line for each setting coterie cannot honour as Claude Code would, saying the
+        stricter thing it does instead; for the runtime to print once."""
+        net, off = self.network, "the network stays off for sandboxed commands"
+        out, domains = [], ", ".join(d for d in net.allowed_domains if d != "*")
+        if domains and not net.open:
             out.append(
-                "sandbox.network.allowedDomains: bubblewrap cannot filter by domain, so the"
-                f" network stays off for sandboxed commands ({', '.join(domains)} not"
-                ' reachable); add "*" to allow every domain.'
+                "sandbox.network.allowedDomains: bubblewrap cannot filter by domain, so"
+                f' {off} ({domains} included); add "*" to allow every domain.'
             )
-        if self.network.denied_domains and "*" in self.network.allowed_domains:
-            out.append(
-                "sandbox.network.deniedDomains: bubblewrap cannot filter by domain, so the"
-                " network stays off for sandboxed commands."
-            )
-        if self.network.http_proxy_port or self.network.socks_proxy_port:
-            out.append(
-                "sandbox.network.httpProxyPort/socksProxyPort: not supported; the sandbox"
-                " has no route to a proxy on the host."
-            )
-        if self.network.allow_unix_sockets and not self.network.allow_all_unix_sockets:
-            out.append(
-                "sandbox.network.allowUnixSockets: not supported on Linux; the sockets"
-                " under /run stay hidden."
-            )
+        if net.denied_domains and "*" in net.allowed_domains:
+            out.append(f"sandbox.network.deniedDomains: no domain filter, so {off}.")
+        if net.http_proxy_port or net.socks_proxy_port:
+            out.append(f"sandbox.network.httpProxyPort/socksProxyPort: not supported; {off}.")
+        if net.allow_unix_sockets and not net.allow_all_unix_sockets:
+            out.append("sandbox.network.allowUnixSockets: not supported; /run stays hidden.")
         return tuple(out)
 
     def excludes(self, command: str) -> bool:
@@ -238,10 +196,8 @@ def is_excluded(command: str, excluded: Iterable[str]) -> bool:
     An entry (``docker``, ``docker compose``, ``docker:*``, ``docker *``) names
     leading words. Only a single simple command of plain words can match: a
     compound command, a redirection, a quote or an expansion never does, so no
-    exclusion can carry another command out of the sandbox. This is narrower
-    than any policy's reading, which is the safe direction: a command the
-    policy treats as excluded (and asks about) but that this function does not
-    still runs sandboxed.
+    exclusion can carry another command out of the sandbox. Narrower than a
+    policy's reading is the safe direction: such a command still runs sandboxed.
     """
     text = command.strip()
     if not _PLAIN.fullmatch(text):
@@ -273,18 +229,16 @@ def _settings_path(text: str, workspace: Path, home: Path) -> Path:
 
 @attrs.frozen
 class Bubblewrap:
-    """A :class:`~coterie.tools.ShellSandbox` running commands under ``bwrap``.
-
-    Build it with :meth:`from_settings`; :meth:`wrap` is called for each
-    command (it may look through the writable trees for Read-denied files, so
-    call it off the event loop). Excluded commands come back unwrapped.
-    """
+    """A :class:`~coterie.tools.ShellSandbox` running commands under ``bwrap``; build it
+    with :meth:`from_settings`. Call :meth:`wrap` off the event loop (it may scan)."""
 
     settings: SandboxSettings
     writable: tuple[Path, ...]
     read_only: tuple[Path, ...]
     hidden: tuple[Path, ...]
     executable: str = "bwrap"
+    #: Whether Read deny rules exist, so that ``ctx.read_denied`` must be applied.
+    read_deny_rules: bool = True
 
     @classmethod
     def from_settings(
@@ -296,21 +250,25 @@ class Bubblewrap:
         *,
         home: Path | None = None,
         executable: str = "bwrap",
+        read_deny_rules: bool = True,
     ) -> Bubblewrap:
         """The sandbox of a run in *workspace* with *extra_dirs* (``--add-dir``).
 
         *hidden* adds paths to hide (the runtime's protected paths, the literal
         paths of Read deny rules); credential folders under *home* (default:
         the user's), the coterie home and ``filesystem.denyRead`` are always hidden.
+        With *read_deny_rules* false (no Read deny rule exists), :meth:`wrap` does
+        not look through the writable trees for what ``ctx.read_denied`` covers.
         """
         home = _real(home if home is not None else Path.home())
         workspace = _real(workspace)
         writable = [workspace, *(_real(d) for d in extra_dirs)]
         writable += [_settings_path(p, workspace, home) for p in settings.allow_write]
         read_only = [_settings_path(p, workspace, home) for p in settings.deny_write]
+        # Even a missing .claude: a command could create settings for the next run.
+        read_only.append(workspace / ".claude")
         for root in writable:
-            # A missing .claude would let a command create settings for the next run.
-            read_only += [root / ".claude", root / ".git" / "config", root / ".git" / "hooks"]
+            read_only += [root / ".git" / "config", root / ".git" / "hooks"]
             read_only += [root / name for name in _STARTUP_FILES]
         read_only += [home / name for name in _STARTUP_FILES]
         secret = [home / name for name in CREDENTIAL_PATHS]
@@ -322,19 +280,17 @@ class Bubblewrap:
             read_only=tuple(dict.fromkeys(read_only)),
             hidden=tuple(dict.fromkeys(secret)),
             executable=executable,
+            read_deny_rules=read_deny_rules,
         )
 
     def wrap(self, argv: Sequence[str], ctx: ToolContext) -> list[str]:
-        """The ``bwrap`` command line running *argv* in the sandbox, in ``ctx.workspace``.
-
-        ``bash -c COMMAND`` with an excluded COMMAND comes back unchanged.
-        Raises :class:`SandboxError` when the Read deny rules cannot be
-        applied (too many files to look through): the command must not run then.
-        """
+        """The ``bwrap`` command line running *argv* sandboxed in ``ctx.workspace``
+        (``bash -c COMMAND`` with an excluded COMMAND comes back unchanged). Raises
+        :class:`SandboxError` when the Read deny rules cannot be applied: then do not run."""
         if len(argv) == 3 and argv[:2] == ["bash", "-c"] and self.settings.excludes(argv[2]):
             return list(argv)
         hidden = [*self.hidden, *(_real(p) for p in ctx.protected_paths)]
-        if ctx.read_denied is not None:
+        if ctx.read_denied is not None and self.read_deny_rules:
             hidden += _denied_in(self.writable, ctx.read_denied)
         return [
             self.executable,
@@ -353,24 +309,21 @@ class Bubblewrap:
         args += ["--tmpfs", "/tmp", "--tmpfs", "/dev/shm", "--setenv", "TMPDIR", "/tmp"]
         if not self.settings.network.allow_all_unix_sockets:
             args += ["--tmpfs", "/run"]
-            var_run = Path("/var/run")
-            if var_run.is_dir() and not var_run.is_symlink():
+            if os.path.isdir("/var/run") and not os.path.islink("/var/run"):
                 args += ["--tmpfs", "/var/run"]
-            resolver = Path("/run/systemd/resolve")
-            if self.settings.network.open and resolver.is_dir():
-                # /etc/resolv.conf often points in there; the network is useless without it.
-                args += ["--ro-bind", str(resolver), str(resolver)]
+            # /etc/resolv.conf often points in there; the network is useless without it.
+            if self.settings.network.open and os.path.isdir(resolver := "/run/systemd/resolve"):
+                args += ["--ro-bind", resolver, resolver]
         return args
 
     def _mounts(self, hidden: Iterable[Path]) -> list[str]:
         args: list[str] = []
         # Parents first, so that a nested directory's bind lands on top of its parent's.
         for root in sorted(self.writable, key=lambda p: len(p.parts)):
-            if root.is_dir():
+            if root.exists():
                 args += ["--bind", str(root), str(root)]
-        for path in self.read_only:
-            if _within(path, self.writable):
-                args += self._read_only(path)
+        for path in (p for p in self.read_only if _within(p, self.writable)):
+            args += self._read_only(path)
         # Hidden last: nothing may be mounted on top of them, inside them or over them.
         exists = [p for p in dict.fromkeys(hidden) if os.path.lexists(p)]
         for path in exists:
@@ -382,12 +335,10 @@ class Bubblewrap:
         if os.path.lexists(path):
             real = _real(path)
             return ["--ro-bind", str(real), str(real)] if _within(real, self.writable) else []
-        if path.name in (".claude", "hooks"):
-            # bwrap would create the mount point in the host tree: an empty directory,
-            # and a read-only one inside the sandbox, so nothing can be planted in it.
-            parent = path.parent
-            if path.name == ".claude" or parent.is_dir():
-                return ["--tmpfs", str(path), "--remount-ro", str(path)]
+        if path == self.writable[0] / ".claude" or (path.name == "hooks" and path.parent.is_dir()):
+            # bwrap creates the mount point in the host tree (an empty directory), and
+            # inside the sandbox it is read-only, so nothing can be planted in it.
+            return ["--tmpfs", str(path), "--remount-ro", str(path)]
         return []
 
 
@@ -405,7 +356,8 @@ def _hide(path: Path) -> list[str]:
 
 def _denied_in(roots: Iterable[Path], denied: Callable[[Path], bool]) -> list[Path]:
     """The files and directories under *roots* that *denied* covers (a denied directory
-    is returned whole, not entered). Raises :class:`SandboxError` past ``SCAN_LIMIT`` entries."""
+    is returned whole, not entered; nor is ``.git``). Past ``SCAN_LIMIT`` entries:
+    :class:`SandboxError`."""
     found: list[Path] = []
     seen = 0
     stack = [r for r in roots if r.is_dir()]
@@ -417,17 +369,15 @@ def _denied_in(roots: Iterable[Path], denied: Callable[[Path], bool]) -> list[Pa
             continue
         seen += len(entries)
         if seen > SCAN_LIMIT:
-            raise SandboxError(
-                f"more than {SCAN_LIMIT:,} files to look through for Read deny rules; the"
-                " command cannot be sandboxed with them applied, so it was not run"
-            )
+            raise SandboxError(f"over {SCAN_LIMIT:,} files to check for Read deny rules")
         for entry in entries:
             path = Path(entry.path)
             if entry.is_symlink():
                 continue  # its target is checked where it lives, or hidden as a credential
             if denied(path):
                 found.append(path)
-            elif entry.is_dir(follow_symlinks=False):
+            elif entry.is_dir(follow_symlinks=False) and entry.name != ".git":
+                # git's objects are many and never what a deny rule means; .git is tested itself.
                 stack.append(path)
     return found
 
@@ -441,9 +391,7 @@ def probe(executable: str = "bwrap") -> str | None:
     sandbox = Bubblewrap(SandboxSettings(enabled=True), (), (), (), executable=found)
     argv = [found, *sandbox._base(), "--", "true"]
     try:
-        done = subprocess.run(
-            argv, capture_output=True, text=True, timeout=_PROBE_TIMEOUT, check=False
-        )
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"bubblewrap ({found}) cannot run: {exc}"
     if done.returncode != 0:
