@@ -40,6 +40,9 @@ __all__ = [
 ]
 
 
+_RESOLVE_TRIES = 3
+
+
 class SandboxViolation(CoterieError, PermissionError):
     """A tool was asked to touch a path outside the workspace and ``--add-dir``s.
 
@@ -66,13 +69,24 @@ def resolve_path(raw: str | os.PathLike[str], base: Path) -> Path:
     """*raw* expanded, made absolute against *base*, symlinks followed.
 
     Raises :class:`SandboxViolation` for a path that cannot name a file
-    (empty, or holding a NUL byte).
+    (empty, or holding a NUL byte), or one whose components keep changing
+    while they are resolved (fail closed: the caller refuses it).
     """
     absolute = absolute_path(raw, base)
-    # realpath resolves the deepest existing ancestor and keeps the rest as
-    # written, so a not-yet-existing file under a symlinked directory is
-    # judged by where the symlink really leads.
-    return Path(os.path.realpath(absolute))
+    for _ in range(_RESOLVE_TRIES):
+        try:
+            # realpath resolves the deepest existing ancestor and keeps the rest as
+            # written, so a not-yet-existing file under a symlinked directory is
+            # judged by where the symlink really leads.
+            return Path(os.path.realpath(absolute))
+        except OSError:
+            # A component changed kind between realpath's lstat and its
+            # readlink (EINVAL): something is swapping it. Look again.
+            continue
+    raise SandboxViolation(
+        f"{os.fspath(raw)} keeps changing while it is being resolved (a symlink or"
+        " directory on the way is being replaced); refused."
+    )
 
 
 def allowed_roots(ctx: ToolContext) -> list[Path]:

@@ -22,6 +22,7 @@ import pytest
 
 from coterie.tools import EditTool, GlobTool, GrepTool, ReadTool, ToolContext, WriteTool
 from coterie.tools._base import FileStamp
+from coterie.tools.sandbox import SandboxViolation, resolve_path
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -185,6 +186,19 @@ async def test_searches_through_a_swapped_directory_never_show_outside(
             assert "secret-name" not in listed.content
             rooted = await GrepTool().run({"pattern": "SECRET", "path": "d"}, ctx)
             assert "secret-name" not in rooted.content
+
+
+def test_the_policy_s_resolution_fails_closed_under_a_swap(race: Path) -> None:
+    """realpath meets a component changing kind (EINVAL): a refusal, never a crash."""
+    outcomes = set()
+    with swapping(race):
+        for _ in range(ROUNDS * 10):
+            try:
+                resolve_path("d/x.txt", race.parent)
+                outcomes.add("resolved")
+            except SandboxViolation:
+                outcomes.add("refused")
+    assert "resolved" in outcomes
 
 
 def test_the_exchange_is_atomic_where_the_kernel_allows(tmp_path: Path) -> None:
