@@ -1,4 +1,4 @@
-"""The workspace sandbox: resolution, refusal, and the no-escape properties."""
+"""The workspace sandbox and the tools' own walk: resolution, refusal, no-escape properties."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from coterie.tools import (
     EditTool,
+    ReadTool,
     SandboxViolation,
     Tool,
     ToolContext,
@@ -21,7 +22,8 @@ from coterie.tools import (
     sandboxed_path,
 )
 from coterie.tools._base import FileStamp
-from coterie.tools.sandbox import resolve_path
+from coterie.tools._dirfd import resolve
+from coterie.tools.sandbox import absolute_path, resolve_path
 from tests.strategies import path_spellings
 
 if TYPE_CHECKING:
@@ -166,3 +168,88 @@ def test_write_and_edit_never_change_anything_outside(
 def test_resolve_path_expands_the_home_directory(tree: tuple[Path, Path, Path]) -> None:
     base, ws, _ = tree
     assert resolve_path("~/f", ws) == base / "home/f"
+
+
+# -- the tools' own walk (coterie.tools._dirfd) --------------------------------
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_the_tools_walk_agrees_with_the_policy_s_view(
+    tree: tuple[Path, Path, Path], data: st.DataObject
+) -> None:
+    """What the tools open is what the policy judged (realpath), or they refuse it."""
+    base, ws, _ = tree
+    spelling = data.draw(path_spellings(str(ws), str(base)))
+    try:
+        absolute = absolute_path(spelling, ws)
+        with resolve(absolute, [ws], raw=spelling) as target:
+            opened = target.path
+    except (SandboxViolation, OSError):
+        return
+    assert opened == resolve_path(spelling, ws)
+    assert opened == ws or ws in opened.parents
+
+
+async def test_write_through_an_inside_symlinked_directory_writes_its_target(
+    ctx: ToolContext, workspace: Path
+) -> None:
+    (workspace / "real").mkdir()
+    (workspace / "alias").symlink_to("real")  # relative, as git checks them out
+    result = await WriteTool().run({"file_path": "alias/new/f.txt", "content": "x"}, ctx)
+    assert not result.is_error, result.content
+    assert (workspace / "real/new/f.txt").read_text() == "x"
+    assert (workspace / "alias").is_symlink()
+
+
+async def test_write_through_an_inside_symlinked_file_keeps_the_link(
+    ctx: ToolContext, workspace: Path
+) -> None:
+    (workspace / "target.txt").write_text("old")
+    (workspace / "link.txt").symlink_to(workspace / "target.txt")
+    await ReadTool().run({"file_path": "link.txt"}, ctx)
+    result = await WriteTool().run({"file_path": "link.txt", "content": "new"}, ctx)
+    assert not result.is_error, result.content
+    assert (workspace / "link.txt").is_symlink()
+    assert (workspace / "target.txt").read_text() == "new"
+
+
+async def test_a_symlink_loop_is_an_error_not_a_hang(ctx: ToolContext, workspace: Path) -> None:
+    (workspace / "a").symlink_to("b")
+    (workspace / "b").symlink_to("a")
+    for tool, input in [
+        (ReadTool(), {"file_path": "a"}),
+        (WriteTool(), {"file_path": "a/x", "content": "x"}),
+    ]:
+        result = await tool.run(input, ctx)
+        assert result.is_error
+        assert "symbolic links" in result.content
+
+
+async def test_a_walk_through_outside_and_back_is_refused(
+    ctx: ToolContext, workspace: Path, outside: Path
+) -> None:
+    """ws/l -> ../outside/../ws/sub: the walk may not enter a directory outside on its way."""
+    (workspace / "sub").mkdir()
+    (workspace / "l").symlink_to(f"../{outside.name}/../{workspace.name}/sub")
+    result = await WriteTool().run({"file_path": "l/f.txt", "content": "x"}, ctx)
+    assert result.is_error
+    assert "outside the workspace" in result.content
+
+
+async def test_a_dangling_symlink_inside_creates_its_target(
+    ctx: ToolContext, workspace: Path
+) -> None:
+    (workspace / "later.txt").symlink_to("made.txt")
+    result = await WriteTool().run({"file_path": "later.txt", "content": "x"}, ctx)
+    assert not result.is_error, result.content
+    assert (workspace / "made.txt").read_text() == "x"
+
+
+async def test_missing_directories_are_not_made_outside(
+    ctx: ToolContext, workspace: Path, outside: Path
+) -> None:
+    (workspace / "out").symlink_to(outside)
+    await WriteTool().run({"file_path": "out/a/b/c.txt", "content": "x"}, ctx)
+    await EditTool().run({"file_path": "out/n/e.txt", "old_string": "", "new_string": "x"}, ctx)
+    assert list(outside.iterdir()) == []
