@@ -64,10 +64,21 @@ def _transport_errors() -> tuple[type[BaseException], ...]:
     return tuple(errors)
 
 
+class StreamFault(ModelError):
+    """A reply stream that cannot be trusted: it ended before ``message_stop`` (the
+    connection was cut), it has no stop reason, or it went silent for longer than
+    the idle timeout. Retried like a connection error; nothing of it is used (a
+    tool from an unfinished message never runs)."""
+
+
 _RETRYABLE_TRANSPORT: tuple[type[BaseException], ...] = (
     anthropic.APIConnectionError,
+    StreamFault,
     *_transport_errors(),
 )
+#: Seconds a reply stream may stay silent (no event at all; the API sends
+#: ``ping`` events while it works) before it is cut and retried.
+STREAM_IDLE_TIMEOUT = 90.0
 
 
 class AnthropicModel:
@@ -78,9 +89,13 @@ class AnthropicModel:
     500, 502, 503, 529 and connection errors, waiting
     ``min(backoff_max, backoff_base * 2**n)`` seconds with its upper half
     jittered, or what a ``retry-after`` header asks (capped at
-    ``backoff_max``). Text streamed by a failed attempt is not taken back: a
-    retried call may repeat some ``on_text`` deltas; the reply is always that
-    of the attempt that succeeded.
+    ``backoff_max``). A stream that ends without ``message_stop`` or a stop
+    reason, or that sends nothing for ``stream_idle_timeout`` seconds (the
+    wait for the response's headers included), is a :class:`StreamFault`,
+    retried the same way; only a complete reply is ever returned. Text
+    streamed by a failed attempt is not taken back: a retried call may repeat
+    some ``on_text`` deltas; the reply is always that of the attempt that
+    succeeded.
     """
 
     def __init__(
@@ -93,6 +108,7 @@ class AnthropicModel:
         backoff_base: float = 1.0,
         backoff_max: float = 60.0,
         timeout: float = 600.0,
+        stream_idle_timeout: float = STREAM_IDLE_TIMEOUT,
         cache_conversation: bool = True,
         ledger: UsageLedger | None = None,
         rng: random.Random | None = None,
@@ -102,6 +118,7 @@ class AnthropicModel:
         self.max_retries = max_retries
         self.backoff_base = backoff_base
         self.backoff_max = backoff_max
+        self.stream_idle_timeout = stream_idle_timeout
         self.cache_conversation = cache_conversation
         self.ledger = ledger
         self._rng = rng if rng is not None else random.Random()
@@ -154,8 +171,11 @@ class AnthropicModel:
                 delay = self._delay(attempt, _retry_after(exc.response.headers))
             except _RETRYABLE_TRANSPORT as exc:
                 if attempt >= self.max_retries:
+                    what = (
+                        "no complete reply from" if isinstance(exc, StreamFault) else "cannot reach"
+                    )
                     raise ModelError(
-                        f"cannot reach the Messages API at {self.base_url} "
+                        f"{what} the Messages API at {self.base_url} "
                         f"({attempt + 1} attempts): {exc}"
                     ) from exc
                 delay = self._delay(attempt, None)
@@ -186,11 +206,35 @@ class AnthropicModel:
         return params
 
     async def _stream_once(self, params: dict[str, Any], on_text: TextSink | None) -> Any:
-        async with self._client.messages.stream(**params) as stream:
-            async for event in stream:
+        idle = self.stream_idle_timeout
+        with trio.move_on_after(idle) as waiting:
+            manager = self._client.messages.stream(**params)
+            stream = await manager.__aenter__()
+        if waiting.cancelled_caught:
+            raise StreamFault(f"no response within {idle:g} s")
+        try:
+            events = stream.__aiter__()
+            stopped = False
+            while True:
+                with trio.move_on_after(idle) as silent:
+                    try:
+                        event = await events.__anext__()
+                    except StopAsyncIteration:
+                        break
+                if silent.cancelled_caught:
+                    raise StreamFault(f"the reply stream was silent for {idle:g} s")
                 if event.type == "text" and on_text is not None and event.text:
                     on_text(event.text)
-            return await stream.get_final_message()
+                stopped = stopped or event.type == "message_stop"
+            if not stopped:
+                raise StreamFault("the reply stream ended before message_stop (cut off)")
+            message = await stream.get_final_message()
+            if message.stop_reason is None:
+                raise StreamFault("the reply has no stop_reason")
+            return message
+        finally:
+            with trio.CancelScope(shield=True):
+                await manager.__aexit__(None, None, None)
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
@@ -222,7 +266,7 @@ class AnthropicModel:
             self.ledger.record(request.actor, model, usage)
         return ModelReply(
             content=content,
-            stop_reason=str(message.stop_reason or "end_turn"),
+            stop_reason=str(message.stop_reason),
             usage=usage,
             model=model,
         )

@@ -38,9 +38,16 @@ def status_error(
     return anthropic.APIStatusError(error_type, response=response, body=body)
 
 
+class StopEvent:
+    """The last event of a complete stream."""
+
+    type = "message_stop"
+
+
 class FakeStream:
     def __init__(self, outcome: BaseException | None) -> None:
         self.outcome = outcome
+        self.events = [StopEvent()]
 
     async def __aenter__(self) -> FakeStream:
         if self.outcome is not None:
@@ -54,7 +61,9 @@ class FakeStream:
         return self
 
     async def __anext__(self) -> Any:
-        raise StopAsyncIteration
+        if not self.events:
+            raise StopAsyncIteration
+        return self.events.pop()
 
     async def get_final_message(self) -> Any:
         return FINAL
