@@ -193,11 +193,11 @@ _PLAIN = re.compile(r"[A-Za-z0-9_./:=@%+,-]+(?:[ \t]+[A-Za-z0-9_./:=@%+,-]+)*")
 def is_excluded(command: str, excluded: Iterable[str]) -> bool:
     """Whether *command* is one of the ``excludedCommands`` (it then runs unsandboxed).
 
-    An entry (``docker``, ``docker compose``, ``docker:*``, ``docker *``) names
-    leading words. Only a single simple command of plain words can match: a
-    compound command, a redirection, a quote or an expansion never does, so no
-    exclusion can carry another command out of the sandbox. Narrower than a
-    policy's reading is the safe direction: such a command still runs sandboxed.
+    An entry is a name (``docker``: any ``docker ...``), words with a star
+    (``docker:*``, ``docker compose *``) or exact words (``git push``). Only one
+    simple command of plain words can match (no chaining, redirection, quote or
+    expansion), so no exclusion carries another command out of the sandbox.
+    Narrower than a policy's reading is the safe direction: that still runs sandboxed.
     """
     text = command.strip()
     if not _PLAIN.fullmatch(text):
@@ -205,7 +205,9 @@ def is_excluded(command: str, excluded: Iterable[str]) -> bool:
     words = text.split()
     for entry in excluded:
         lead = entry.strip().removesuffix(":*").removesuffix(" *").removesuffix("*").split()
-        if lead and words[: len(lead)] == lead:
+        # As a Bash rule reads it: a name, or words then a star, is a prefix; else exact.
+        prefix = len(lead) == 1 or entry.strip().endswith("*")
+        if lead and (words[: len(lead)] == lead if prefix else words == lead):
             return True
     return False
 

@@ -139,6 +139,15 @@ def test_only_a_plain_simple_command_is_excluded(command: str, excluded: bool) -
     assert is_excluded(command, ["docker:*", "git push *"]) is excluded
 
 
+@pytest.mark.parametrize(
+    ("command", "excluded"),
+    [("git push", True), ("git  push", True), ("git push origin", False), ("git", False)],
+)
+def test_words_without_a_star_are_exact(command: str, excluded: bool) -> None:
+    """As ``Bash(git push)`` reads: never broader than the policy's matching."""
+    assert is_excluded(command, ["git push"]) is excluded
+
+
 _META = ";|&$`'\"<>(){}\n\\*?~!#"
 _WORDS = st.text(alphabet="dockerps -_./", max_size=12)
 
