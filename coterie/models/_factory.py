@@ -18,6 +18,10 @@ NO_MODEL_MESSAGE = (
 )
 
 
+#: Seconds a reply stream may stay silent before it is cut and retried.
+IDLE_ENV = "COTERIE_STREAM_IDLE_TIMEOUT"
+
+
 def model_from_env(
     model_name: str | None = None,
     scenario_path: str | Path | None = None,
@@ -30,7 +34,8 @@ def model_from_env(
     model's prices), its cursors kept in *state_path*. Otherwise, when
     ``ANTHROPIC_API_KEY``, ``ANTHROPIC_AUTH_TOKEN`` or ``ANTHROPIC_BASE_URL``
     is set: an :class:`~coterie.models.AnthropicModel` for *model_name*, else
-    ``ANTHROPIC_MODEL``, else :data:`DEFAULT_MODEL`. Otherwise
+    ``ANTHROPIC_MODEL``, else :data:`DEFAULT_MODEL` (a reply stream silent for
+    ``COTERIE_STREAM_IDLE_TIMEOUT`` seconds, default 90, is cut and retried). Otherwise
     :class:`ModelError` saying what to set.
     """
     if scenario_path is not None:
@@ -47,7 +52,17 @@ def model_from_env(
         for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL")
     ):
         # Imported here: the SDK takes about a second to import.
-        from coterie.models.anthropic_model import AnthropicModel
+        from coterie.models.anthropic_model import STREAM_IDLE_TIMEOUT, AnthropicModel
 
-        return AnthropicModel(model_name or os.environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL)
+        idle = os.environ.get(IDLE_ENV) or str(STREAM_IDLE_TIMEOUT)
+        try:
+            seconds = float(idle)
+        except ValueError:
+            seconds = -1.0
+        if not seconds > 0:
+            raise ModelError(f"{IDLE_ENV} must be a positive number of seconds, got {idle!r}")
+        return AnthropicModel(
+            model_name or os.environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL,
+            stream_idle_timeout=seconds,
+        )
     raise ModelError(NO_MODEL_MESSAGE)
