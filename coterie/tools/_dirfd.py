@@ -121,13 +121,30 @@ def _outside(raw: str, where: Path, roots: Sequence[Path]) -> SandboxViolation:
     )
 
 
+def _protected(raw: str, where: Path, protected: Sequence[Path]) -> SandboxViolation | None:
+    for place in protected:
+        if where == place or where.is_relative_to(place):
+            return SandboxViolation(
+                f"{raw} resolves to {where}, inside {place}, which is protected (coterie's"
+                " own run state): no tool may write there, in any mode."
+            )
+    return None
+
+
 def resolve(
-    absolute: Path, roots: Sequence[Path], *, raw: str | None = None, create_dirs: bool = False
+    absolute: Path,
+    roots: Sequence[Path],
+    *,
+    raw: str | None = None,
+    create_dirs: bool = False,
+    protected: Sequence[Path] = (),
 ) -> Target:
     """Walk *absolute* from ``/`` under *roots*; return its parent, opened.
 
     Symlinks are followed (the leaf's too) as long as the walk stays inside;
     missing directories are made when *create_dirs* (only inside a root).
+    A walk for a write passes *protected* (resolved directories): a leaf in
+    one of them is refused, and no directory is made there.
     Raises :class:`SandboxViolation` when the path leads outside, and
     :class:`OSError` for what the file system refuses (``FileNotFoundError``
     for a missing directory, ``NotADirectoryError``, ``ELOOP``).
@@ -177,12 +194,18 @@ def resolve(
             if not pending:  # the leaf
                 if not check_inside(here, roots):
                     raise _outside(shown, here, roots)
+                refusal = _protected(shown, here, protected)
+                if refusal is not None:
+                    raise refusal
                 return Target(stack.pop(), name, here, st)
             if not _may_enter(here, roots):
                 raise _outside(shown, Path(here, *reversed(pending)), roots)
             if st is None:
                 if not (create_dirs and check_inside(here, roots)):
                     raise FileNotFoundError(errno.ENOENT, "No such file or directory", str(here))
+                refusal = _protected(shown, here, protected)
+                if refusal is not None:
+                    raise refusal
                 # Made meanwhile by someone else: the open below judges what it is.
                 with contextlib.suppress(FileExistsError):
                     os.mkdir(name, 0o777, dir_fd=stack[-1])

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import stat
 import threading
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import trio
@@ -36,24 +37,22 @@ from coterie.tools._fileio import (
     special_file_message,
     stamp_from,
 )
+from coterie.tools._lines import MAX_LINE_CHARS, number_lines, numbered, snippet
 from coterie.tools.capabilities import Access, Capabilities, Effect, PathInput
 from coterie.tools.sandbox import SandboxViolation, absolute_path, allowed_roots
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
-    from pathlib import Path
+    from collections.abc import Callable
 
     from coterie.tools._base import ToolContext
 
 __all__ = ["EditTool", "ReadTool", "WriteTool", "number_lines"]
 
 DEFAULT_READ_LINES = 2000
-MAX_LINE_CHARS = 2000
 # Past this the model should page with offset/limit instead of flooding its context.
 MAX_READ_CHARS = 256_000
 # Edit holds the whole file (twice) in memory; past this it is data, not source.
 MAX_EDIT_BYTES = 32 * 1024 * 1024
-_SNIPPET_CONTEXT = 3
 
 _READ_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -96,21 +95,6 @@ _EDIT_SCHEMA: dict[str, Any] = {
 }
 
 
-def number_lines(lines: Sequence[str], first: int) -> str:
-    """``cat -n`` style: the number right-aligned in six columns, a tab, the line."""
-    return _numbered([(line, len(line)) for line in lines], first)
-
-
-def _numbered(lines: Sequence[tuple[str, int]], first: int) -> str:
-    """As :func:`number_lines`, for lines kept cut with their real lengths."""
-    out = []
-    for n, (line, length) in enumerate(lines, start=first):
-        if length > MAX_LINE_CHARS:
-            line = line[:MAX_LINE_CHARS] + f"... [line truncated, {length} characters]"
-        out.append(f"{n:>6}\t{line}")
-    return "\n".join(out)
-
-
 #: What a file tool's worker returns: the result, and what to record in ``read_files``.
 _Outcome = tuple[ToolResult, "tuple[Path, FileStamp] | None"]
 
@@ -135,11 +119,17 @@ async def _on_file(
         absolute = absolute_path(raw, roots[0])
     except SandboxViolation as exc:
         return ToolResult(str(exc), is_error=True)
+    # The policy refuses writes there first; this holds even where it is not asked.
     stop = threading.Event()
 
     def job() -> _Outcome:
+        protected = (
+            [] if verb == "read" else [Path(os.path.realpath(p)) for p in ctx.protected_paths]
+        )
         try:
-            with resolve(absolute, roots, raw=raw, create_dirs=create_dirs) as target:
+            with resolve(
+                absolute, roots, raw=raw, create_dirs=create_dirs, protected=protected
+            ) as target:
                 return work(target, stop)
         except SandboxViolation as exc:
             return ToolResult(str(exc), is_error=True), None
@@ -225,7 +215,7 @@ class ReadTool:
                 f"<system-reminder>Warning: the file has only {total} line(s), but reading"
                 f" was asked to start at line {offset}.</system-reminder>"
             ), record
-        body = _numbered(got.shown, offset)
+        body = numbered(got.shown, offset)
         if got.over_budget or len(body) > MAX_READ_CHARS:
             return ToolResult(
                 f"The requested part of {path} is more than the {MAX_READ_CHARS} characters"
@@ -385,15 +375,5 @@ class EditTool:
         record = (path, atomic_write(target, updated))
         return ToolResult(
             f"The file {path} has been updated. Here is the start of the change:\n"
-            + _snippet(updated, first, new)
+            + snippet(updated, first, new)
         ), record
-
-
-def _snippet(text: str, start: int, new: str) -> str:
-    """Numbered lines around the (first) replacement, so the model sees its result."""
-    lines = text.split("\n")
-    first_line = text.count("\n", 0, start)
-    last_line = first_line + new.count("\n")
-    lo = max(0, first_line - _SNIPPET_CONTEXT)
-    hi = min(len(lines), last_line + _SNIPPET_CONTEXT + 1)
-    return number_lines([line.removesuffix("\r") for line in lines[lo:hi]], lo + 1)

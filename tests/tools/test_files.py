@@ -306,3 +306,34 @@ async def test_edit_outside_the_workspace_is_refused(ctx: ToolContext, outside: 
     )
     assert result.is_error
     assert (outside / "t.txt").read_text() == "x"
+
+
+# -- protected paths -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("spelling", ["state/run/config.json", "state/new/deeper/f.txt", "state"])
+async def test_no_write_or_edit_lands_in_a_protected_directory(
+    ctx: ToolContext, workspace: Path, spelling: str
+) -> None:
+    """The run's state (under the coterie home) stays out of reach even inside a root."""
+    (workspace / "state" / "run").mkdir(parents=True)
+    (workspace / "state" / "run" / "config.json").write_text("{}")
+    ctx.protected_paths = (workspace / "state",)
+    await read.run({"file_path": "state/run/config.json"}, ctx)
+    wrote = await write.run({"file_path": spelling, "content": "x"}, ctx)
+    edited = await edit.run({"file_path": spelling, "old_string": "", "new_string": "x"}, ctx)
+    assert wrote.is_error
+    assert "protected" in wrote.content
+    assert edited.is_error
+    assert (workspace / "state" / "run" / "config.json").read_text() == "{}"
+    assert sorted(p.name for p in (workspace / "state").rglob("*")) == ["config.json", "run"]
+
+
+async def test_reading_a_protected_directory_is_not_the_file_tools_business(
+    ctx: ToolContext, workspace: Path
+) -> None:
+    (workspace / "state").mkdir()
+    (workspace / "state" / "f.txt").write_text("x\n")
+    ctx.protected_paths = (workspace / "state",)
+    result = await read.run({"file_path": "state/f.txt"}, ctx)
+    assert not result.is_error  # protected means not written; Read rules are the policy's
