@@ -128,7 +128,7 @@ def test_an_ask_rule_denies_under_dont_ask() -> None:
 
 def test_allow_rules_do_not_lift_plan_mode() -> None:
     policy = PermissionPolicy.from_rules(allow=["Bash", "Edit"], mode="plan")
-    assert behavior(policy, "Bash", {"command": "ls"}) == "deny"
+    assert behavior(policy, "Bash", {"command": "npm test"}) == "deny"
     assert behavior(policy, "Write", CALLS["write"][1]) == "deny"
 
 

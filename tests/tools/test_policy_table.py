@@ -3,8 +3,16 @@
 ``policy_table.json`` holds the old policy's decisions (name lists
 ``RUN_STATE_TOOLS``, ``EDIT_TOOLS``, ``READ_TOOLS``, ``_PATH_KEYS``), over
 four rule sets, six modes and a spread of inputs per tool (see
-``policy_cases.py``). The one intended change is bug 2 of issue 10:
-ApprovePlan changes only the run's own state, so it is allowed everywhere.
+``policy_cases.py``). The intended changes since, each written out in
+:func:`intended` with the finding it answers:
+
+- issue 10, bug 2: ApprovePlan changes only the run's own state, so it is
+  allowed everywhere;
+- issue 11, finding 5: a Read deny rule covers ``cat`` of the file and a
+  Write or Edit into it, in every mode;
+- issue 11, finding 10: read-only commands (``ls -la``, ``cat``) pass in every
+  mode (plan and dontAsk included), and ``acceptEdits`` covers ``rm`` inside
+  the workspace.
 """
 
 from __future__ import annotations
@@ -20,8 +28,26 @@ from coterie.tools import builtin_tools
 from tests.tools.policy_cases import MODES, RULES, decisions
 
 OLD = json.loads((Path(__file__).parent / "policy_table.json").read_text())
-#: Tools whose decisions were meant to change, and what they are now.
-FIXED = {"ApprovePlan": ["allow", None]}
+READ_ONLY = ("ls -la", "cat secret/k.txt")
+
+
+def intended(label: str, mode: str, tool: str, case: str, old: list[Any]) -> list[Any]:
+    """The decision now: the old one, except where an issue changed it on purpose."""
+    if tool == "ApprovePlan":
+        return ["allow", None]
+    if label == "reads-and-bash" and (tool, case) in (
+        ("Bash", "cat secret/k.txt"),
+        ("Write", "secret/k.txt"),
+        ("Edit", "secret/k.txt"),
+    ):
+        return ["deny", "Read(./secret/**)"]
+    if tool == "Bash" and case in READ_ONLY and old[0] != "allow":
+        # Plan mode's ceiling no longer stops them, so an allow rule may decide.
+        rule = OLD[label]["default"][tool][case][1] if mode == "plan" else None
+        return ["allow", rule]
+    if (tool, case, mode) == ("Bash", "ls src && rm -rf build", "acceptEdits") and old[0] == "ask":
+        return ["allow", None]
+    return old
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +70,7 @@ def test_the_table_covers_every_built_in_tool() -> None:
 @pytest.mark.parametrize("label", list(RULES))
 def test_decisions_are_unchanged(new: dict[str, Any], label: str, mode: str) -> None:
     expected = {
-        tool: {case: FIXED.get(tool, old) for case, old in cases.items()}
+        tool: {case: intended(label, mode, tool, case, old) for case, old in cases.items()}
         for tool, cases in OLD[label][mode].items()
     }
     assert new[label][mode] == expected
@@ -55,3 +81,19 @@ def test_approve_plan_was_refused_before_and_is_allowed_now(new: dict[str, Any],
     """Bug 2: the old table asks or denies ApprovePlan outside bypassPermissions."""
     assert OLD["none"][mode]["ApprovePlan"]["{}"][0] != "allow"
     assert new["none"][mode]["ApprovePlan"]["{}"] == ["allow", None]
+
+
+@pytest.mark.parametrize("mode", ["default", "plan", "dontAsk", "auto", "acceptEdits"])
+def test_read_only_commands_asked_or_were_refused_before_and_pass_now(
+    new: dict[str, Any], mode: str
+) -> None:
+    """Issue 11, finding 10: ``ls -la`` needed approval in every mode but bypass."""
+    assert OLD["none"][mode]["Bash"]["ls -la"][0] != "allow"
+    assert new["none"][mode]["Bash"]["ls -la"] == ["allow", None]
+
+
+def test_a_read_deny_rule_did_not_cover_cat_and_does_now(new: dict[str, Any]) -> None:
+    """Issue 11, finding 5: bypassPermissions let ``cat`` read a Read-denied file."""
+    assert OLD["reads-and-bash"]["bypassPermissions"]["Bash"]["cat secret/k.txt"][0] == "allow"
+    decision = new["reads-and-bash"]["bypassPermissions"]["Bash"]["cat secret/k.txt"]
+    assert decision == ["deny", "Read(./secret/**)"]

@@ -4,21 +4,35 @@ Theory of operation. :meth:`PermissionPolicy.check` walks DESIGN §5's gates
 in order and the first that decides wins:
 
 1. deny rules, and for Bash the hard deny list (no mode can lift either);
+   a write to a guarded path (the run's state, the coterie home, shell
+   start-up files, credentials: :mod:`~coterie.tools.permissions.protect`)
+   or into a path a Read deny rule covers; for Bash, every path a command
+   writes or reads (:func:`~coterie.tools.permissions.bashcheck.check_bash`)
+   against the sandbox and the Read / Edit / Write deny rules, and any
+   command coterie cannot read (``$X``, ``source f``, ``echo ... | bash``)
+   when a Bash deny rule exists, since it could be the denied command;
 2. the workspace sandbox, for tools whose input names a path (Read, Write,
    Edit, Glob, Grep): a path resolving outside the workspace and
    ``--add-dir``s is denied;
-3. plan mode's ceiling: in ``plan`` anything but a read-only or run-state tool is denied
+3. plan mode's ceiling: in ``plan`` anything but a read-only or run-state tool,
+   or a read-only Bash command, is denied
    (allow rules do not lift it: a plan is made without changing anything);
 4. ask rules, and the built-in protection of ``.git`` and ``.claude``
-   (editing them always asks: an agent must not rewrite its own permissions);
+   (editing them always asks, Bash redirections included: an agent must not
+   rewrite its own permissions or the repository's hooks); a Bash write whose
+   target coterie cannot tell;
 5. allow rules (for Bash every simple command must be allowed, and a command
-   with substitutions or nested shells is never allowed by a narrow rule);
+   with substitutions, nested shells or a non-literal command word is never
+   allowed by a narrow rule); with :attr:`PermissionPolicy.sandbox_auto_allow`
+   (the OS sandbox is on and works) any Bash command not excluded;
 6. the mode: read-only tools, and tools that change only the run's own
    state (the team tools, ApprovePlan, ``Task``, ``ScheduleWakeup``), are
-   allowed in every mode; ``default`` asks for the rest; ``acceptEdits``
-   allows file edits (already inside the sandbox) and asks for the rest;
-   ``auto`` asks (the gate's asker is then the Auto Mode classifier);
-   ``dontAsk`` denies; ``bypassPermissions`` allows.
+   allowed in every mode, and so are curated read-only Bash commands whose
+   paths stay inside the workspace (git's only in a trusted workspace);
+   ``default`` asks for the rest; ``acceptEdits`` allows file edits (already
+   inside the sandbox) and the file commands ``mkdir touch rm rmdir mv cp``
+   inside it, and asks for the rest; ``auto`` asks (the gate's asker is then
+   the Auto Mode classifier); ``dontAsk`` denies; ``bypassPermissions`` allows.
 
 Every fact about a tool used here is its own declaration
 (:class:`~coterie.tools.capabilities.Capabilities`): its effect, the input
@@ -49,7 +63,9 @@ import attrs
 
 from coterie.autonomy import grants_arbitrary_execution
 from coterie.tools.capabilities import Effect
+from coterie.tools.permissions.bashcheck import BashCheck, check_bash, excluded_command
 from coterie.tools.permissions.harddeny import hard_deny_reason
+from coterie.tools.permissions.protect import Places
 from coterie.tools.permissions.rules import Rule, parse_rule
 from coterie.tools.permissions.settings import MODES, Mode, PermissionSettings
 from coterie.tools.permissions.shell import analyze, command_views
@@ -63,8 +79,6 @@ if TYPE_CHECKING:
 __all__ = ["Behavior", "Decision", "PermissionPolicy"]
 
 Behavior = Literal["allow", "deny", "ask"]
-_PROTECTED = (".git", ".claude")
-_UNPROTECTED_CLAUDE = ("commands", "agents", "skills")
 
 
 @attrs.frozen
@@ -93,6 +107,17 @@ class PermissionPolicy:
     allow: tuple[Rule, ...] = attrs.field(default=(), converter=_rules)
     ask: tuple[Rule, ...] = attrs.field(default=(), converter=_rules)
     deny: tuple[Rule, ...] = attrs.field(default=(), converter=_rules)
+    #: Claude Code's ``sandbox.autoAllowBashIfSandboxed``: a Bash command that no
+    #: deny, hard-deny or ask stops, and that is not excluded, runs without asking
+    #: (in the OS sandbox). Set only when the sandbox is enabled and works.
+    sandbox_auto_allow: bool = False
+    #: Claude Code's ``sandbox.excludedCommands``: commands (``docker``, ``git:*``)
+    #: that run outside the sandbox, so auto-allow never covers them.
+    sandbox_excluded: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    #: The workspace is trusted (``coterie trust``): git's read-only subcommands
+    #: run the programs its ``.git/config`` names, so only then do they pass
+    #: without a prompt.
+    workspace_trusted: bool = False
 
     @property
     def dropped_allow(self) -> tuple[Rule, ...]:
@@ -173,6 +198,16 @@ class PermissionPolicy:
         rule = self._match(self.deny, tool, input, command, paths, workspace, strict=False)
         if rule is not None:
             return Decision("deny", f"A deny rule forbids this: {rule.describe()}.", rule.text)
+        bash: BashCheck | None = None
+        if command is not None:
+            bash = check_bash(command, ctx, deny=self.deny, ask=self.ask)
+            if bash.denial is not None:
+                return Decision("deny", bash.denial.reason, bash.denial.rule)
+        elif caps.edits_files and paths:
+            refusal = self._refuse_write(paths, ctx, workspace)
+            if refusal is not None:
+                return refusal
+        read_only = bash is not None and bash.read_only and (not bash.git or self.workspace_trusted)
 
         # 2. the sandbox (the first candidate is the resolved path)
         if paths and not check_inside(paths[0], allowed_roots(ctx)):
@@ -185,7 +220,7 @@ class PermissionPolicy:
             )
 
         # 3. plan mode's ceiling
-        if self.mode == "plan" and not caps.confined:
+        if self.mode == "plan" and not caps.confined and not read_only:
             return Decision(
                 "deny",
                 f"Plan mode is on: only read-only tools may run, so {name} is not allowed."
@@ -198,22 +233,39 @@ class PermissionPolicy:
         rule = self._match(self.ask, tool, input, command, paths, workspace, strict=False)
         if rule is not None:
             return self._asking(f"An ask rule requires approval: {rule.describe()}.", rule.text)
-        if caps.edits_files and paths and _protected(paths[0], ctx):
+        if caps.edits_files and paths and Places.of(ctx).asked(paths[0]):
             return self._asking(
                 f"{paths[0]} is inside a protected directory (.git or .claude); changing it"
                 " needs explicit approval.",
                 "protected-path",
             )
+        if bash is not None and bash.question is not None:
+            return self._asking(bash.question.reason, bash.question.rule)
 
-        # 5. allow rules
-        rule = self._match(
-            self.effective_allow, tool, input, command, paths, workspace, strict=True
-        )
+        # 5. allow rules (a command coterie cannot read matches only a whole-tool rule)
+        allow = self.effective_allow
+        if bash is not None and bash.unknown:
+            allow = tuple(r for r in allow if r.whole_tool)
+        rule = self._match(allow, tool, input, command, paths, workspace, strict=True)
         if rule is not None:
             return Decision("allow", f"Allowed by the rule {rule.describe()}.", rule.text)
+        if (
+            command is not None
+            and self.sandbox_auto_allow
+            and not excluded_command(command, self.sandbox_excluded)
+        ):
+            return Decision(
+                "allow", "Bash runs in the OS sandbox (autoAllowBashIfSandboxed).", "sandbox"
+            )
 
         # 6. the mode
-        return self._by_mode(tool, command)
+        if read_only:
+            return Decision("allow", "A read-only command inside the workspace.", None)
+        if bash is not None and bash.edits_only and self.mode == "acceptEdits":
+            return Decision(
+                "allow", "Permission mode acceptEdits allows file commands in the workspace.", None
+            )
+        return self._by_mode(tool, command, bash)
 
     def read_denied(self, path: Path, workspace: Path) -> bool:
         """Whether a Read deny rule covers *path* (Glob and Grep leave such files out)."""
@@ -236,7 +288,26 @@ class PermissionPolicy:
             )
         return Decision("ask", reason, rule)
 
-    def _by_mode(self, tool: Tool, command: str | None) -> Decision:
+    def _refuse_write(
+        self, paths: list[Path], ctx: ToolContext, workspace: Path
+    ) -> Decision | None:
+        """A file tool's write to a guarded path, or into a path a Read deny rule covers."""
+        places = Places.of(ctx)
+        for path in paths:
+            reason = places.guarded_reason(path)
+            if reason is not None:
+                return Decision("deny", reason, "protected-path")
+        for rule in self.deny:
+            if rule.tool == "Read" and any(rule.matches_path(p, workspace) for p in paths):
+                return Decision(
+                    "deny",
+                    f"A deny rule forbids this: {rule.describe()} covers {paths[0]}; a file"
+                    " nobody may read may not be written either.",
+                    rule.text,
+                )
+        return None
+
+    def _by_mode(self, tool: Tool, command: str | None, bash: BashCheck | None) -> Decision:
         name, effect = tool.name, tool.capabilities.effect
         if effect is Effect.READ_ONLY:
             return Decision("allow", f"{name} is read-only.", None)
@@ -249,7 +320,9 @@ class PermissionPolicy:
         what = f"{name} needs approval"
         if command is not None:
             risks = analyze(command).risks
-            if risks:
+            if bash is not None and bash.unknown:
+                what = f"This command needs approval: {bash.unknown[0]}"
+            elif risks:
                 what = f"This command needs approval: it contains {', '.join(risks)}"
         return self._asking(f"{what} (permission mode {self.mode}).", None)
 
@@ -322,13 +395,3 @@ def _candidates(raw: str, ctx: ToolContext) -> list[Path]:
     resolved = resolve_path(raw, base)
     lexical = Path(os.path.normpath(Path(ctx.workspace) / os.path.expanduser(raw)))
     return [resolved] if lexical == resolved else [resolved, lexical]
-
-
-def _protected(path: Path, ctx: ToolContext) -> bool:
-    for root in allowed_roots(ctx):
-        if not path.is_relative_to(root):
-            continue
-        parts = path.relative_to(root).parts
-        if parts and parts[0] in _PROTECTED:
-            return not (parts[0] == ".claude" and parts[1:2] and parts[1] in _UNPROTECTED_CLAUDE)
-    return False

@@ -117,6 +117,13 @@ class Rule:
             return True
         return pattern.match(path.relative_to(anchor).as_posix()) is not None
 
+    def anchor(self, workspace: Path) -> Path:
+        """The resolved directory this path rule's pattern is taken from (``/`` for a bare rule)."""
+        if self.whole_tool:
+            return Path("/")
+        assert self.specifier is not None
+        return _path_pattern(self.specifier, workspace, self.root)[0]
+
     def matches_url(self, url: str) -> bool:
         """Whether this ``WebFetch(domain:...)`` rule covers *url*."""
         if self.whole_tool:

@@ -4,14 +4,16 @@
 ``&&``, ``||``, ``;``, ``|``, ``|&``, ``&`` and newlines, and at subshell
 parentheses, never inside quotes. It also digs out the commands hidden in
 ``$(...)``, backticks, ``<(...)``/``>(...)``, ``bash -c '...'``, ``eval ...``
-and ``find -exec ...`` (the *nested* commands), and notes what makes a
+``find -exec ...``, ``env -S '...'``, ``script -c '...'``, ``flock F -c '...'``,
+``git -c alias.x='!...'``, ``alias x='...'``, ``trap '...'`` and a shell fed a
+here-string (the *nested* commands), and notes what makes a
 command impossible to approve by a rule alone (the *risks*: substitutions,
 nested shells, here-documents, unbalanced quotes).
 
 :func:`command_views` gives the spellings of one simple command that a deny
 rule must see through: leading ``VAR=value`` assignments, wrappers such as
 ``env``, ``nohup``, ``timeout 5``, ``xargs``, ``sudo``, shell keywords
-(``then``, ``do``), ``\\rm`` and ``/bin/rm``.
+(``then``, ``do``), ``\\rm`` and ``/bin/rm``, ``flock FILE``, ``chroot DIR``.
 
 This is a conservative reader, not a shell: where it cannot tell, it
 over-reports commands and risks (a deny rule may fire on a here-document
@@ -26,11 +28,15 @@ import shlex
 
 import attrs
 
-__all__ = ["ShellAnalysis", "analyze", "command_views", "tokens"]
+from coterie.tools.permissions.words import parse_simple
+
+__all__ = ["ShellAnalysis", "analyze", "command_views", "tokens", "word_views"]
 
 _MAX_DEPTH = 4
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
-_KEYWORDS = frozenset({"if", "then", "elif", "else", "do", "while", "until", "!", "{", "(", "time"})
+_KEYWORDS = frozenset(
+    {"if", "then", "elif", "else", "do", "while", "until", "!", "{", "(", "time", "coproc"}
+)
 _CLOSERS = frozenset({"fi", "done", "esac", "}", ")", ";;"})
 # Wrappers run their arguments as a command. Options listed here take a value.
 _WRAPPERS: dict[str, frozenset[str]] = {
@@ -51,6 +57,24 @@ _WRAPPERS: dict[str, frozenset[str]] = {
     "taskset": frozenset(),
     "chrt": frozenset(),
     "watch": frozenset({"-n", "-d"}),
+    "busybox": frozenset(),
+    "strace": frozenset({"-o", "-e", "-p", "-s", "-u", "-E", "-P"}),
+    "ltrace": frozenset({"-o", "-e", "-p", "-s", "-u"}),
+    "fakeroot": frozenset(),
+    "unbuffer": frozenset(),
+    "chronic": frozenset(),
+    "nsenter": frozenset({"-t", "--target"}),
+    "unshare": frozenset(),
+    "firejail": frozenset(),
+    "parallel": frozenset({"-j", "--jobs"}),
+    "caffeinate": frozenset(),
+    "proxychains": frozenset({"-f"}),
+    "torsocks": frozenset(),
+}
+# Wrappers whose first operand is not the command: `flock FILE cmd`, `chroot DIR cmd`.
+_OPERAND_WRAPPERS: dict[str, frozenset[str]] = {
+    "flock": frozenset({"-w", "--timeout", "-E", "--conflict-exit-code"}),
+    "chroot": frozenset({"--userspec", "--groups"}),
 }
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "ash", "busybox"})
 
@@ -246,6 +270,11 @@ def _strip_one(words: list[str]) -> list[str] | None:
         return [os.path.basename(first), *words[1:]]
     if first in ("(", "{") or first.startswith(("(", "{")):
         return [first.lstrip("({"), *words[1:]] if first.lstrip("({") else words[1:]
+    if first == "function":
+        return words[2:]  # `function f { ...`: the body follows the name
+    if first in _OPERAND_WRAPPERS:
+        rest = _skip_options(words[1:], _OPERAND_WRAPPERS[first])
+        return rest[1:] if rest[1:2] not in (["-c"], ["--command"]) else []
     takes_value = _WRAPPERS.get(first)
     if takes_value is None:
         return None
@@ -259,6 +288,22 @@ def _strip_one(words: list[str]) -> list[str] | None:
     if first == "timeout" and rest:
         rest = rest[1:]  # the duration
     return rest
+
+
+def _skip_options(words: list[str], takes_value: frozenset[str]) -> list[str]:
+    rest = list(words)
+    while rest and rest[0].startswith("-"):
+        option = rest.pop(0)
+        if option == "--":
+            break
+        if option in takes_value and rest:
+            rest.pop(0)
+    return rest
+
+
+def word_views(text: str) -> list[list[str]]:
+    """The words of one simple command, then again with each layer of wrapping removed."""
+    return _word_views(text)
 
 
 def _word_views(text: str) -> list[list[str]]:
@@ -280,11 +325,27 @@ def command_views(text: str) -> list[str]:
     return list(dict.fromkeys(v for v in views if v))
 
 
+def _option_value(words: list[str], short: str, long: str) -> str | None:
+    """The value of ``-X VALUE`` (also bundled, ``-qX VALUE``), ``-XVALUE`` or ``--long=VALUE``."""
+    for i, word in enumerate(words[1:], start=1):
+        if word == "--":
+            return None
+        bundled = word.startswith("-") and not word.startswith("--") and word.endswith(short[1])
+        if word == long or bundled:
+            return words[i + 1] if i + 1 < len(words) else None
+        if word.startswith(long + "="):
+            return word.partition("=")[2]
+        if word.startswith(short) and len(word) > 2:
+            return word[2:]
+    return None
+
+
 def _hidden_commands(text: str) -> list[tuple[str, str]]:
-    """Commands one simple command runs through a nested shell, eval or find -exec."""
+    """Commands one simple command runs through a nested shell, eval, find -exec and the like."""
     found: list[tuple[str, str]] = []
     for words in _word_views(text):
         program = words[0]
+        found.extend(_hidden_in(program, words, text))
         if program in _SHELLS and "-c" in words[1:]:
             at = words.index("-c", 1)
             if at + 1 < len(words):
@@ -300,3 +361,34 @@ def _hidden_commands(text: str) -> list[tuple[str, str]]:
                     )
                     found.append((shlex.join(words[j + 1 : end]), ""))
     return list(dict.fromkeys(found))
+
+
+def _hidden_in(program: str, words: list[str], text: str) -> list[tuple[str, str]]:
+    """The command strings that *program* runs, which are not its own words."""
+    found: list[tuple[str, str]] = []
+    value: str | None = None
+    if program == "env":
+        value = _option_value(words, "-S", "--split-string")
+        if value is not None:
+            found.append((value, "env -S"))
+    elif program == "script" or (program == "flock" and ("-c" in words or "--command" in words)):
+        value = _option_value(words, "-c", "--command")
+        if value is not None:
+            found.append((value, f"{program} -c"))
+    elif program == "git":
+        for i, word in enumerate(words[:-1]):
+            key, _, setting = words[i + 1].partition("=")
+            if word == "-c" and key.lower().startswith("alias.") and setting.startswith("!"):
+                found.append((setting[1:], "a git alias running a shell command"))
+    elif program == "alias":
+        for word in words[1:]:
+            _, eq, body = word.partition("=")
+            if eq:
+                found.append((body, "an alias"))
+    elif program == "trap" and len(words) > 2:
+        found.append((words[1], "trap"))
+    elif program in _SHELLS and "-c" not in words[1:]:
+        for redirect in parse_simple(text).redirects:
+            if redirect.op == "<<<" and redirect.target is not None:
+                found.append((redirect.target.value, "a shell reading a here-string"))
+    return found
