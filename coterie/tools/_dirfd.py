@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DIR_FLAGS",
     "FILE_FLAGS",
+    "MAX_WALK_DEPTH",
     "Entry",
     "Target",
     "kind_of",
@@ -55,6 +56,8 @@ DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_N
 #: a terminal does not become ours, a symlink is refused.
 FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY
 _MAX_SYMLINKS = 40  # as Linux's MAXSYMLINKS
+#: How deep Glob and Grep descend: one descriptor is held per level.
+MAX_WALK_DEPTH = 128
 
 
 def kind_of(mode: int) -> str | None:
@@ -235,33 +238,52 @@ def walk(
     descriptor, so a directory swapped for a symlink is not entered; symlinks
     and special files are yielded as they are (the caller decides). An
     entry's ``dir_fd`` is valid until the iterator moves on. *dir_fd* is not
-    closed. Unreadable directories are left out.
+    closed. Unreadable directories, and those deeper than
+    :data:`MAX_WALK_DEPTH` (a checkout nested to exhaust descriptors), are
+    left out.
     """
+    # One frame per open directory: its fd, its path, the subdirectories left.
+    frames: list[tuple[int, Path, list[str]]] = []
     try:
-        names = sorted(os.listdir(dir_fd))
-    except OSError:
-        return
-    subdirs: list[str] = []
-    for name in names:
-        if stop is not None and stop.is_set():
-            return
-        try:
-            st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-        except OSError:
-            continue
-        if stat.S_ISDIR(st.st_mode):
-            if name not in skip:
-                subdirs.append(name)
-            continue
-        yield Entry(top / name, dir_fd, name, st)
-    for name in subdirs:
-        if stop is not None and stop.is_set():
-            return
-        try:
-            fd = os.open(name, DIR_FLAGS, dir_fd=dir_fd)
-        except OSError:
-            continue  # gone, swapped for a symlink, or unreadable
-        try:
-            yield from walk(fd, top / name, skip, stop)
-        finally:
-            os.close(fd)
+        fd, here = dir_fd, top
+        while True:
+            subdirs: list[str] = []
+            frames.append((fd, here, subdirs))  # before yielding: closing us closes it
+            try:
+                names = sorted(os.listdir(fd))
+            except OSError:
+                names = []
+            for name in names:
+                if stop is not None and stop.is_set():
+                    return
+                try:
+                    st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                except OSError:
+                    continue
+                if not stat.S_ISDIR(st.st_mode):
+                    yield Entry(here / name, fd, name, st)
+                elif name not in skip and len(frames) < MAX_WALK_DEPTH:
+                    subdirs.append(name)
+            subdirs.reverse()  # popped from the end: in sorted order
+            fd = -1
+            while fd < 0 and frames:
+                parent, where, left = frames[-1]
+                if not left:
+                    frames.pop()
+                    if parent != dir_fd:
+                        os.close(parent)
+                    continue
+                name = left.pop()
+                try:
+                    fd, here = os.open(name, DIR_FLAGS, dir_fd=parent), where / name
+                except OSError:
+                    continue  # gone, swapped for a symlink, or unreadable
+            if fd < 0:
+                return
+            if stop is not None and stop.is_set():
+                os.close(fd)
+                return
+    finally:
+        for open_fd, _, _ in frames:
+            if open_fd != dir_fd:
+                os.close(open_fd)

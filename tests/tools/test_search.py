@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from coterie.tools import GlobTool, GrepTool, PermissionPolicy, ToolContext
+from coterie.tools._dirfd import MAX_WALK_DEPTH
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -205,3 +206,26 @@ async def test_grep_hides_read_denied_files(ctx: ToolContext, workspace: Path) -
     ctx.read_denied = PermissionPolicy.from_rules(deny=["Read(.env)"]).read_filter(workspace)
     result = await grep.run({"pattern": "TOKEN"}, ctx)
     assert result.content.splitlines() == ["Found 1 file", str(workspace / "app.py")]
+
+
+def open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc")
+async def test_a_very_deep_tree_is_walked_to_a_bound_without_leaking(
+    ctx: ToolContext, workspace: Path
+) -> None:
+    """A checkout nested to exhaust descriptors (or the stack) is cut at a depth."""
+    deep = workspace
+    for _ in range(MAX_WALK_DEPTH + 20):
+        deep = deep / "d"
+    deep.mkdir(parents=True)
+    (deep / "bottom.txt").write_text("needle\n")
+    (workspace / "d" / "top.txt").write_text("needle\n")
+    before = open_fds()
+    listed = await GlobTool().run({"pattern": "**/*.txt"}, ctx)
+    found = await GrepTool().run({"pattern": "needle", "head_limit": 1}, ctx)
+    assert listed.content == str(workspace / "d" / "top.txt")
+    assert "top.txt" in found.content
+    assert open_fds() == before
