@@ -15,6 +15,7 @@ import ctypes
 import errno
 import os
 import platform
+import tempfile
 import threading
 from typing import TYPE_CHECKING
 
@@ -47,17 +48,11 @@ def exchanger() -> Callable[[str, str], None]:
         assert number is not None
         return int(libc.syscall(number, *args))
 
-    probe_a, probe_b = f"/tmp/.swap-probe-{os.getpid()}-a", f"/tmp/.swap-probe-{os.getpid()}-b"
-    os.mkdir(probe_a)
-    os.symlink(probe_a, probe_b)
-    try:
+    with tempfile.TemporaryDirectory() as probe:
+        probe_a, probe_b = os.path.join(probe, "a"), os.path.join(probe, "b")
+        os.mkdir(probe_a)
+        os.symlink(probe_a, probe_b)
         works = (renameat2 is not None or number is not None) and call(probe_a, probe_b) == 0
-    finally:
-        for p in (probe_a, probe_b):
-            if os.path.islink(p):
-                os.unlink(p)
-            elif os.path.isdir(p):
-                os.rmdir(p)
     if works:
 
         def exchange(a: str, b: str) -> None:
