@@ -36,8 +36,14 @@ class RequestInvalid(ValueError):
     """A request body the real API would refuse with HTTP 400."""
 
 
-def validate_request(body: object) -> None:
-    """Raise :class:`RequestInvalid` if the API would refuse *body*."""
+def validate_request(body: object, *, betas: tuple[str, ...] = ()) -> None:
+    """Raise :class:`RequestInvalid` if the API would refuse *body*.
+
+    With *betas* (the request's ``anthropic-beta`` header values), ``system``
+    messages inside ``messages`` are accepted, as the API does for the betas
+    that allow them (current Claude Code sends them so); they do not take a
+    turn in the user/assistant alternation.
+    """
     if not isinstance(body, dict):
         raise RequestInvalid("request body must be a JSON object")
     model = body.get("model")
@@ -52,7 +58,7 @@ def validate_request(body: object) -> None:
         raise RequestInvalid("stream: Input should be a valid boolean")
     _check_system(body.get("system"))
     _check_tools(body.get("tools"))
-    _check_messages(body.get("messages"))
+    _check_messages(body.get("messages"), system_messages=bool(betas))
 
 
 def _check_system(system: object) -> None:
@@ -89,9 +95,14 @@ def _check_tools(tools: object) -> None:
             raise RequestInvalid(f"tools.{i}.custom.input_schema: Field required")
 
 
-def _check_messages(messages: object) -> None:
+def _check_messages(messages: object, *, system_messages: bool = False) -> None:
     if not isinstance(messages, list):
         raise RequestInvalid("messages: Field required")
+    if system_messages:
+        for i, message in enumerate(messages):
+            if isinstance(message, dict) and message.get("role") == "system":
+                _blocks(message.get("content"), f"messages.{i}")
+        messages = [m for m in messages if not (isinstance(m, dict) and m.get("role") == "system")]
     if not messages:
         raise RequestInvalid("messages: at least one message is required")
     seen_ids: set[str] = set()

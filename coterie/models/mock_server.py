@@ -57,6 +57,8 @@ if TYPE_CHECKING:
 MAX_BODY_BYTES = 32 * 1024 * 1024
 #: How many requests :attr:`MockServer.requests` keeps (newest last).
 KEEP_REQUESTS = 100
+#: Seconds a connection may sit without sending a whole request before it is closed.
+IDLE_TIMEOUT = 60.0
 _SERVER = b"coterie-mock-server"
 
 
@@ -110,10 +112,12 @@ class MockServer:
             return _error(400, "invalid_request_error", "request body is not valid JSON")
         if path.endswith("/count_tokens"):
             return self._count_tokens(data)
+        betas = tuple(b for b in headers.get("anthropic-beta", "").split(",") if b.strip())
         try:
-            validate_request(data)
+            validate_request(data, betas=betas)
         except RequestInvalid as exc:
             return _error(400, "invalid_request_error", str(exc))
+        data = {**data, "messages": _conversation(data["messages"])}
         prompt = estimate_usage(data.get("system"), data["messages"], data.get("tools"), [])
         if self.context_window is not None and prompt.input_tokens > self.context_window:
             return _error(
@@ -158,6 +162,12 @@ class MockServer:
         return _json(200, {"input_tokens": usage.input_tokens})
 
 
+def _conversation(messages: list[Any]) -> list[Any]:
+    """The user/assistant turns (``system`` messages, accepted under a beta, are
+    not turns: tracks and expectations see the conversation without them)."""
+    return [m for m in messages if not (isinstance(m, dict) and m.get("role") == "system")]
+
+
 def _json(status: int, data: object, extra: list[tuple[bytes, bytes]] | None = None) -> _Response:
     body = json.dumps(data, ensure_ascii=False).encode()
     headers = [
@@ -179,15 +189,20 @@ async def serve_scenario(
     *,
     state_path: Path | None = None,
     context_window: int | None = None,
+    idle_timeout: float = IDLE_TIMEOUT,
     task_status: trio.TaskStatus[MockServer] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve *scenario* until cancelled; ``nursery.start`` returns the :class:`MockServer`.
 
     With *context_window*, a prompt estimated over that many tokens is refused
-    with the API's ``prompt is too long`` error.
+    with the API's ``prompt is too long`` error. A connection that sends no
+    whole request for *idle_timeout* seconds is closed.
     """
     listeners = await trio.open_tcp_listeners(port, host=host)
-    await _serve(scenario, listeners, host, state_path, context_window, task_status=task_status)
+    await _serve(
+        scenario, listeners, host, state_path, context_window, idle_timeout,
+        task_status=task_status,
+    )  # fmt: skip
 
 
 async def _serve(
@@ -196,6 +211,7 @@ async def _serve(
     host: str,
     state_path: Path | None,
     context_window: int | None = None,
+    idle_timeout: float = IDLE_TIMEOUT,
     *,
     task_status: trio.TaskStatus[MockServer] = trio.TASK_STATUS_IGNORED,
 ) -> None:
@@ -211,34 +227,36 @@ async def _serve(
         player=ScenarioPlayer(scenario, state_path),
         context_window=context_window,
     )
-    handler = functools.partial(_serve_connection, server)
+    handler = functools.partial(_serve_connection, server, idle_timeout)
     async with trio.open_nursery() as nursery:
         await nursery.start(trio.serve_listeners, handler, listeners)
         task_status.started(server)
 
 
-async def _serve_connection(server: MockServer, stream: trio.SocketStream) -> None:
+async def _serve_connection(
+    server: MockServer, idle_timeout: float, stream: trio.SocketStream
+) -> None:
+    """One connection's requests, one at a time. Nothing a client sends (bad bytes,
+    an unknown method or path, a HEAD, silence) takes the server down: the worst
+    it costs is this connection."""
     conn = h11.Connection(h11.SERVER)
     try:
         while True:
-            request = await _next_event(stream, conn)
-            if not isinstance(request, h11.Request):
-                return
-            body = bytearray()
-            while isinstance(event := await _next_event(stream, conn), h11.Data):
-                body += event.data
-                if len(body) > MAX_BODY_BYTES:
-                    await _send(stream, conn, _error(413, "request_too_large", "Request too large"))
-                    return
-            if not isinstance(event, h11.EndOfMessage):
+            with trio.move_on_after(idle_timeout):
+                got = await _read_request(stream, conn)
+            if got is None:
+                return  # idle, or the client went away
+            request, body = got
+            if body is None:
+                await _send(stream, conn, _error(413, "request_too_large", "Request too large"))
                 return
             headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in request.headers}
             method, target = request.method.decode(), request.target.decode("latin-1")
             try:
-                response = server.handle(method, target, headers, bytes(body))
+                response = server.handle(method, target, headers, body)
             except Exception as exc:  # a bug here must cost one request, not the server
                 response = _error(500, "api_error", f"mock server error: {exc!r}")
-            await _send(stream, conn, response)
+            await _send(stream, conn, response, head=method == "HEAD")
             if conn.our_state is h11.MUST_CLOSE or conn.their_state is not h11.DONE:
                 return
             conn.start_next_cycle()
@@ -249,8 +267,28 @@ async def _serve_connection(server: MockServer, stream: trio.SocketStream) -> No
                 await _send(stream, conn, error)
     except (trio.BrokenResourceError, trio.ClosedResourceError):
         pass  # the client went away; nothing to answer
+    except Exception as exc:  # never the whole server for one connection
+        print(f"coterie mock-server: connection dropped: {exc!r}", file=sys.stderr)
     finally:
         await stream.aclose()
+
+
+async def _read_request(
+    stream: trio.SocketStream, conn: h11.Connection
+) -> tuple[h11.Request, bytes | None] | None:
+    """The next request and its body (None for a body over the size limit), or
+    None if the connection ended first."""
+    request = await _next_event(stream, conn)
+    if not isinstance(request, h11.Request):
+        return None
+    body = bytearray()
+    while isinstance(event := await _next_event(stream, conn), h11.Data):
+        body += event.data
+        if len(body) > MAX_BODY_BYTES:
+            return request, None
+    if not isinstance(event, h11.EndOfMessage):
+        return None
+    return request, bytes(body)
 
 
 async def _next_event(stream: trio.SocketStream, conn: h11.Connection) -> Any:
@@ -261,10 +299,13 @@ async def _next_event(stream: trio.SocketStream, conn: h11.Connection) -> Any:
         conn.receive_data(await stream.receive_some(65536))
 
 
-async def _send(stream: trio.SocketStream, conn: h11.Connection, response: _Response) -> None:
+async def _send(
+    stream: trio.SocketStream, conn: h11.Connection, response: _Response, *, head: bool = False
+) -> None:
+    """Send *response*; for a HEAD request its headers only (HTTP forbids a body)."""
     headers = [*response.headers, (b"server", _SERVER)]
     await stream.send_all(conn.send(h11.Response(status_code=response.status, headers=headers)))
-    for chunk in response.chunks:
+    for chunk in () if head else response.chunks:
         # One write per event, so a streaming client sees the deltas arrive.
         await stream.send_all(conn.send(h11.Data(data=chunk)))
     await stream.send_all(conn.send(h11.EndOfMessage()))
