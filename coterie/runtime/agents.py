@@ -169,6 +169,7 @@ class Agents:
             team=team,
             # The run's own state and the trust store: no tool writes there.
             protected_paths=(coterie_home(),),
+            sandbox=prepared.sandbox,
         )
         funnel = Funnel(
             prepared.run_dir / "context" / name,

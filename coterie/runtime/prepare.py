@@ -23,7 +23,15 @@ from coterie.models import MeteredModel, model_from_env
 from coterie.runs import create_run, find_run, read_config
 from coterie.runtime.options import RunOptions
 from coterie.team import team_names
-from coterie.tools import PermissionPolicy, PermissionSettings, load_settings
+from coterie.tools import (
+    Bubblewrap,
+    PermissionPolicy,
+    PermissionSettings,
+    SandboxError,
+    SandboxSettings,
+    load_settings,
+    probe_sandbox,
+)
 from coterie.tools.permissions import USER_SETTINGS
 
 if TYPE_CHECKING:
@@ -43,6 +51,11 @@ class PreparedRun:
     policy: PermissionPolicy
     #: The run's model; its ledger is the run's one account of spend.
     model: MeteredModel
+    #: The OS sandbox every Bash command runs in (None: not enabled, or not working).
+    sandbox: Bubblewrap | None = None
+    #: What the user must be told once, before the run starts (settings ignored in
+    #: an untrusted folder, a sandbox that cannot work here, ...).
+    notices: tuple[str, ...] = ()
 
     @property
     def workdir(self) -> Path:
@@ -71,8 +84,10 @@ def prepare(
         run_dir = find_run(workdir, resume)
         recorded = RunOptions.from_json(read_config(run_dir, verified=True))
         settings, policy = _policy(recorded)
+        sandbox, policy, notices = _sandbox(settings, policy, recorded)
+        the_model = _model(model, recorded, run_dir)
         return PreparedRun(
-            recorded, run_dir.name, run_dir, settings, policy, _model(model, recorded, run_dir)
+            recorded, run_dir.name, run_dir, settings, policy, the_model, sandbox, notices
         )
     if isinstance(model, str):
         options = attrs.evolve(options, model=model)
@@ -87,18 +102,58 @@ def prepare(
     settings, policy = _policy(options)
     extra = tuple(Path(d).resolve() for d in (*options.add_dirs, *settings.additional_directories))
     options = attrs.evolve(options, permission_mode=policy.mode, add_dirs=extra)
+    sandbox, policy, notices = _sandbox(settings, policy, options)
     run_id, run_dir = create_run(workdir, options.to_json())
     try:
         the_model = _model(model, options, run_dir)
     except BaseException:
         shutil.rmtree(run_dir)  # no credentials or a bad scenario: leave no empty run behind
         raise
-    return PreparedRun(options, run_id, run_dir, settings, policy, the_model)
+    return PreparedRun(options, run_id, run_dir, settings, policy, the_model, sandbox, notices)
 
 
 def _policy(options: RunOptions) -> tuple[PermissionSettings, PermissionPolicy]:
     settings = load_settings(options.workdir, user_settings=options.user_settings or USER_SETTINGS)
     return settings, PermissionPolicy.from_settings(settings, mode=options.permission_mode)
+
+
+def _sandbox(
+    settings: PermissionSettings, policy: PermissionPolicy, options: RunOptions
+) -> tuple[Bubblewrap | None, PermissionPolicy, tuple[str, ...]]:
+    """The Bash sandbox the settings ask for, the policy that goes with it, and what
+    to tell the user. Fail-closed: a sandbox that cannot work here is said once and
+    Bash goes back to asking (``sandbox.failIfUnavailable``: the run does not start)."""
+    untrusted = settings.untrusted_notice
+    notices: tuple[str, ...] = (untrusted,) if untrusted else ()
+    wanted = SandboxSettings.from_json(settings.sandbox)
+    if not wanted.enabled:
+        return None, policy, notices
+    why = probe_sandbox()
+    if why is not None:
+        if wanted.fail_if_unavailable:
+            raise SandboxError(f"the Bash sandbox cannot run here: {why}")
+        return None, policy, (*notices, f"sandbox: {why}; Bash commands will ask instead")
+    workdir = options.workdir
+    hidden = [
+        anchor
+        for rule in policy.deny
+        if rule.tool == "Read"
+        and not rule.whole_tool
+        # Inside the workspace the sandbox finds what Read rules cover itself; an
+        # anchor above it (a pattern like **/*.env) would hide the workspace.
+        and not (anchor := rule.anchor(workdir)).is_relative_to(workdir)
+        and not workdir.is_relative_to(anchor)
+    ]
+    has_read_rules = any(r.tool == "Read" for r in policy.deny)
+    sandbox = Bubblewrap.from_settings(
+        wanted, workdir, options.add_dirs, hidden, read_deny_rules=has_read_rules
+    )
+    policy = attrs.evolve(
+        policy,
+        sandbox_auto_allow=wanted.auto_allow_bash,
+        sandbox_excluded=wanted.excluded_commands,  # type: ignore[arg-type]  # attrs converter
+    )
+    return sandbox, policy, (*notices, *(f"sandbox: {note}" for note in wanted.notes))
 
 
 def _model(model: Model | str | None, options: RunOptions, run_dir: Path) -> MeteredModel:

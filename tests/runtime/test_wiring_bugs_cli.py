@@ -40,6 +40,9 @@ def test_the_settings_default_mode_applies_when_no_mode_is_given(
     settings(
         home if where == "user" else workspace, {"permissions": {"defaultMode": "acceptEdits"}}
     )
+    if where == "project":  # a checkout's defaultMode counts only once it is trusted
+        trusted = coterie("trust", str(workspace), cwd=workspace, home=home)
+        assert trusted.returncode == 0, trusted.stderr
     scenario = write_scenario(workspace.parent / "s.json", {"lead": [WRITE, {"text": "wrote it"}]})
     done = coterie(
         "run", "-p", "--output-format", "json", "--scenario", str(scenario), "write",
