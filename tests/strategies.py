@@ -222,6 +222,59 @@ def smuggled(draw: st.DrawFn, core: st.SearchStrategy[str]) -> str:
     return out
 
 
+#: Command words the shell expands: what runs is decided only when it runs.
+NON_LITERAL_WORDS = [
+    "$X", "${X}", "\"$X\"", "${X:-ls}", "$1", "$@", "a$b", "$(echo ls)", "`echo ls`",
+    "\"$(echo ls)\"", "{ls,rm}", "{l,r}s", "l[s]", "l?", "l*", "/bin/l[s]", "/usr/bin/*",
+    "$'ls'", "$'\\x6cs'", "$\"ls\"", "ls$X", "$X$Y", "~$X/bin/ls",
+]  # fmt: skip
+_WRAPPERS = ["", "env ", "nohup ", "timeout 5 ", "command ", "exec ", "nice -n 1 ", "time "]
+_WRAPPERS += ["FOO=1 ", "xargs ", "stdbuf -o0 ", "flock f.lock ", "then ", "! "]
+
+
+@st.composite
+def non_literal_commands(draw: st.DrawFn) -> tuple[str, str]:
+    """A command line one of whose commands has a non-literal command word, and that word."""
+    word = draw(st.sampled_from(NON_LITERAL_WORDS))
+    wrapper = draw(st.sampled_from(_WRAPPERS))
+    args = draw(st.lists(st.sampled_from(["-la", "x", "src", "-f", "'a b'"]), max_size=2))
+    part = " ".join([wrapper + word, *args])
+    before = draw(st.lists(safe_commands, max_size=2))
+    after = draw(st.lists(safe_commands, max_size=2))
+    pieces = [*before, part, *after]
+    out = pieces[0]
+    for piece in pieces[1:]:
+        out += draw(operators) + piece
+    return out, word
+
+
+@st.composite
+def narrow_allow_rules(draw: st.DrawFn, word: str) -> list[str]:
+    """Bash allow rules short of a whole-tool ``Bash``, some written to catch *word*."""
+    catching = [f"Bash({word}:*)", f"Bash({word} *)", f"Bash({word})", "Bash(**)", "Bash(* *)"]
+    common = ["Bash(ls:*)", "Bash(echo *)", "Bash(npm test)", "Bash(git status)", "Bash(env:*)"]
+    common += ["Bash(nohup:*)", "Bash(timeout:*)", "Bash(xargs:*)", "Bash(*ls*)", "Bash(make)"]
+    return draw(st.lists(st.sampled_from(catching + common), min_size=1, max_size=6))
+
+
+#: Ways a command writes the file its ``@`` names.
+WRITE_FORMS = [
+    "echo pwned > @", "echo pwned >> @", "echo pwned >| @", "echo pwned &> @",
+    "echo pwned &>> @", "ls 2> @", "ls 1>@", "cat x.txt > @", "echo pwned | tee @",
+    "echo pwned | tee -a ok.txt @", "touch @", "mkdir -p @", "cp x.txt @", "mv ok.txt @",
+    "echo ok > ok.txt; echo pwned > @", "(cd sub && echo pwned > @)",
+    "cd sub; echo pwned >> @", "dd if=x.txt of=@", "sort -o @ x.txt", "exec 3> @",
+    "echo pwned >@ 2>&1", "{ echo pwned; } > @",
+]  # fmt: skip
+
+
+@st.composite
+def write_commands(draw: st.DrawFn, ws: str, base: str) -> str:
+    """A command writing to a path spelled as a model might (see :func:`path_spellings`)."""
+    target = draw(path_spellings(ws, base))
+    return draw(st.sampled_from(WRITE_FORMS)).replace("@", target)
+
+
 # -- Messages-format histories (context) ---------------------------------------
 
 Message = dict[str, Any]

@@ -382,8 +382,11 @@ def _match_command(rules: list[Rule], command: str, strict: bool) -> Rule | None
         return None
     covering: list[Rule] = []
     for part in parts:
+        # As written, and without its wrappers: `Bash(flock:*)` or `Bash(timeout:*)`
+        # must not allow the command they run.
+        innermost = command_views(part)[-1]
         found = next((r for r in rules if r.matches_command(part)), None)
-        if found is None:
+        if found is None or not any(r.matches_command(innermost) for r in rules):
             return None
         covering.append(found)
     return covering[0]

@@ -103,7 +103,8 @@ class ShellAnalysis:
 
 def analyze(command: str, _depth: int = 0) -> ShellAnalysis:
     """Split *command* into simple commands and find what hides inside them."""
-    parts, inner, risks = _split(command)
+    # The shell removes a backslash-newline before reading words: `r\<newline>m` is rm.
+    parts, inner, risks = _split(command.replace("\\\n", ""))
     for text, _ in parts:
         for hidden, why in _hidden_commands(text):
             if why:
