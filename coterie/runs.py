@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 #: Where runs of an older coterie were kept, inside the workspace (no longer read).
 LEGACY_RUNS = Path(".coterie") / "runs"
 RUNNING, COMPLETED, FAILED, INTERRUPTED = "running", "completed", "failed", "interrupted"
+DAMAGED = "damaged"
 
 
 class UnknownRun(CoterieError, LookupError):
@@ -54,6 +55,11 @@ class UnknownRun(CoterieError, LookupError):
 
 class RunBusy(CoterieError, RuntimeError):
     """Another process is running this run right now."""
+
+
+class DamagedRun(CoterieError, ValueError):
+    """A run's ``config.json`` or ``state.json`` cannot be read: not valid JSON, not
+    an object, nested too deep, or unreadable. The message names the file."""
 
 
 class TamperedRun(CoterieError, PermissionError):
@@ -95,7 +101,10 @@ def read_config(run_dir: Path, *, verified: bool = False) -> dict[str, Any]:
     """The run's ``config.json``; with *verified*, only if it matches its signature
     (else :class:`TamperedRun`): what a resume runs with must be what coterie wrote."""
     path = run_dir / "config.json"
-    raw = path.read_bytes()
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise DamagedRun(f"{path}: cannot be read ({exc.strerror or exc})") from None
     if verified:
         try:
             signature = (run_dir / "config.sig").read_text()
@@ -106,19 +115,32 @@ def read_config(run_dir: Path, *, verified: bool = False) -> dict[str, Any]:
                 f"run {run_dir.name}: {path} was changed outside coterie (it does not match"
                 " its signature), so it is not resumed; start a new run instead"
             )
-    data = json.loads(raw)
-    if not isinstance(data, dict):
-        raise CoterieError(f"{path}: not a run configuration")
-    return data
+    return _parse(path, raw)
 
 
 def read_state(run_dir: Path) -> dict[str, Any]:
-    """The run's ``state.json`` (empty before the first request)."""
+    """The run's ``state.json`` (empty before the first request); :class:`DamagedRun`
+    if it cannot be read."""
+    path = run_dir / "state.json"
     try:
-        data = json.loads((run_dir / "state.json").read_text())
+        raw = path.read_bytes()
     except FileNotFoundError:
         return {}
-    return data if isinstance(data, dict) else {}
+    except OSError as exc:
+        raise DamagedRun(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    return _parse(path, raw)
+
+
+def _parse(path: Path, raw: bytes) -> dict[str, Any]:
+    try:
+        data = json.loads(raw)
+    except RecursionError:
+        raise DamagedRun(f"{path}: damaged (nested too deeply to be a run file)") from None
+    except ValueError as exc:
+        raise DamagedRun(f"{path}: damaged (not valid JSON: {exc})") from None
+    if not isinstance(data, dict):
+        raise DamagedRun(f"{path}: damaged (not a JSON object)")
+    return data
 
 
 def write_state(run_dir: Path, **changes: Any) -> dict[str, Any]:
@@ -178,8 +200,12 @@ class RunInfo:
 
 
 def run_info(run_dir: Path) -> RunInfo:
-    """What a run is and where it stands."""
-    config, state = read_config(run_dir), read_state(run_dir)
+    """What a run is and where it stands (state ``damaged``, with the reason as
+    its request, when its files cannot be read: one run never hides the others)."""
+    try:
+        config, state = read_config(run_dir), read_state(run_dir)
+    except DamagedRun as exc:
+        return RunInfo(run_dir.name, run_dir, "?", DAMAGED, str(exc), None, None)
     status = str(state.get("state", RUNNING))
     if status == RUNNING and not is_live(run_dir):
         status = INTERRUPTED

@@ -10,13 +10,19 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from coterie.runs import LEGACY_RUNS, list_runs
+from coterie.runs import DAMAGED, LEGACY_RUNS, list_runs
 
 if TYPE_CHECKING:
     import argparse
 
 
-_COLOURS = {"running": "cyan", "completed": "green", "failed": "red", "interrupted": "yellow"}
+_COLOURS = {
+    "running": "cyan",
+    "completed": "green",
+    "failed": "red",
+    "interrupted": "yellow",
+    "damaged": "red",
+}
 
 
 def list_command(args: argparse.Namespace, console: Console) -> int:
@@ -46,6 +52,8 @@ def list_command(args: argparse.Namespace, console: Console) -> int:
             else "-"
         )
         request = info.request.splitlines()[0] if info.request else ""
+        if info.state == DAMAGED:
+            request = "(its files cannot be read: see below)"
         table.add_row(
             info.run_id,
             info.command,
@@ -54,6 +62,9 @@ def list_command(args: argparse.Namespace, console: Console) -> int:
             escape(request[:80]),
         )
     console.print(table)
+    for info in runs:
+        if info.state == DAMAGED:
+            console.print(f"[red]damaged:[/] {escape(info.request)}")
     interrupted = [i.run_id for i in runs if i.state == "interrupted"]
     if interrupted:
         console.print(f"[dim]resume an interrupted run with: coterie resume {interrupted[-1]}[/]")
