@@ -22,6 +22,7 @@ counted as reads, so that Read deny rules see ``python secrets/k``.
 
 from __future__ import annotations
 
+import os
 import re
 from typing import TYPE_CHECKING, Literal
 
@@ -256,10 +257,19 @@ def _value_word(name: str, word: Word | None) -> Word | None:
     if word is None:
         return None
     if word.value.startswith(name + "=") or (word.value.startswith("-") and "=" in word.value):
-        return attrs.evolve(word, value=word.value.partition("=")[2])
+        return _after_equals(word)
     if word.value.startswith(name) and len(word.value) > len(name) and not name.startswith("--"):
         return attrs.evolve(word, value=word.value[len(name) :])  # `-ofile`
     return word
+
+
+def _after_equals(word: Word) -> Word:
+    """The value after ``=`` in ``of=~/x`` or ``--out=~/x``: bash expands that ``~`` too."""
+    value = word.value.partition("=")[2]
+    if value.startswith("~"):
+        head, sep, tail = value.partition("/")
+        value = os.path.expanduser(head) + sep + tail
+    return attrs.evolve(word, value=value)
 
 
 def usage(words: Sequence[Word]) -> Usage:
@@ -387,11 +397,11 @@ def _other(name: str, args: list[Word]) -> Usage:
         writes += operands[skip:]
     elif name == "dd":
         for w in operands:
-            key, eq, value = w.value.partition("=")
+            key, eq, _ = w.value.partition("=")
             if eq and key == "of":
-                writes.append(attrs.evolve(w, value=value))
+                writes.append(_after_equals(w))
             elif eq and key == "if":
-                reads.append(attrs.evolve(w, value=value))
+                reads.append(_after_equals(w))
     elif name == "sed" and any(o in ("-i", "--in-place") for o, _ in options):
         writes += operands[1:]
     elif name == "uniq" and len(operands) > 1:

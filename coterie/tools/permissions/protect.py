@@ -156,7 +156,7 @@ class PathJudge:
         """The verdict on a command writing the path *word* names."""
         if word.literal and (word.value in _DEVICES or _FD.match(word.value)):
             return Verdict()
-        spots = self._spots(word, cwds, cwd_known)
+        spots = self._spots(word, cwds, cwd_known, creating=True)
         if spots is None:
             return Verdict(
                 question=Finding(
@@ -268,7 +268,7 @@ class PathJudge:
         return anchor.is_relative_to(prefix) or prefix.is_relative_to(anchor)
 
     def _spots(
-        self, word: Word, cwds: Sequence[Path], cwd_known: bool
+        self, word: Word, cwds: Sequence[Path], cwd_known: bool, *, creating: bool = False
     ) -> list[tuple[Path, tuple[str, ...]]] | None:
         """(resolved literal prefix, remaining glob segments) per directory; None if unknown."""
         if re.search(r"[$`]", word.raw) or word.procsub:
@@ -288,10 +288,41 @@ class PathJudge:
         spots: list[tuple[Path, tuple[str, ...]]] = []
         for base in cwds if relative else cwds[:1]:
             lexical = Path(os.path.normpath(base / head))
-            resolved = Path(os.path.realpath(lexical))
+            # realpath of the path as written: `link/..` is the parent of the link's target.
+            resolved = Path(os.path.realpath(base / head))
             for spot in dict.fromkeys((resolved, lexical)):
                 spots.append((spot, pattern))
+            if creating:
+                # `mkdir -p missing/../x` creates `missing` on its way: judge it too.
+                spots.extend((d, ()) for d in _created_on_the_way(base, head))
         return spots
+
+
+def _created_on_the_way(base: Path, raw: str) -> list[Path]:
+    """The directories missing on the way to *raw* that a following ``..`` steps out of.
+
+    The kernel walks a path one component at a time; a writer that creates
+    what is missing (``mkdir -p``) creates those before ``..`` leaves them, so
+    ``missing/..`` is not the no-op a lexical normalisation makes of it.
+    """
+    components = Path(raw).parts if raw.startswith("/") else (*base.parts, *Path(raw).parts)
+    current = Path("/")
+    missing: Path | None = None
+    created: list[Path] = []
+    for component in components[1:]:
+        if component in ("", "."):
+            continue
+        if component == "..":
+            if missing is not None:
+                created.append(missing)
+                missing = None
+            current = current.parent
+            continue
+        step = current / component
+        if missing is None and not os.path.lexists(step):
+            missing = step
+        current = Path(os.path.realpath(step)) if missing is None else step
+    return created
 
 
 def _show(prefix: Path, pattern: Sequence[str]) -> str:
