@@ -315,6 +315,8 @@ def _read_only(name: str, spec: _Spec, args: list[Word]) -> Usage | None:
     recursive = name == "rg" or (
         name == "grep" and any(o in ("-r", "-R", "--recursive") for o, _ in options)
     )
+    if recursive and not paths:
+        paths = [Word(".")]  # `rg x`, `grep -r x`: the current directory, recursively
     if name in ("cd", "pushd"):
         target = paths[0] if paths and paths[0].value != "-" else None
         return Usage("read-only", tuple(paths), chdir=target, chdir_elsewhere=target is None)

@@ -1,0 +1,334 @@
+"""The shell reader's words, the read-only table, and what the policy makes of them (issue 11)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from coterie.tools import PermissionPolicy, ToolContext, default_registry
+from coterie.tools.permissions import MODES, Mode
+from coterie.tools.permissions.bashcheck import excluded_command
+from coterie.tools.permissions.known import usage
+from coterie.tools.permissions.words import parse_simple
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+TOOLS = {t.name: t for t in default_registry()}
+
+
+def decide(
+    command: str,
+    ws: Path,
+    *,
+    mode: Mode = "default",
+    protected: tuple[Path, ...] = (),
+    extra: tuple[Path, ...] = (),
+    **fields: Any,
+) -> tuple[str, str | None]:
+    rules = {k: fields.pop(k) for k in ("allow", "ask", "deny") if k in fields}
+    policy = PermissionPolicy.from_rules(mode=mode, **rules)
+    for key, value in fields.items():
+        setattr(policy, key, value)
+    ctx = ToolContext(workspace=ws, protected_paths=protected, extra_dirs=list(extra))
+    decision = policy.check(TOOLS["Bash"], {"command": command}, ctx)
+    return decision.behavior, decision.rule
+
+
+# -- words ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "literal"),
+    [
+        ("rm", True),
+        ('"rm"', True),
+        ("r\\m", True),
+        ("r''m", True),
+        ("[", True),
+        ("{}", True),
+        ("$X", False),
+        ("${X}", False),
+        ("a$b", False),
+        ("$(echo rm)", False),
+        ("`echo rm`", False),
+        ("{rm,v}", False),
+        ("{a..c}", False),
+        ("r[m]", False),
+        ("r?", False),
+        ("*", False),
+        ("$'\\x72m'", False),
+        ('$"rm"', False),
+        ('"$X"', False),
+        ("'$X'", True),
+    ],
+)
+def test_a_command_word_is_literal_only_when_nothing_expands_it(text: str, literal: bool) -> None:
+    assert parse_simple(f"{text} x").words[0].literal is literal
+
+
+@pytest.mark.parametrize(
+    ("text", "writes", "reads"),
+    [
+        ("echo x > f", ["f"], []),
+        ("echo x>>f", ["f"], []),
+        ("cmd 2> err &> all", ["err", "all"], []),
+        ("cmd >| f", ["f"], []),
+        ("cmd 2>&1 >&3", [], []),
+        ("cmd >&out", ["out"], []),
+        ("exec 3<>f", ["f"], ["f"]),
+        ("cat < in", [], ["in"]),
+        ("cat <<< 'text'", [], []),
+        ("cmd > >(tee log)", [], []),
+        ("echo 'a > b'", [], []),
+    ],
+)
+def test_redirections(text: str, writes: list[str], reads: list[str]) -> None:
+    redirects = parse_simple(text).redirects
+    assert [r.target.value for r in redirects if r.writes and r.target] == writes
+    assert [r.target.value for r in redirects if r.reads and r.target] == reads
+
+
+def test_leading_assignments_are_not_the_command() -> None:
+    simple = parse_simple("FOO=1 BAR=$(id) ls -la")
+    assert [w.value for w in simple.assignments] == ["FOO=1", "BAR=$(id)"]
+    assert [w.value for w in simple.words] == ["ls", "-la"]
+
+
+# -- the read-only table ---------------------------------------------------------
+
+
+def kind(command: str) -> str:
+    return usage(parse_simple(command).words).kind
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "ls -la src", "cat a b", "head -n 5 f", "tail -20 f", "wc -l f", "grep -rn x src",
+        "rg -n pattern", "find . -name '*.py' -type f", "sed -n 1,5p f", "sed s/a/b/g f",
+        "sort -k2 f", "uniq f", "diff a b", "stat f", "file f", "du -sh .", "jq .a f",
+        "echo hi", "printf '%s' x", "pwd", "which git", "date +%F", "cd src", "tree -L 2",
+        "git status", "git diff HEAD~1", "git log --oneline -5", "git show HEAD",
+        "git branch", "git branch -a", "git stash list", "git config --get user.name",
+        "git -C sub status", "git remote -v", "git tag", "git rev-parse HEAD", "xxd f",
+    ],
+)  # fmt: skip
+def test_curated_read_only_commands(command: str) -> None:
+    assert kind(command) == "read-only"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "find . -exec rm {} ;", "find . -delete", "find . -fprint out", "find . -execdir x ;",
+        "find . -ok rm {} ;", "sed -i s/a/b/ f", "sed -ni p f", "sed --in-place s/a/b/ f",
+        "sed 'w out' f", "sed 's/a/b/e' f", "sed -e 1e f", "sort -o out f", "sort --output=o f",
+        "sort --compress-program=sh f", "uniq in out", "rg --pre cat x", "tree -o out",
+        "file -C -m magic", "xxd -r dump bin", "date -s 2020-01-01", "date 0101", "hostname x",
+        "git commit -m x", "git push", "git checkout main", "git branch new", "git branch -D x",
+        "git tag v1", "git stash", "git config user.name x", "git -c core.pager=sh log",
+        "git diff --output=f", "git diff --ext-diff", "git grep -O x", "git -p log",
+        "git remote add o url", "git reflog expire --all", "git worktree add x",
+        "./ls", "/tmp/cat f", "env FOO=1", "awk '{print}' f", "python3 -V",
+    ],
+)  # fmt: skip
+def test_writing_or_program_running_forms_are_not_read_only(command: str) -> None:
+    assert kind(command) != "read-only"
+
+
+@pytest.mark.parametrize(
+    ("command", "writes"),
+    [
+        ("cp a b", ["b"]),
+        ("cp -t dir a b", ["dir"]),
+        ("mv a b", ["a", "b"]),
+        ("rm -rf a b", ["a", "b"]),
+        ("touch -d now f", ["f"]),
+        ("mkdir -m 700 -p d", ["d"]),
+        ("ln -s target link", ["link"]),
+        ("tee -a f g", ["f", "g"]),
+        ("dd if=a of=b", ["b"]),
+        ("sort -o out in", ["out"]),
+        ("curl -o f https://x", ["f"]),
+        ("wget -O f https://x", ["f"]),
+        ("chmod 600 f", ["f"]),
+        ("sed -i s/a/b/ f g", ["f", "g"]),
+        ("tar -C dir -xf a.tar", ["dir", "."]),
+    ],
+)
+def test_write_like_arguments(command: str, writes: list[str]) -> None:
+    assert [w.value for w in usage(parse_simple(command).words).writes] == writes
+
+
+# -- what the policy makes of them -------------------------------------------------
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    workspace = tmp_path / "ws"
+    (workspace / "src").mkdir(parents=True)
+    return workspace.resolve()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_read_only_commands_pass_in_every_mode(ws: Path, mode: Mode) -> None:
+    assert decide("ls -la src && cat src/a.py | grep -n def", ws, mode=mode)[0] == "allow"
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["cat /etc/passwd", "ls ..", "cat ~/.ssh/id_rsa", "cd .. && ls", "cat $F", "ls; X=1"],
+)
+def test_a_read_only_command_leaving_the_workspace_asks(ws: Path, command: str) -> None:
+    assert decide(command, ws) == ("ask", None)
+
+
+def test_git_read_commands_pass_only_in_a_trusted_workspace(ws: Path) -> None:
+    """A checkout's .git/config runs programs (fsmonitor, textconv) on git status."""
+    assert decide("git status", ws) == ("ask", None)
+    assert decide("git status", ws, workspace_trusted=True) == ("allow", None)
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["mkdir -p d/e", "touch f", "rm -rf src", "rmdir d", "mv src/a b", "cp -r src dst",
+     "echo x > notes.txt", "cat a | tee b", "mkdir d && touch d/f"],
+)  # fmt: skip
+def test_accept_edits_covers_file_commands_in_the_workspace(ws: Path, command: str) -> None:
+    assert decide(command, ws) == ("ask", None)
+    assert decide(command, ws, mode="acceptEdits") == ("allow", None)
+
+
+def test_accept_edits_covers_additional_directories(ws: Path, tmp_path: Path) -> None:
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    assert decide(f"touch {extra}/f", ws, mode="acceptEdits", extra=(extra,)) == ("allow", None)
+
+
+@pytest.mark.parametrize("command", ["rm ../x", "touch /tmp/f", "cp a ~/b", "mv a $DEST"])
+def test_accept_edits_does_not_cover_file_commands_outside(ws: Path, command: str) -> None:
+    assert decide(command, ws, mode="acceptEdits")[0] != "allow"
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    "command",
+    ["echo x > ../f", "echo x >> ~/.bashrc", "cp a ~/.ssh/authorized_keys", "touch /etc/x",
+     "cd /tmp && echo x > f", "echo x > link/../../f"],
+)  # fmt: skip
+def test_writes_outside_the_workspace_are_denied_in_every_mode(
+    ws: Path, mode: Mode, command: str
+) -> None:
+    assert decide(command, ws, mode=mode, allow=["Bash"])[0] == "deny"
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    "command",
+    ["echo x >> .git/config", "echo {} > .claude/settings.local.json", "rm -rf .git",
+     "cp evil .git/hooks/pre-commit", "rm -rf .c*"],
+)  # fmt: skip
+def test_git_and_claude_writes_ask_in_every_mode(ws: Path, mode: Mode, command: str) -> None:
+    expected = "deny" if mode in ("dontAsk", "plan") else "ask"
+    assert decide(command, ws, mode=mode, allow=["Bash"])[0] == expected
+
+
+def test_claude_commands_are_not_protected(ws: Path) -> None:
+    assert decide("echo x > .claude/commands/c.md", ws, mode="acceptEdits") == ("allow", None)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_run_state_is_refused_to_every_writer(ws: Path, mode: Mode) -> None:
+    """Finding 1: even when the run's state lies inside the workspace."""
+    runs = ws / ".coterie/runs"
+    runs.mkdir(parents=True)
+    for command in (
+        "echo {} > .coterie/runs/r1/config.json",
+        "rm -rf .coterie",
+        "cp x .coterie/runs/",
+    ):
+        assert decide(command, ws, mode=mode, allow=["Bash"], protected=(runs,)) == (
+            "deny",
+            "protected-path",
+        ), command
+    write = TOOLS["Write"]
+    policy = PermissionPolicy(mode=mode)
+    ctx = ToolContext(workspace=ws, protected_paths=(runs,))
+    decision = policy.check(
+        write, {"file_path": ".coterie/runs/r1/config.json", "content": "{}"}, ctx
+    )
+    assert (decision.behavior, decision.rule) == ("deny", "protected-path")
+
+
+def test_a_write_whose_target_cannot_be_told_asks_even_in_bypass(ws: Path) -> None:
+    assert decide('echo x > "$OUT"', ws, mode="bypassPermissions") == ("ask", "unknown-path")
+
+
+def test_a_glob_write_inside_the_workspace_is_judged_by_its_directory(ws: Path) -> None:
+    assert decide("rm -f src/*.pyc", ws, mode="acceptEdits") == ("allow", None)
+    assert decide("rm -f ../*.pyc", ws, mode="bypassPermissions")[0] == "deny"
+
+
+def test_edit_rules_cover_bash_writes(ws: Path) -> None:
+    assert decide(
+        "echo x > locked/f", ws, mode="bypassPermissions", deny=["Edit(./locked/**)"]
+    ) == (
+        "deny",
+        "Edit(./locked/**)",
+    )
+    assert decide("echo x > src/f", ws, mode="acceptEdits", ask=["Edit(./src/**)"]) == (
+        "ask",
+        "Edit(./src/**)",
+    )
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["cat secrets/k", "echo $(cat secrets/k) > o", "head -1 < secrets/k", "cp secrets/k o",
+     "python3 secrets/k", "grep -r x .", "rg x", "cat */k", "tar czf o.tgz secrets",
+     "echo x > secrets/planted", "diff <(cat secrets/k) a"],
+)  # fmt: skip
+def test_read_deny_rules_cover_bash_reads_and_writes(ws: Path, command: str) -> None:
+    """Finding 5, doing better than Claude Code for the substitution."""
+    behavior, rule = decide(command, ws, mode="bypassPermissions", deny=["Read(./secrets/**)"])
+    assert (behavior, rule) == ("deny", "Read(./secrets/**)"), command
+
+
+def test_read_deny_rules_leave_other_reads_alone(ws: Path) -> None:
+    assert decide("cat src/a.py *.md", ws, deny=["Read(./secrets/**)"]) == ("allow", None)
+
+
+def test_sandbox_auto_allow_allows_what_no_rule_stops(ws: Path) -> None:
+    assert decide("npm test", ws, sandbox_auto_allow=True) == ("allow", "sandbox")
+    assert decide("npm test", ws, sandbox_auto_allow=True, sandbox_excluded=("npm",)) == (
+        "ask",
+        None,
+    )
+    assert decide("git push", ws, sandbox_auto_allow=True, ask=["Bash(git push)"])[0] == "ask"
+    assert decide("echo > .git/x", ws, sandbox_auto_allow=True)[0] == "ask"
+    assert decide("rm -rf x", ws, sandbox_auto_allow=True, deny=["Bash(rm:*)"])[0] == "deny"
+    assert decide("npm test", ws, mode="plan", sandbox_auto_allow=True)[0] == "deny"
+
+
+@pytest.mark.parametrize(
+    ("command", "excluded"),
+    [
+        ("docker ps", True),
+        ("ls && docker run x", True),
+        ("env FOO=1 docker ps", True),
+        ("git push origin", True),
+        ("git status", False),
+        ("dockerd", False),
+    ],
+)
+def test_excluded_commands(command: str, excluded: bool) -> None:
+    assert excluded_command(command, ["docker", "git push:*"]) is excluded
+
+
+def test_wrappers_do_not_widen_an_allow_rule(ws: Path) -> None:
+    """``Bash(timeout:*)`` does not allow the command timeout runs."""
+    assert decide("timeout 5 rm -rf src", ws, allow=["Bash(timeout:*)"]) == ("ask", None)
+    allow = ["Bash(timeout:*)", "Bash(npm test)"]
+    assert decide("timeout 5 npm test", ws, allow=allow) == ("allow", "Bash(timeout:*)")
