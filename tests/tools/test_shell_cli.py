@@ -63,7 +63,7 @@ def test_finding_2_an_allowed_command_with_a_redirect_writes_nowhere_it_should_n
     subprocess.run(["git", "init", "-q", str(workspace)], check=True)
     config = (workspace / ".git/config").read_text()
     (tmp_path / "outside").mkdir()
-    turns = [
+    turns: list[dict[str, Any]] = [
         {"tool_uses": [
             bash("echo x > ../outside/f"),
             bash("echo 'touch ~/pwned-at-login' >> ~/.bashrc"),
@@ -90,7 +90,7 @@ def test_finding_5_a_read_deny_rule_covers_bash_reads_substitutions_and_writes(
     settings(workspace / ".claude/settings.json", deny=["Read(./secrets/**)"])
     (workspace / "secrets").mkdir()
     (workspace / "secrets/k").write_text("TOPSECRET-42\n")
-    turns = [
+    turns: list[dict[str, Any]] = [
         {"tool_uses": [
             bash("cat secrets/k"),
             bash("echo $(cat secrets/k) > o"),
@@ -127,7 +127,7 @@ def test_finding_6_no_spelling_of_rm_gets_past_a_deny_rule(
     for victim in victims:
         setup(workspace, victim)
     uses = [bash(spelled(s, v)) for s, v in zip(SPELLINGS, victims, strict=True)]
-    turns = [{"tool_uses": uses}, {"text": "done"}]
+    turns: list[dict[str, Any]] = [{"tool_uses": uses}, {"text": "done"}]
     result = run(tmp_path, workspace, home, turns, "--permission-mode", mode)
     assert result.returncode == 0, result.stderr
     gone = [s for s, v in zip(SPELLINGS, victims, strict=True) if not (workspace / v).exists()]
@@ -139,7 +139,7 @@ def test_finding_10_read_only_commands_run_without_a_prompt(
 ) -> None:
     """Headless, default mode, no rules: ls, cat, grep, head, wc, find run."""
     (workspace / "a.txt").write_text("alpha-bravo\n")
-    turns = [
+    turns: list[dict[str, Any]] = [
         {"tool_uses": [bash("ls -la")]},
         {"expect": "a.txt", "tool_uses": [bash("cat a.txt")]},
         {"expect": "alpha-bravo", "tool_uses": [bash("grep -n bravo a.txt | head -1")]},
@@ -155,7 +155,7 @@ def test_finding_10_accept_edits_covers_file_commands_in_the_workspace(
     tmp_path: Path, workspace: Path, home: Path
 ) -> None:
     command = "mkdir d && touch d/f && cp d/f d/g && mv d/g d/h && rm d/f && mkdir e && rmdir e"
-    turns = [{"tool_uses": [bash(command)]}, {"text": "done"}]
+    turns: list[dict[str, Any]] = [{"tool_uses": [bash(command)]}, {"text": "done"}]
     result = run(tmp_path, workspace, home, turns, "--permission-mode", "acceptEdits")
     assert result.returncode == 0, result.stderr
     assert (workspace / "d/h").exists()
@@ -167,7 +167,10 @@ def test_finding_10_accept_edits_still_refuses_file_commands_outside(
     tmp_path: Path, workspace: Path, home: Path
 ) -> None:
     (tmp_path / "keep.txt").write_text("keep\n")
-    turns = [{"tool_uses": [bash("rm ../keep.txt"), bash("touch ../made.txt")]}, {"text": "done"}]
+    turns: list[dict[str, Any]] = [
+        {"tool_uses": [bash("rm ../keep.txt"), bash("touch ../made.txt")]},
+        {"text": "done"},
+    ]
     result = run(tmp_path, workspace, home, turns, "--permission-mode", "acceptEdits")
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "keep.txt").exists()
