@@ -40,10 +40,11 @@ from typing import TYPE_CHECKING
 import attrs
 
 from coterie.tools.permissions import protect
+from coterie.tools.permissions.hidden import SHELLS
 from coterie.tools.permissions.known import Usage, usage
 from coterie.tools.permissions.protect import Finding
 from coterie.tools.permissions.rules import RuleError, parse_rule
-from coterie.tools.permissions.shell import _SHELLS, _strip_one, analyze, command_views
+from coterie.tools.permissions.shell import _strip_one, analyze, command_views
 from coterie.tools.permissions.words import Simple, Word, parse_simple
 
 if TYPE_CHECKING:
@@ -128,7 +129,7 @@ def _unknown(simple: Simple, chain: list[tuple[Word, ...]]) -> str | None:
         return "it sets BASH_ENV or ENV, which a shell runs first"
     if program == "alias" or (program == "shopt" and "expand_aliases" in values):
         return "aliases make any later command word mean another command"
-    if program in _SHELLS:
+    if program in SHELLS:
         if "-c" not in values[1:]:
             return f"`{program}` runs commands from its input or a file"
         at = values.index("-c", 1)

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Literal
 
 import attrs
 
+from coterie.tools.permissions.gitread import git_reads
 from coterie.tools.permissions.words import Word
 
 if TYPE_CHECKING:
@@ -122,32 +123,6 @@ READ_ONLY: dict[str, _Spec] = {
     "git": _PLAIN,
 }
 
-#: ``git`` subcommands that only read, and the options that would make them write or run programs.
-_GIT_READ = frozenset(
-    {
-        "status", "diff", "log", "show", "blame", "shortlog", "describe", "rev-parse",
-        "rev-list", "ls-files", "ls-tree", "cat-file", "show-ref", "for-each-ref",
-        "merge-base", "name-rev", "count-objects", "check-ignore", "check-attr",
-        "diff-tree", "diff-files", "diff-index", "grep", "version", "whatchanged",
-    }
-)  # fmt: skip
-_GIT_LISTING = {
-    # Read-only only in these forms: anything else creates, deletes or renames.
-    "branch": _s("--list", "-l", "-a", "-r", "-v", "-vv", "--all", "--show-current", "--merged"),
-    "tag": _s("--list", "-l", "-n", "--contains", "--points-at"),
-    "remote": _s("-v", "--verbose", "get-url"),
-    "stash": _s("list", "show"),
-    "worktree": _s("list",),
-    "config": _s("--get", "--get-all", "--list", "-l", "--get-regexp", "get", "list"),
-    "reflog": _s("show",),
-}  # fmt: skip
-#: Global options that run programs (``-c core.pager=...``, a forced pager).
-_GIT_GLOBAL_FORBIDDEN = _s("-c", "--config-env", "--exec-path", "-p", "--paginate")
-#: Subcommand options that write a file or run a program.
-_GIT_FORBIDDEN = _s(
-    "--output", "--ext-diff", "--textconv", "-O", "--open-files-in-pager", "--upload-pack",
-)  # fmt: skip
-_GIT_GLOBAL_VALUES = _s("-C", "--git-dir", "--work-tree", "--namespace")
 _SED_SCRIPT = re.compile(
     r"^\s*(?:(?:\d+|\$|/(?:[^/\\]|\\.)*/)(?:\s*,\s*(?:\d+|\$|/(?:[^/\\]|\\.)*/))?\s*)?"
     r"(?:[pdqlnNPDGHghx=]|s(?P<d>[^\s\\])(?:(?!(?P=d))[^\\]|\\.)*(?P=d)"
@@ -340,42 +315,10 @@ def _find(spec: _Spec, args: list[Word]) -> Usage | None:
 
 
 def _git(args: list[Word]) -> Usage:
-    reads: list[Word] = []
-    i = 0
-    while i < len(args) and args[i].value.startswith("-"):
-        option = args[i].value
-        if option.partition("=")[0] in _GIT_GLOBAL_FORBIDDEN:
-            return _other("git", args)
-        if option in _GIT_GLOBAL_VALUES and i + 1 < len(args):
-            reads.append(args[i + 1])
-            i += 1
-        elif "=" in option and option.partition("=")[0] in _GIT_GLOBAL_VALUES:
-            reads.append(attrs.evolve(args[i], value=option.partition("=")[2]))
-        i += 1
-    if i >= len(args) or not args[i].literal:
+    reads = git_reads(args)
+    if reads is None:
         return _other("git", args)
-    sub, rest = args[i].value, args[i + 1 :]
-    for w in rest:
-        if not w.literal and w.value.startswith("-"):
-            return _other("git", args)
-        option = w.value.partition("=")[0]
-        if option in _GIT_FORBIDDEN:
-            return _other("git", args)
-    if sub in _GIT_READ:
-        operands = [w for w in rest if not w.value.startswith("-")]
-        return Usage("read-only", tuple(reads + operands), git=True)
-    listing = _GIT_LISTING.get(sub)
-    if listing is not None:
-        if sub in ("branch", "tag", "remote"):
-            # An operand creates, deletes or renames: only the bare listing forms read.
-            listed = all(w.value in listing for w in rest)
-        elif sub == "reflog":
-            listed = not rest or rest[0].value in listing
-        else:  # `git stash` alone stashes; `git config` needs its reading form
-            listed = bool(rest) and rest[0].value in listing
-        if listed:
-            return Usage("read-only", tuple(reads), git=True)
-    return _other("git", args)
+    return Usage("read-only", reads, git=True)
 
 
 def _other(name: str, args: list[Word]) -> Usage:

@@ -28,7 +28,7 @@ import shlex
 
 import attrs
 
-from coterie.tools.permissions.words import parse_simple
+from coterie.tools.permissions.hidden import SHELLS, hidden_in
 
 __all__ = ["ShellAnalysis", "analyze", "command_views", "tokens", "word_views"]
 
@@ -76,7 +76,7 @@ _OPERAND_WRAPPERS: dict[str, frozenset[str]] = {
     "flock": frozenset({"-w", "--timeout", "-E", "--conflict-exit-code"}),
     "chroot": frozenset({"--userspec", "--groups"}),
 }
-_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "ash", "busybox"})
+_SHELLS = SHELLS
 
 
 @attrs.frozen
@@ -326,27 +326,12 @@ def command_views(text: str) -> list[str]:
     return list(dict.fromkeys(v for v in views if v))
 
 
-def _option_value(words: list[str], short: str, long: str) -> str | None:
-    """The value of ``-X VALUE`` (also bundled, ``-qX VALUE``), ``-XVALUE`` or ``--long=VALUE``."""
-    for i, word in enumerate(words[1:], start=1):
-        if word == "--":
-            return None
-        bundled = word.startswith("-") and not word.startswith("--") and word.endswith(short[1])
-        if word == long or bundled:
-            return words[i + 1] if i + 1 < len(words) else None
-        if word.startswith(long + "="):
-            return word.partition("=")[2]
-        if word.startswith(short) and len(word) > 2:
-            return word[2:]
-    return None
-
-
 def _hidden_commands(text: str) -> list[tuple[str, str]]:
     """Commands one simple command runs through a nested shell, eval, find -exec and the like."""
     found: list[tuple[str, str]] = []
     for words in _word_views(text):
         program = words[0]
-        found.extend(_hidden_in(program, words, text))
+        found.extend(hidden_in(program, words, text))
         if program in _SHELLS and "-c" in words[1:]:
             at = words.index("-c", 1)
             if at + 1 < len(words):
@@ -362,34 +347,3 @@ def _hidden_commands(text: str) -> list[tuple[str, str]]:
                     )
                     found.append((shlex.join(words[j + 1 : end]), ""))
     return list(dict.fromkeys(found))
-
-
-def _hidden_in(program: str, words: list[str], text: str) -> list[tuple[str, str]]:
-    """The command strings that *program* runs, which are not its own words."""
-    found: list[tuple[str, str]] = []
-    value: str | None = None
-    if program == "env":
-        value = _option_value(words, "-S", "--split-string")
-        if value is not None:
-            found.append((value, "env -S"))
-    elif program == "script" or (program == "flock" and ("-c" in words or "--command" in words)):
-        value = _option_value(words, "-c", "--command")
-        if value is not None:
-            found.append((value, f"{program} -c"))
-    elif program == "git":
-        for i, word in enumerate(words[:-1]):
-            key, _, setting = words[i + 1].partition("=")
-            if word == "-c" and key.lower().startswith("alias.") and setting.startswith("!"):
-                found.append((setting[1:], "a git alias running a shell command"))
-    elif program == "alias":
-        for word in words[1:]:
-            _, eq, body = word.partition("=")
-            if eq:
-                found.append((body, "an alias"))
-    elif program == "trap" and len(words) > 2:
-        found.append((words[1], "trap"))
-    elif program in _SHELLS and "-c" not in words[1:]:
-        for redirect in parse_simple(text).redirects:
-            if redirect.op == "<<<" and redirect.target is not None:
-                found.append((redirect.target.value, "a shell reading a here-string"))
-    return found
