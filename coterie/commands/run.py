@@ -14,7 +14,7 @@ from coterie.errors import CoterieError, SupervisorGaveUp
 from coterie.models import ModelError, Usage
 from coterie.runs import find_run, read_config, read_state
 from coterie.session import AgentSession, open_agent, open_team
-from coterie.tools import RuleError, SettingsError, load_settings
+from coterie.tools import RuleError, SettingsError
 from coterie.trust import TrustStoreError, can_trust, set_trust, trust_entry
 from coterie.ui import ConsoleView, JsonView, StreamJsonView, TerminalAsker, TextView, View
 
@@ -194,18 +194,12 @@ async def _summary(session: AgentSession, result: dict[str, Any]) -> dict[str, A
 
 async def workspace_trust(args: argparse.Namespace, console: Console, err: Console) -> None:
     """Before a run: at an interactive first run, ask once whether to trust the
-    workspace (the answer is recorded); then say in one line what an untrusted
-    workspace's settings lost. Asked before the run is prepared, so the answer
-    applies to this run."""
+    workspace (the answer is recorded). Asked before the run is prepared, so the
+    answer applies to this run; what an untrusted workspace's settings lost is
+    one of the session's notices."""
     workdir = args.workdir.resolve()
     if _interactive(args) and trust_entry(workdir) is None and can_trust(workdir) is None:
         await _ask_trust(workdir, console, err)
-    try:
-        notice = load_settings(workdir).untrusted_notice
-    except (SettingsError, RuleError):
-        return  # preparing the run reports it, as a usage error
-    if notice is not None:
-        err.print(f"[yellow]note:[/] {escape(notice)}", soft_wrap=True)
 
 
 async def _ask_trust(workdir: Path, console: Console, err: Console) -> None:
@@ -267,6 +261,8 @@ async def drive(
                     "goal": getattr(args, "request", None),
                 }
             )
+            for notice in session.notices:
+                err.print(f"[yellow]note:[/] {escape(notice)}", soft_wrap=True)
             dropped = session.policy.dropped_allow
             if dropped:
                 rules = ", ".join(rule.text for rule in dropped)

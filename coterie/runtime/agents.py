@@ -94,8 +94,9 @@ class Agents:
         self.system = build_system_prompt(
             options.workdir,
             headless=self.asker is None,
-            extra_dirs=list(options.add_dirs),
+            extra_dirs=list(self.prepared.extra_dirs),
             auto_mode=self.prepared.policy.mode == "auto",
+            trusted=self.prepared.settings.trusted,
         )
 
     async def start_subagent(self, spec: ChildSpec) -> None:
@@ -161,7 +162,7 @@ class Agents:
         launcher = Subagents(ctx, registry, gate, self, depth) if nests else None
         tools = ToolContext(
             workspace=options.workdir,
-            extra_dirs=list(options.add_dirs),
+            extra_dirs=list(prepared.extra_dirs),
             agent=name,
             events=self.events,
             read_denied=prepared.policy.read_filter(options.workdir),

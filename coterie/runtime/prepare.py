@@ -3,10 +3,13 @@
 :func:`prepare` loads the settings, builds the permission policy (the one
 place a permission mode is defaulted: the options', else the settings'
 ``defaultMode``, else ``default``), checks the loop spec and the teammates'
-names, creates the run directory with its ``config.json`` (the options as
-resolved, so that a resume runs exactly as the run did) and makes the
-model, wrapped in the run's one spend ledger. A resume reads the recorded
-options back instead.
+names, creates the run directory with its signed ``config.json`` (the
+options as asked for) and makes the model, wrapped in the run's one spend
+ledger. A resume reads the recorded options back and derives the rest again
+from the settings as they are now: what the settings grant (a
+``defaultMode``, ``additionalDirectories``, allow rules) holds only while
+they still grant it, so revoking a folder's trust also narrows its
+interrupted runs.
 """
 
 from __future__ import annotations
@@ -51,6 +54,9 @@ class PreparedRun:
     policy: PermissionPolicy
     #: The run's model; its ledger is the run's one account of spend.
     model: MeteredModel
+    #: The directories besides the workspace the tools admit (``--add-dir`` and
+    #: the settings' ``additionalDirectories``), resolved.
+    extra_dirs: tuple[Path, ...] = ()
     #: The OS sandbox every Bash command runs in (None: not enabled, or not working).
     sandbox: Bubblewrap | None = None
     #: What the user must be told once, before the run starts (settings ignored in
@@ -83,11 +89,11 @@ def prepare(
     if resume is not None:
         run_dir = find_run(workdir, resume)
         recorded = RunOptions.from_json(read_config(run_dir, verified=True))
-        settings, policy = _policy(recorded)
-        sandbox, policy, notices = _sandbox(settings, policy, recorded)
+        settings, policy, extra = _policy(recorded)
+        sandbox, policy, notices = _sandbox(settings, policy, recorded, extra)
         the_model = _model(model, recorded, run_dir)
         return PreparedRun(
-            recorded, run_dir.name, run_dir, settings, policy, the_model, sandbox, notices
+            recorded, run_dir.name, run_dir, settings, policy, the_model, extra, sandbox, notices
         )
     if isinstance(model, str):
         options = attrs.evolve(options, model=model)
@@ -99,26 +105,36 @@ def prepare(
         team_names(None, options.teammates)
     if options.loop is not None:
         parse_loop_spec(options.loop)  # a usage error before anything is created
-    settings, policy = _policy(options)
-    extra = tuple(Path(d).resolve() for d in (*options.add_dirs, *settings.additional_directories))
-    options = attrs.evolve(options, permission_mode=policy.mode, add_dirs=extra)
-    sandbox, policy, notices = _sandbox(settings, policy, options)
+    options = attrs.evolve(options, add_dirs=tuple(Path(d).resolve() for d in options.add_dirs))
+    settings, policy, extra = _policy(options)
+    sandbox, policy, notices = _sandbox(settings, policy, options, extra)
     run_id, run_dir = create_run(workdir, options.to_json())
     try:
         the_model = _model(model, options, run_dir)
     except BaseException:
         shutil.rmtree(run_dir)  # no credentials or a bad scenario: leave no empty run behind
         raise
-    return PreparedRun(options, run_id, run_dir, settings, policy, the_model, sandbox, notices)
+    return PreparedRun(
+        options, run_id, run_dir, settings, policy, the_model, extra, sandbox, notices
+    )
 
 
-def _policy(options: RunOptions) -> tuple[PermissionSettings, PermissionPolicy]:
+def _policy(
+    options: RunOptions,
+) -> tuple[PermissionSettings, PermissionPolicy, tuple[Path, ...]]:
+    """The settings as they are now, the policy they make with the options, and the
+    directories the tools admit besides the workspace."""
     settings = load_settings(options.workdir, user_settings=options.user_settings or USER_SETTINGS)
-    return settings, PermissionPolicy.from_settings(settings, mode=options.permission_mode)
+    policy = PermissionPolicy.from_settings(settings, mode=options.permission_mode)
+    extra = (*options.add_dirs, *(Path(d).resolve() for d in settings.additional_directories))
+    return settings, policy, tuple(dict.fromkeys(extra))
 
 
 def _sandbox(
-    settings: PermissionSettings, policy: PermissionPolicy, options: RunOptions
+    settings: PermissionSettings,
+    policy: PermissionPolicy,
+    options: RunOptions,
+    extra_dirs: tuple[Path, ...],
 ) -> tuple[Bubblewrap | None, PermissionPolicy, tuple[str, ...]]:
     """The Bash sandbox the settings ask for, the policy that goes with it, and what
     to tell the user. Fail-closed: a sandbox that cannot work here is said once and
@@ -146,7 +162,7 @@ def _sandbox(
     ]
     has_read_rules = any(r.tool == "Read" for r in policy.deny)
     sandbox = Bubblewrap.from_settings(
-        wanted, workdir, options.add_dirs, hidden, read_deny_rules=has_read_rules
+        wanted, workdir, extra_dirs, hidden, read_deny_rules=has_read_rules
     )
     policy = attrs.evolve(
         policy,

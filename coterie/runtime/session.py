@@ -65,6 +65,9 @@ class AgentSession:
     _user: ActorContext
     #: The task board of a team run (None for one agent).
     board: AsyncBoard | None = None
+    #: What the user must be told once, before the run starts (settings an
+    #: untrusted folder lost, a sandbox that cannot work here, ...).
+    notices: tuple[str, ...] = ()
 
     async def query(self, prompt: str) -> RunResult:
         """Send *prompt* to the lead and wait for the result of its work."""
@@ -151,7 +154,14 @@ async def open_run(prepared: PreparedRun, asker: Asker | None) -> AsyncIterator[
                     await nursery.start(root.run)
                     try:
                         yield AgentSession(
-                            prepared.run_id, run_dir, options, events, prepared.policy, user, board
+                            prepared.run_id,
+                            run_dir,
+                            options,
+                            events,
+                            prepared.policy,
+                            user,
+                            board,
+                            prepared.notices,
                         )
                     finally:
                         with trio.CancelScope(shield=True):

@@ -60,6 +60,8 @@ def test_the_person_at_the_terminal_decides(
     )
     os.close(slave)
     try:
+        read_until(master, "trust this folder? [y/N]")  # a first run in this folder asks
+        os.write(master, b"n\n")
         screen = read_until(master, "allow? [y/N]")
         assert "touch approved.txt" in screen
         os.write(master, f"{answer}\n".encode())

@@ -257,6 +257,8 @@ def test_past_the_denial_limit_the_person_at_the_terminal_decides(
     )  # fmt: skip
     os.close(slave)
     try:
+        read_until(master, "trust this folder? [y/N]")  # a first run in this folder asks
+        os.write(master, b"n\n")
         screen = read_until(master, "allow? [y/N]")
         assert "rm -rf build" in screen
         assert "blocked 3 actions in a row" in screen  # why a person is asked
@@ -402,6 +404,8 @@ def test_entering_auto_mode_sets_aside_allow_rules_that_run_anything(
     (workspace / ".claude").mkdir()
     settings = {"permissions": {"allow": ["Bash(*)", "Bash(git status)"]}}
     (workspace / ".claude" / "settings.json").write_text(json.dumps(settings))
+    # A checkout's allow rules count only once the folder is trusted.
+    assert coterie("trust", str(workspace), cwd=workspace, home=home).returncode == 0
     scenario = write_scenario(
         tmp_path / "s.json",
         {

@@ -45,14 +45,13 @@ def test_the_settings_default_mode_applies_when_no_mode_is_given(
         assert trusted.returncode == 0, trusted.stderr
     scenario = write_scenario(workspace.parent / "s.json", {"lead": [WRITE, {"text": "wrote it"}]})
     done = coterie(
-        "run", "-p", "--output-format", "json", "--scenario", str(scenario), "write",
+        "run", "-p", "--output-format", "stream-json", "--scenario", str(scenario), "write",
         cwd=workspace, home=home,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert (workspace / "out.txt").read_text() == "x\n"
-    run_dir = runs_root(workspace) / only_run(workspace)
-    recorded = json.loads((run_dir / "config.json").read_text())
-    assert recorded["permission_mode"] == "acceptEdits"
+    init = json.loads(done.stdout.splitlines()[0])
+    assert init["permission_mode"] == "acceptEdits"
 
 
 def test_the_command_line_mode_beats_the_settings_default_mode(workspace: Path, home: Path) -> None:
@@ -103,3 +102,23 @@ def test_a_teammate_settling_its_own_task_is_not_a_crash(
     if status == "failed":
         assert done.returncode == 1, done.stderr  # a failed task makes the run an error
         assert "failed: task_1" in done.stdout
+
+
+def test_revoking_trust_narrows_a_runs_resume_too(workspace: Path, home: Path) -> None:
+    """What the settings granted is derived again on resume, not frozen in the run."""
+    settings(workspace, {"permissions": {"defaultMode": "acceptEdits"}})
+    assert coterie("trust", str(workspace), cwd=workspace, home=home).returncode == 0
+    second = {"tool_uses": [{"name": "Write", "input": {"file_path": "b.txt", "content": "b"}}]}
+    scenario = write_scenario(
+        workspace.parent / "s.json",
+        {"lead": [WRITE, {"text": "one"}, second, {"text": "two"}]},
+    )
+    first = coterie("run", "-p", "--scenario", str(scenario), "write", cwd=workspace, home=home)
+    assert first.returncode == 0, first.stderr
+    assert (workspace / "out.txt").exists()
+    revoked = coterie("trust", "--revoke", str(workspace), cwd=workspace, home=home)
+    assert revoked.returncode == 0, revoked.stderr
+    again = coterie("resume", only_run(workspace), "again", "-p", cwd=workspace, home=home)
+    assert again.returncode == 0, again.stderr
+    assert not (workspace / "b.txt").exists()  # default mode, headless: the Write was denied
+    assert "not trusted" in again.stderr
