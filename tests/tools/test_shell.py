@@ -166,3 +166,18 @@ def test_hard_deny_list(command: str) -> None:
 )
 def test_ordinary_commands_are_not_hard_denied(command: str) -> None:
     assert hard_deny_reason(command) is None
+
+
+def test_a_quoted_here_document_is_data() -> None:
+    """Its body is neither split into commands nor a risk (issue 11)."""
+    analysis = analyze("cat > s.sh <<'EOF'\n$PY main.py > /etc/x\nrm -rf y\nEOF\necho done")
+    assert [c for c, _ in analysis.commands] == ["cat > s.sh <<'EOF'", "echo done"]
+    assert analysis.nested == ()
+    assert analysis.risks == ()
+
+
+@pytest.mark.parametrize(
+    "command", ["bash <<'EOF'\nrm -rf y\nEOF", 'cat <<-"E" | sh\n\trm -rf y\n\tE']
+)
+def test_a_quoted_here_document_read_by_a_shell_is_commands(command: str) -> None:
+    assert analyze(command).nested == ("rm -rf y",)

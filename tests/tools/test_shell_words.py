@@ -332,3 +332,9 @@ def test_wrappers_do_not_widen_an_allow_rule(ws: Path) -> None:
     assert decide("timeout 5 rm -rf src", ws, allow=["Bash(timeout:*)"]) == ("ask", None)
     allow = ["Bash(timeout:*)", "Bash(npm test)"]
     assert decide("timeout 5 npm test", ws, allow=allow) == ("allow", "Bash(timeout:*)")
+
+
+def test_writing_a_file_from_a_quoted_here_document(ws: Path) -> None:
+    command = "cat > notes.md <<'EOF'\n$X rm -rf / > /etc/passwd\nEOF"
+    assert decide(command, ws, mode="acceptEdits", deny=["Bash(rm:*)"]) == ("allow", None)
+    assert decide(command.replace("notes.md", "../notes.md"), ws, mode="acceptEdits")[0] == "deny"

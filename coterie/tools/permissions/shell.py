@@ -173,10 +173,17 @@ def _split(command: str) -> tuple[list[tuple[str, str]], list[str], list[str]]:
             parts.append((text, op))
         op = next_op
 
+    # Here-documents whose delimiter is quoted: (delimiter, strip tabs, first part of the line).
+    pending: list[tuple[str, bool, int]] = []
     i, n, quote = 0, len(command), None
     while i < n:
         c = command[i]
         nxt = command[i + 1] if i + 1 < n else ""
+        if c == "\n" and not quote and pending:
+            flush("\n")
+            i = _here_bodies(command, i + 1, pending, parts, inner)
+            pending.clear()
+            continue
         if quote == "'":
             buf.append(c)
             quote = None if c == "'" else quote
@@ -222,7 +229,14 @@ def _split(command: str) -> tuple[list[tuple[str, str]], list[str], list[str]]:
             i = n if end < 0 else end
             continue
         if c == "<" and nxt == "<" and "<" not in (command[i + 2 : i + 3], command[i - 1 : i]):
-            risks.append("a here-document")  # `<<`, but not the here-string `<<<`
+            # `<<`, not the here-string `<<<`. A quoted delimiter makes the body plain
+            # data, skipped exactly; an unquoted one expands it, read as commands.
+            m = _QUOTED_HEREDOC.match(command, i)
+            if m:
+                word = next(w for w in m.group("w1", "w2", "w3") if w is not None)
+                pending.append((word, bool(m.group("dash")), len(parts)))
+            else:
+                risks.append("a here-document")
         if c in "&|" and nxt == c:
             flush(c + c)
             i += 2
@@ -248,6 +262,40 @@ def _split(command: str) -> tuple[list[tuple[str, str]], list[str], list[str]]:
         risks.append("unbalanced quotes")
     flush("")
     return parts, inner, risks
+
+
+_QUOTED_HEREDOC = re.compile(
+    r"<<(?P<dash>-?)[ \t]*(?:'(?P<w1>[^']*)'|\"(?P<w2>[^\"]*)\"|\\(?P<w3>\w+))"
+)
+
+
+def _here_bodies(
+    command: str,
+    start: int,
+    pending: list[tuple[str, bool, int]],
+    parts: list[tuple[str, str]],
+    inner: list[str],
+) -> int:
+    """Skip the bodies of quoted here-documents (no expansion: data), from *start*.
+
+    A body read by a shell on its line (``bash <<'EOF'``, ``cat <<'EOF' | sh``)
+    is commands, and becomes a nested command line. Returns where reading goes on.
+    """
+    i = start
+    for delimiter, strip, first in pending:
+        lines: list[str] = []
+        while i < len(command):
+            end = command.find("\n", i)
+            end = len(command) if end < 0 else end
+            line = command[i:end]
+            i = end + 1
+            if (line.lstrip("\t") if strip else line) == delimiter:
+                break
+            lines.append(line)
+        programs = {v.split(" ", 1)[0] for text, _ in parts[first:] for v in command_views(text)}
+        if programs & SHELLS:
+            inner.append("\n".join(lines))
+    return min(i, len(command))
 
 
 def tokens(text: str) -> list[str]:
