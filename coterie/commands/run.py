@@ -126,7 +126,8 @@ async def resume_run(args: argparse.Namespace, console: Console, err: Console) -
     """``coterie resume RUN_ID [PROMPT]``: finish an interrupted run, or go on with PROMPT."""
     try:
         run_dir = find_run(args.workdir.resolve(), args.run_id)
-        config = read_config(run_dir)
+        config = read_config(run_dir, verified=True)
+        state = read_state(run_dir)
     except (CoterieError, ValueError) as exc:
         err.print(f"[red]error:[/] {exc}")
         return 2
@@ -134,7 +135,6 @@ async def resume_run(args: argparse.Namespace, console: Console, err: Console) -
     if command not in ("run", "team"):
         err.print(f"[red]error:[/] run {run_dir.name} is a {command!r} run; it cannot be resumed")
         return 2
-    state = read_state(run_dir)
     if args.prompt is None and state.get("state") in ("completed", "failed"):
         view = _view(args, console, team=command == "team")
         view.start({"run_id": run_dir.name})

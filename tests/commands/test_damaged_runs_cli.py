@@ -47,15 +47,16 @@ def test_runs_lists_every_run_and_names_the_damaged_file(
 
 
 @pytest.mark.parametrize("damage", sorted(DAMAGE))
+@pytest.mark.parametrize("name", ["state.json", "config.json"])
 def test_resume_of_a_damaged_run_is_one_error_naming_the_file(
-    workspace: Path, home: Path, damage: str
+    workspace: Path, home: Path, damage: str, name: str
 ) -> None:
     broken, _ = two_runs(workspace, home)
-    (broken / "config.json").write_bytes(DAMAGE[damage])
+    (broken / name).write_bytes(DAMAGE[damage])
     again = coterie("resume", broken.name, "-p", cwd=workspace, home=home)
     assert again.returncode == 2
     assert "Traceback" not in again.stderr
-    assert "config.json" in again.stderr.replace("\n", "")
+    assert name in again.stderr.replace("\n", "")
 
 
 __all__ = ["home", "workspace"]
