@@ -338,3 +338,18 @@ def test_writing_a_file_from_a_quoted_here_document(ws: Path) -> None:
     command = "cat > notes.md <<'EOF'\n$X rm -rf / > /etc/passwd\nEOF"
     assert decide(command, ws, mode="acceptEdits", deny=["Bash(rm:*)"]) == ("allow", None)
     assert decide(command.replace("notes.md", "../notes.md"), ws, mode="acceptEdits")[0] == "deny"
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["echo ../x | xargs rm", "find . | xargs touch", "env -C /etc touch x", "chroot /x touch y",
+     "ln -s ~/.bashrc l; echo x >> l", "cp -P link mine && echo x > mine/f",
+     "tar xf a.tar && echo x > d/f"],
+)  # fmt: skip
+def test_writes_coterie_cannot_see_are_never_allowed_by_accept_edits(
+    ws: Path, command: str
+) -> None:
+    """Arguments from the input, another directory, a link made on the way: unknown writes."""
+    assert decide(command, ws, mode="acceptEdits")[0] == "ask"
+    allow = ["Bash(echo:*)", "Bash(ln:*)", "Bash(cp:*)", "Bash(tar:*)", "Bash(xargs:*)"]
+    assert decide(command, ws, allow=[*allow, "Bash(rm:*)", "Bash(touch:*)"])[0] == "ask"

@@ -64,6 +64,14 @@ _GIT_PROGRAM_KEYS = re.compile(
 )
 
 
+#: Wrappers that hide the arguments or the directory of the command they run.
+_OPAQUE = frozenset({"xargs", "parallel", "chroot", "nsenter", "unshare", "firejail"})
+#: Commands that may create symbolic links.
+_LINKERS = frozenset({"ln", "tar", "unzip", "rsync", "cpio", "7z", "bsdtar", "git", "link"})
+#: A path coterie cannot see (arguments read from input, a link made on the way).
+_UNSEEN = Word("$INPUT", literal=False, raw="a path from the input or a new link")
+
+
 @attrs.frozen
 class BashCheck:
     """What :func:`check_bash` found; the policy walks its gates over it."""
@@ -152,6 +160,23 @@ def _unknown(simple: Simple, chain: list[tuple[Word, ...]]) -> str | None:
     return None
 
 
+def _opaque(chain: list[tuple[Word, ...]]) -> bool:
+    """Whether a wrapper hides the command's real arguments or directory.
+
+    ``xargs`` and ``parallel`` add arguments read from the input, ``env -C``
+    and ``chroot`` run it elsewhere, namespace tools may remap the file system.
+    """
+    for words in chain[:-1]:
+        program = words[0].value if words else ""
+        if program in _OPAQUE:
+            return True
+        if program == "env" and any(
+            w.value in ("-C", "--chdir") or w.value.startswith(("--chdir=", "-C")) for w in words
+        ):
+            return True
+    return False
+
+
 def _parts(command: str) -> tuple[list[_Part], tuple[str, ...]]:
     analysis = analyze(command)
     parts: list[_Part] = []
@@ -159,8 +184,38 @@ def _parts(command: str) -> tuple[list[_Part], tuple[str, ...]]:
         simple = parse_simple(text)
         chain = _chain(simple.words)
         words = chain[-1] if chain and chain[-1] else ()
-        parts.append(_Part(simple, words, usage(words), _unknown(simple, chain)))
+        found = usage(words)
+        if _opaque(chain):
+            # Its paths are not the words written: whatever it writes is unknown.
+            writes = (_UNSEEN,) if found.writes or found.kind == "file" else ()
+            found = Usage("other", (_UNSEEN,), writes)
+        parts.append(_Part(simple, words, found, _unknown(simple, chain)))
+    if sum(1 for p in parts if _writes(p)) and any(_links(p) for p in parts) and len(parts) > 1:
+        # `ln -s ~/.bashrc l; echo x >> l`: a link made by one part redirects another's
+        # write, after coterie looked. Every write of such a line is unknown.
+        parts = [
+            attrs.evolve(p, usage=attrs.evolve(p.usage, writes=(_UNSEEN,)))
+            if _writes(p) and not _links(p)
+            else p
+            for p in parts
+        ]
     return parts, analysis.risks
+
+
+def _writes(part: _Part) -> bool:
+    return bool(part.usage.writes) or any(r.writes for r in part.simple.redirects)
+
+
+def _links(part: _Part) -> bool:
+    """Whether the part may create symbolic links (or move them into place)."""
+    if not part.words:
+        return False
+    program, flags = part.words[0].value, [w.value for w in part.words[1:]]
+    if program == "cp":
+        return any(f.startswith("-") and any(c in f for c in "PdaRrs") for f in flags) or any(
+            f in ("--no-dereference", "--archive", "--recursive", "--symbolic-link") for f in flags
+        )
+    return program in _LINKERS
 
 
 def check_bash(

@@ -161,8 +161,8 @@ class PathJudge:
             return Verdict(
                 question=Finding(
                     "ask",
-                    f"coterie cannot tell where {word.raw} leads (a variable or substitution),"
-                    " so this write needs approval.",
+                    f"coterie cannot tell where {word.raw} leads (it is expanded or read when the"
+                    " command runs), so this write needs approval.",
                     "unknown-path",
                 ),
                 inside=False,
@@ -271,8 +271,10 @@ class PathJudge:
         self, word: Word, cwds: Sequence[Path], cwd_known: bool, *, creating: bool = False
     ) -> list[tuple[Path, tuple[str, ...]]] | None:
         """(resolved literal prefix, remaining glob segments) per directory; None if unknown."""
-        if re.search(r"[$`]", word.raw) or word.procsub:
-            return None
+        if word.procsub or (
+            not word.literal and (re.search(r"[$`]", word.value) or not _MAGIC.search(word.value))
+        ):
+            return None  # a variable, a substitution: it could name anything
         value = word.value
         relative = not value.startswith("/")
         if relative and not cwd_known:
