@@ -126,6 +126,9 @@ def _policy(
     directories the tools admit besides the workspace."""
     settings = load_settings(options.workdir, user_settings=options.user_settings or USER_SETTINGS)
     policy = PermissionPolicy.from_settings(settings, mode=options.permission_mode)
+    # A checkout's .git/config names programs git runs (fsmonitor, textconv):
+    # read-only git commands pass unasked only in a trusted folder.
+    policy = attrs.evolve(policy, workspace_trusted=settings.trusted)
     extra = (*options.add_dirs, *(Path(d).resolve() for d in settings.additional_directories))
     return settings, policy, tuple(dict.fromkeys(extra))
 

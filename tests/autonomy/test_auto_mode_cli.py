@@ -89,7 +89,7 @@ def cursors(workspace: Path) -> dict[str, int]:
 @pytest.mark.parametrize(
     "action",
     [
-        pytest.param(bash("cp ~/.aws/credentials ~/leaked-credentials"), id="Bash cp"),
+        pytest.param(bash("cp ~/.aws/credentials leaked-credentials"), id="Bash cp"),
         pytest.param(
             write(".env", "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYFAKEKEY\n"),
             id="Write of a key",
@@ -108,7 +108,7 @@ def test_auto_mode_blocks_a_write_of_credentials_with_the_classifiers_reason(
         },
     )
     auto(workspace, home, scenario, "set up the deployment")
-    assert not (home / "leaked-credentials").exists()
+    assert not (workspace / "leaked-credentials").exists()
     assert not (workspace / ".env").exists()
     tool = action["tool_uses"][0]["name"]
     assert decisions(workspace) == [
@@ -206,9 +206,9 @@ def test_read_only_tools_never_reach_the_classifier(
 def risky_then(last: dict[str, Any]) -> list[dict[str, Any]]:
     """Three credential copies (each blocked), then *last*, then a final answer."""
     return [
-        bash("cp ~/.aws/credentials ~/leak-1"),
-        bash("cp ~/.aws/credentials ~/leak-2"),
-        bash("cp ~/.aws/credentials ~/leak-3"),
+        bash("cp ~/.aws/credentials leak-1"),
+        bash("cp ~/.aws/credentials leak-2"),
+        bash("cp ~/.aws/credentials leak-3"),
         last,
         {"text": "stopping here"},
     ]
@@ -233,7 +233,7 @@ def test_past_the_denial_limit_headless_runs_deny_without_asking_the_classifier(
     (workspace / "build").mkdir()
     auto(workspace, home, denial_limit_scenario(tmp_path), "tidy up")
     assert (workspace / "build").is_dir()
-    assert not any(home.glob("leak-*"))
+    assert not any(workspace.glob("leak-*"))
     assert [(d["decided_by"], d["block"]) for d in decisions(workspace)] == [
         ("classifier", True)
     ] * 3 + [("limit", True)]
@@ -270,7 +270,7 @@ def test_past_the_denial_limit_the_person_at_the_terminal_decides(
         proc.kill()
         os.close(master)
     assert not (workspace / "build").exists()
-    assert not any(home.glob("leak-*"))
+    assert not any(workspace.glob("leak-*"))
     assert [(d["decided_by"], d["block"]) for d in decisions(workspace)] == [
         ("classifier", True)
     ] * 3 + [("human", False)]

@@ -56,7 +56,7 @@ def test_the_dropped_rules_apply_again_in_other_modes(ctx: ToolContext) -> None:
 
 def test_from_settings_sets_them_aside_in_auto(workspace: Path, ctx: ToolContext) -> None:
     write(workspace / ".claude/settings.json", {"permissions": {"allow": ["Bash(python:*)"]}})
-    settings = load_settings(workspace, user_settings=None)
+    settings = load_settings(workspace, user_settings=None, trusted=True)
     policy = PermissionPolicy.from_settings(settings, mode="auto")
     assert [r.text for r in policy.dropped_allow] == ["Bash(python:*)"]
     assert policy.check(*bash("python x.py"), ctx).behavior == "ask"
@@ -103,7 +103,7 @@ def test_read_only_tools_never_ask_in_auto(
     [
         ("Write", {"file_path": "a.txt", "content": "x"}),
         ("Edit", {"file_path": "a.txt", "old_string": "x", "new_string": "y"}),
-        ("Bash", {"command": "ls"}),
+        ("Bash", {"command": "npm test"}),
     ],
 )
 def test_everything_else_goes_to_the_classifier(
@@ -147,7 +147,7 @@ def test_user_and_local_auto_mode_settings_apply(workspace: Path, user_file: Pat
         workspace / ".claude/settings.local.json",
         {"autoMode": {"allow": ["$defaults", "Running make deploy-preview"]}},
     )
-    settings = load_settings(workspace, user_settings=user_file)
+    settings = load_settings(workspace, user_settings=user_file, trusted=True)
     rules = settings.auto_mode_rules
     builtin = default_auto_mode_rules()
     assert [r.description for r in rules.environment] == ["Staging is at staging.example"]
@@ -216,10 +216,10 @@ async def test_an_answers_reason_and_rule_become_the_decision(ctx: ToolContext) 
 
 async def test_an_approving_answer_allows(ctx: ToolContext) -> None:
     gate = PermissionGate(PermissionPolicy(mode="auto"), AnsweringAsker(Answer(True)))
-    decision = await gate.authorize(*bash("ls"), ctx)
+    decision = await gate.authorize(*bash("npm test"), ctx)
     assert (decision.behavior, decision.reason) == ("allow", "Approved when asked.")
 
 
 async def test_an_answer_that_is_neither_is_a_denial(ctx: ToolContext) -> None:
     gate = PermissionGate(PermissionPolicy(mode="auto"), AnsweringAsker(None))
-    assert (await gate.authorize(*bash("ls"), ctx)).behavior == "deny"
+    assert (await gate.authorize(*bash("npm test"), ctx)).behavior == "deny"
