@@ -29,6 +29,7 @@ import shlex
 import attrs
 
 from coterie.tools.permissions.hidden import SHELLS, hidden_in
+from coterie.tools.permissions.words import matching_close
 
 __all__ = ["ShellAnalysis", "analyze", "command_views", "tokens", "word_views"]
 
@@ -128,32 +129,6 @@ def _add_nested(text: str, depth: int, nested: list[str], risks: list[str]) -> N
     risks.extend(sub.risks)
 
 
-def _closing(command: str, start: int, opener: str, closer: str) -> int:
-    """Index of the *closer* matching the *opener* at *start*, or -1; quotes respected."""
-    depth, i, quote = 0, start, None
-    while i < len(command):
-        c = command[i]
-        if quote:
-            if c == "\\" and quote == '"':
-                i += 2
-                continue
-            if c == quote:
-                quote = None
-        elif c == "\\":
-            i += 2
-            continue
-        elif c in "'\"":
-            quote = c
-        elif c == opener:
-            depth += 1
-        elif c == closer:
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    return -1
-
-
 def _split(command: str) -> tuple[list[tuple[str, str]], list[str], list[str]]:
     parts: list[tuple[str, str]] = []
     inner: list[str] = []
@@ -199,7 +174,7 @@ def _split(command: str) -> tuple[list[tuple[str, str]], list[str], list[str]]:
                 body_start = i + 1
                 risks.append("command substitution with backticks")
             else:
-                end = _closing(command, i + 1, "(", ")")
+                end = matching_close(command, i + 1, "(", ")")
                 body_start = i + 2
                 if command.startswith("$((", i):
                     pass  # arithmetic: harmless itself, but what it holds is checked

@@ -90,11 +90,11 @@ class Simple:
         return not self.words or self.words[0].literal
 
 
-def _closing(text: str, start: int, opener: str, closer: str) -> int:
-    """Index just past the *closer* matching the *opener* at *start* (quotes respected)."""
+def matching_close(command: str, start: int, opener: str, closer: str) -> int:
+    """Index of the *closer* matching the *opener* at *start*, or -1; quotes respected."""
     depth, i, quote = 0, start, None
-    while i < len(text):
-        c = text[i]
+    while i < len(command):
+        c = command[i]
         if quote:
             if c == "\\" and quote == '"':
                 i += 2
@@ -111,9 +111,16 @@ def _closing(text: str, start: int, opener: str, closer: str) -> int:
         elif c == closer:
             depth -= 1
             if depth == 0:
-                return i + 1
+                return i
         i += 1
-    return len(text)
+    return -1
+
+
+def _closing(text: str, start: int, opener: str, closer: str) -> int:
+    """Index just past the *closer* matching the *opener* at *start* (quotes
+    respected), or the end of *text* when it is never closed."""
+    end = matching_close(text, start, opener, closer)
+    return len(text) if end < 0 else end + 1
 
 
 class _Reader:
