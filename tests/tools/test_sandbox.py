@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pytest
 import trio
@@ -25,9 +23,6 @@ from coterie.tools._base import FileStamp
 from coterie.tools._dirfd import resolve
 from coterie.tools.sandbox import absolute_path, resolve_path
 from tests.strategies import path_spellings
-
-if TYPE_CHECKING:
-    from collections.abc import Iterator
 
 
 def test_relative_paths_resolve_against_the_workspace(ctx: ToolContext, workspace: Path) -> None:
@@ -96,24 +91,6 @@ def test_the_message_says_where_it_resolved(ctx: ToolContext, workspace: Path) -
 
 
 # -- properties ----------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def tree() -> Iterator[tuple[Path, Path, Path]]:
-    """base/{ws, outside, home} with symlinks in ws that lead out, and HOME=base/home."""
-    with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as mp:
-        base = Path(tmp).resolve()
-        ws, outside, home = base / "ws", base / "outside", base / "home"
-        for d in (ws / "sub", outside, home):
-            d.mkdir(parents=True)
-        (outside / "existing.txt").write_text("keep")
-        (ws / "link_out").symlink_to(outside)
-        (ws / "link_in").symlink_to(ws / "sub")
-        (ws / "link_up").symlink_to(base)
-        (ws / "dangling_out").symlink_to(outside / "newfile")
-        (ws / "link_file").symlink_to(outside / "existing.txt")
-        mp.setenv("HOME", str(home))
-        yield base, ws, outside
 
 
 def _outside_state(base: Path, ws: Path) -> list[tuple[str, bytes]]:

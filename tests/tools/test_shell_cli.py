@@ -15,25 +15,11 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from coterie.tools.permissions import MODES
-from tests.agent.conftest import coterie
+from tests.agent.conftest import coterie, home, workspace
 from tests.tools.test_policy_spellings import SPELLINGS, setup, spelled
 
 if TYPE_CHECKING:
     from pathlib import Path
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    return ws
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    h = tmp_path / "home"
-    h.mkdir()
-    return h
 
 
 def settings(path: Path, **permissions: list[str]) -> None:
@@ -175,3 +161,6 @@ def test_finding_10_accept_edits_still_refuses_file_commands_outside(
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "keep.txt").exists()
     assert not (tmp_path / "made.txt").exists()
+
+
+__all__ = ["home", "workspace"]  # the CLI fixtures, used above
