@@ -203,21 +203,21 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "run":
             import trio
 
-            from coterie.commands.run import run_prompt
+            from coterie.commands.run import run_prompt, stoppable
 
-            return trio.run(run_prompt, args, console, Console(stderr=True, highlight=False))
+            return trio.run(stoppable, run_prompt, args, console, _err())
         if args.command == "team":
             import trio
 
-            from coterie.commands.run import run_team
+            from coterie.commands.run import run_team, stoppable
 
-            return trio.run(run_team, args, console, Console(stderr=True, highlight=False))
+            return trio.run(stoppable, run_team, args, console, _err())
         if args.command == "resume":
             import trio
 
-            from coterie.commands.run import resume_run
+            from coterie.commands.run import resume_run, stoppable
 
-            return trio.run(resume_run, args, console, Console(stderr=True, highlight=False))
+            return trio.run(stoppable, resume_run, args, console, _err())
         if args.command == "runs":
             from coterie.commands.runs import list_command
 
@@ -226,8 +226,9 @@ def main(argv: list[str] | None = None) -> int:
             import trio
 
             from coterie.commands.compact import compact_command
+            from coterie.commands.run import stoppable
 
-            return trio.run(compact_command, args, console, Console(stderr=True, highlight=False))
+            return trio.run(stoppable, compact_command, args, console, _err())
         if args.command == "mock-server":
             from coterie.models import mock_server
 
@@ -243,10 +244,15 @@ def main(argv: list[str] | None = None) -> int:
 
             return run_inspect(args, console)
     except BaseException as exc:
+        from coterie.commands.run import Stopped
+
         leaves = _leaves(exc)
-        if leaves and all(isinstance(e, KeyboardInterrupt) for e in leaves):
+        stops = [e for e in leaves if isinstance(e, (KeyboardInterrupt, Stopped))]
+        if leaves and len(stops) == len(leaves):
+            # SIGTERM and SIGHUP end a run as Ctrl-C does: 128 + the signal's number.
             console.print("[yellow]interrupted[/]")
-            return 130
+            first = stops[0]
+            return 128 + first.signum if isinstance(first, Stopped) else 130
         if leaves and all(isinstance(e, (BrokenPipeError, SystemExit)) for e in leaves):
             # Output closed early (e.g. piped into `head`): stop quietly.
             _silence_stdout()
@@ -254,6 +260,10 @@ def main(argv: list[str] | None = None) -> int:
         raise
     parser.error(f"unknown command {args.command!r}")
     return 2  # pragma: no cover - parser.error exits
+
+
+def _err() -> Console:
+    return Console(stderr=True, highlight=False)
 
 
 def _leaves(exc: BaseException) -> list[BaseException]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 import time
 from typing import TYPE_CHECKING, Any
@@ -9,10 +10,11 @@ from typing import TYPE_CHECKING, Any
 import trio
 from rich.markup import escape
 
+from coterie import procgroups
 from coterie.autonomy import parse_loop_spec
 from coterie.errors import CoterieError, SupervisorGaveUp
 from coterie.models import ModelError, Usage
-from coterie.runs import find_run, read_config, read_state
+from coterie.runs import find_run, read_config, read_state, runs_root
 from coterie.session import AgentSession, open_agent, open_team
 from coterie.tools import RuleError, SettingsError
 from coterie.trust import TrustStoreError, can_trust, set_trust, trust_entry
@@ -166,7 +168,9 @@ async def resume_run(args: argparse.Namespace, console: Console, err: Console) -
             return open_team(args.workdir, asker=asker, resume=run_dir.name)
         return open_agent(args.workdir, asker=asker, resume=run_dir.name)
 
-    return await drive(args, console, err, agent, go_on, team=command == "team", asker=asker)
+    return await drive(
+        args, console, err, agent, go_on, team=command == "team", asker=asker, run_dir=run_dir
+    )
 
 
 async def _ask(session: AgentSession, prompt: str) -> dict[str, Any]:
@@ -237,14 +241,26 @@ async def drive(
     *,
     team: bool = False,
     asker: TerminalAsker | None = None,
+    run_dir: Path | None = None,
 ) -> int:
-    """Open the session, show its events in the chosen view, do *work*; the exit code."""
+    """Open the session, show its events in the chosen view, do *work*; the exit code.
+
+    First the process groups that dead runs of the workspace left behind are
+    killed; the groups this run's tools start are recorded in its directory
+    (*run_dir* when resuming: a resumed teammate may start a command before
+    the session is handed over).
+    """
     view: View | None = None
     started = time.monotonic()
     run_id = ""
     result: dict[str, Any] | None = None
+    killed = procgroups.reap_workspace(runs_root(args.workdir.resolve()))
+    if killed:
+        err.print(f"[yellow]note:[/] killed {killed} process(es) a dead run left running")
+    procgroups.set_recording(run_dir)
     try:
         async with agent() as session:
+            procgroups.set_recording(session.run_dir)
             run_id = session.run_id
             config = session.options
             board = session.board.list if session.board is not None else None
@@ -294,6 +310,7 @@ async def drive(
     except* USAGE_ERRORS as group:
         err.print(f"[red]error:[/] {group.exceptions[0]}")
     finally:
+        procgroups.set_recording(None)
         stop = getattr(view, "stop", None)
         if result is None and stop is not None:
             stop()  # a live display must give the terminal back
@@ -305,3 +322,44 @@ async def drive(
         result["duration_ms"] = int((time.monotonic() - started) * 1000)
     view.finish(result)
     return 1 if result["is_error"] else 0
+
+
+class Stopped(BaseException):
+    """The process was asked to stop by SIGTERM or SIGHUP.
+
+    A :class:`BaseException`, as :class:`KeyboardInterrupt` is: nothing may
+    catch it on the way out, and everything on the way runs its clean-up
+    (tools' process groups killed, logs flushed, the run's lock released,
+    leaving it interrupted and resumable).
+    """
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"stopped by {signal.Signals(signum).name}")
+        self.signum = signum
+
+
+#: The signals that end a run as Ctrl-C does (systemd, Docker and CI send SIGTERM;
+#: a closed terminal SIGHUP).
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+async def stoppable(
+    command: Callable[[argparse.Namespace, Console, Console], Awaitable[int]],
+    args: argparse.Namespace,
+    console: Console,
+    err: Console,
+) -> int:
+    """Run *command* until it returns, or until SIGTERM/SIGHUP arrives: then it is
+    cancelled, its clean-up runs, and :class:`Stopped` is raised (in a group)."""
+    code = 0
+    with trio.open_signal_receiver(*STOP_SIGNALS) as signals:
+        async with trio.open_nursery() as nursery:
+
+            async def watch() -> None:
+                async for signum in signals:
+                    raise Stopped(signum)
+
+            nursery.start_soon(watch)
+            code = await command(args, console, err)
+            nursery.cancel_scope.cancel()
+    return code

@@ -6,6 +6,13 @@ its process group id is its pid and everything it starts -- pipelines,
 ``setsid``. Whatever way the call ends (exit, timeout, cancellation), the
 whole group is taken down with the ladder SIGTERM, a short grace, SIGKILL.
 
+While a run records its process groups (:mod:`coterie.procgroups`), the
+command starts behind a gate: a tiny ``bash`` (it takes any descriptor number, dash only 0-9) that waits for one line on a
+private pipe before it execs the command. The group is recorded durably,
+then the line is sent; so a coterie killed at any moment leaves either a
+record of the group or a group that exits without running anything (the
+gate reads end-of-file and exits 125).
+
 Standard output and standard error share one pipe, so the model sees them
 interleaved as they happened. A background child may keep that pipe open
 after the main process exits; the reader then gets a short grace to collect
@@ -24,6 +31,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 import trio
+
+from coterie import procgroups
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -163,6 +172,47 @@ async def kill_process_group(pgid: int, grace: float) -> None:
     await _wait_group_gone(pgid, grace)
 
 
+def _gate(fd: int) -> list[str]:
+    """``bash -c GATE coterie-gate``, to be followed by ARGV: wait for the go line on
+    *fd* (inherited at its own number), close it, exec ARGV; exit 125 on end-of-file."""
+    script = f'IFS= read -r go <&{fd} && [ "$go" = go ] || exit 125; exec {fd}<&-; exec "$@"'
+    return ["bash", "-c", script, "coterie-gate"]
+
+
+def _close(*fds: int) -> None:
+    for fd in fds:
+        if fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+async def _record_then_open_gate(
+    proc: trio.Process, records: Path, gate_w: int, kill_grace: float
+) -> procgroups.GroupRecord:
+    """Record *proc*'s group durably, then let the command go; if recording fails
+    (a full disk), kill the gated group (it has run nothing) and re-raise."""
+    try:
+        with trio.CancelScope(shield=True):
+            # Shielded: a group started must be recorded or killed, never neither.
+            group = await trio.to_thread.run_sync(procgroups.record, records, proc.pid)
+    except BaseException:
+        _close(gate_w)  # end-of-file: the gate exits without running the command
+        with trio.CancelScope(shield=True):
+            await kill_process_group(proc.pid, kill_grace)
+            with trio.move_on_after(kill_grace):
+                await proc.wait()
+            if proc.stdout is not None:
+                await proc.stdout.aclose()
+        raise
+    try:
+        os.write(gate_w, b"go\n")
+    except OSError:
+        pass  # the gate is gone already (killed from outside); the wait sees it
+    finally:
+        _close(gate_w)
+    return group
+
+
 async def run_shell(
     command: str,
     *,
@@ -182,17 +232,28 @@ async def run_shell(
     propagates after the group is gone.
     """
     buffer = OutputBuffer(output_limit)
-    proc = await trio.lowlevel.open_process(
-        list(argv) if argv is not None else ["bash", "-c", command],
-        cwd=cwd,
-        env=dict(env) if env is not None else None,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
+    command_argv = list(argv) if argv is not None else ["bash", "-c", command]
+    records = procgroups.recording_into()
+    gate_r, gate_w = os.pipe() if records is not None else (-1, -1)
+    try:
+        proc = await trio.lowlevel.open_process(
+            [*_gate(gate_r), *command_argv] if records is not None else command_argv,
+            cwd=cwd,
+            env=dict(env) if env is not None else None,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            pass_fds=(gate_r,) if records is not None else (),
+        )
+    except BaseException:
+        _close(gate_r, gate_w)
+        raise
     assert proc.stdout is not None
     stdout = proc.stdout
+    if records is not None:
+        os.close(gate_r)
+        group = await _record_then_open_gate(proc, records, gate_w, kill_grace)
     reader_done = trio.Event()
 
     async def read_all() -> None:
@@ -223,6 +284,8 @@ async def run_shell(
                 with trio.move_on_after(kill_grace):
                     await proc.wait()
             await stdout.aclose()
+        if records is not None:
+            procgroups.forget(group)
     return ShellOutcome(
         output=buffer.render(),
         exit_code=None if timed_out else proc.returncode,
