@@ -70,6 +70,7 @@ EventType = Literal[
     "team.shutdown_timeout",  # a teammate did not answer a shutdown request in time
     "team.task_settled",  # a finished task was already settled (failed, handed back...)
     "board.changed",  # a task on the board was created or changed
+    "board.corrupt",  # a damaged record of the board log was skipped, or a torn tail cut
     # -- mailboxes (coterie/mailbox) -------------------------------------------
     "mailbox.corrupt",  # a corrupt record was found, saved aside and skipped
     # -- demos (coterie/demos) -------------------------------------------------

@@ -34,6 +34,7 @@ from coterie.fsutil import raise_fd_limit
 from coterie.mailbox import PostOffice
 from coterie.runs import COMPLETED, FAILED, RUNNING, hold_run, read_state, write_state
 from coterie.runtime.agents import Agents
+from coterie.runtime.integrity import check_pending_request, check_tasks
 from coterie.runtime.tree import build_tree
 from coterie.supervisors import DynamicSupervisor
 from coterie.team import Team, Wakeups, changed_tasks
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable
     from pathlib import Path
 
-    from coterie.board import AsyncBoard
+    from coterie.board import AsyncBoard, BoardCorruption
     from coterie.runtime.options import RunOptions
     from coterie.runtime.prepare import PreparedRun
     from coterie.tools import Asker, PermissionPolicy
@@ -130,12 +131,23 @@ async def open_run(prepared: PreparedRun, asker: Asker | None) -> AsyncIterator[
         events = EventLog(run_dir / "events.jsonl")
         stack.callback(events.close)
         board: AsyncBoard | None = None
+        notices = list(prepared.notices)
+        # Checked before any actor starts: a request nothing would answer is
+        # an error now, not a resume that waits forever.
+        check_pending_request(run_dir, USER)
         async with contextlib.AsyncExitStack() as boards:
             team: Team | None = None
             if options.is_team:
                 wakeups = Wakeups()
-                opened = open_board(run_dir / "board", on_change=_on_board_change(wakeups, events))
+                opened = open_board(
+                    run_dir / "board",
+                    on_change=_on_board_change(wakeups, events),
+                    on_corruption=_on_board_corruption(events, notices),
+                )
                 board = await boards.enter_async_context(opened)
+                damage = notices[len(prepared.notices) :]
+                ids = [task.id for task in await board.list()]
+                check_tasks(run_dir, ids, run_dir / "board", damage=damage)
                 team = Team(
                     run_dir,
                     board,
@@ -161,7 +173,7 @@ async def open_run(prepared: PreparedRun, asker: Asker | None) -> AsyncIterator[
                             prepared.policy,
                             user,
                             board,
-                            prepared.notices,
+                            tuple(notices),
                         )
                     finally:
                         with trio.CancelScope(shield=True):
@@ -169,6 +181,28 @@ async def open_run(prepared: PreparedRun, asker: Asker | None) -> AsyncIterator[
             finally:
                 with trio.CancelScope(shield=True):
                     await post.aclose()
+
+
+def _on_board_corruption(events: EventLog, notices: list[str]) -> Callable[[BoardCorruption], None]:
+    """Report damage in the board log: an event, and a notice the CLI prints once."""
+
+    def corrupt(damage: BoardCorruption) -> None:
+        events.emit(
+            "board.corrupt",
+            start=damage.start,
+            end=damage.end,
+            action=damage.action,
+            reason=damage.reason,
+            saved_to=damage.saved_to,
+        )
+        what = "skipped" if damage.action == "skipped" else "cut off"
+        notices.append(
+            f"the task board's log is damaged: {damage.reason} at bytes"
+            f" {damage.start}-{damage.end} {what}"
+            + (f" (saved to {damage.saved_to})" if damage.saved_to else "")
+        )
+
+    return corrupt
 
 
 def _on_board_change(wakeups: Wakeups, events: EventLog) -> Callable[[object], None]:
