@@ -29,6 +29,7 @@ import contextlib
 import fcntl
 import json
 import os
+import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,7 +42,7 @@ from coterie.home import coterie_home, sign, verify, workspace_key
 from coterie.ids import new_run_id
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
 #: Where runs of an older coterie were kept, inside the workspace (no longer read).
 LEGACY_RUNS = Path(".coterie") / "runs"
@@ -83,18 +84,96 @@ def create_run(workdir: Path, config: dict[str, Any]) -> tuple[str, Path]:
     return run_id, path
 
 
-def find_run(workdir: Path, run_id: str) -> Path:
-    """The directory of run *run_id* (a unique prefix is enough); raises :class:`UnknownRun`."""
+def find_run(workdir: Path, run_id: str, *, notify: Callable[[str], None] | None = None) -> Path:
+    """The directory of run *run_id* (a unique prefix is enough); raises :class:`UnknownRun`.
+
+    A run recorded in a workspace that no longer exists (the folder was moved
+    or renamed) is adopted by *workdir*: see :func:`adopt_moved_run`, which
+    tells the user so through *notify* (default: a line on stderr).
+    """
     root = runs_root(workdir)
-    if (root / run_id / "config.json").is_file():
+    if run_id and (root / run_id / "config.json").is_file():
         return root / run_id
     matches = sorted(p for p in root.glob(f"{run_id}*") if (p / "config.json").is_file())
     if len(matches) == 1 and run_id:
         return matches[0]
+    if not matches and run_id:
+        moved = adopt_moved_run(workdir, run_id, notify=notify)
+        if moved is not None:
+            return moved
     known = [p.name for p in _run_dirs(root)][-5:]
     hint = f"; recent runs: {', '.join(known)}" if known else "; this workspace has no runs"
     what = "is ambiguous" if matches else "not found"
     raise UnknownRun(f"run {run_id!r} {what} in {root}{hint} (see `coterie runs`)")
+
+
+def adopt_moved_run(
+    workdir: Path, run_id: str, *, notify: Callable[[str], None] | None = None
+) -> Path | None:
+    """Move run *run_id* of another project under *workdir*'s, if its workspace moved.
+
+    Runs are kept under their workspace's path, so a renamed workspace loses
+    its runs. A run id is unique across projects: if exactly one project holds
+    it (or a unique prefix of it) and that run's recorded workspace no longer
+    exists, the run was moved with its folder, and it is the run meant. It is
+    then moved to *workdir*'s runs, its ``config.json`` says *workdir* (paths
+    inside the old workspace, such as a scenario, follow it) and is signed
+    again, so every later command finds it here. ``None`` if no project holds
+    the id; :class:`UnknownRun` when it is ambiguous (several projects hold it,
+    or its workspace still exists: then it is not this one's to take).
+    """
+    here = runs_root(workdir)
+    found = sorted(
+        p
+        for p in (coterie_home() / "projects").glob(f"*/runs/{run_id}*")
+        if p.parent != here and (p / "config.json").is_file()
+    )
+    if not found:
+        return None
+    if len(found) > 1:
+        where = ", ".join(str(p) for p in found)
+        raise UnknownRun(
+            f"run {run_id!r} is not in this workspace and matches runs of several projects"
+            f" ({where}); resume it from its own workspace"
+        )
+    (old,) = found
+    config = read_config(old, verified=True)
+    recorded = Path(str(config.get("workdir", "")))
+    if not str(recorded) or recorded.exists():
+        raise UnknownRun(
+            f"run {old.name} belongs to the workspace {recorded}, which still exists;"
+            f" resume it from there (cd {recorded}), not from {workdir}"
+        )
+    if is_live(old):
+        raise RunBusy(f"run {old.name} is being run by another process right now")
+    new = here / old.name
+    here.mkdir(parents=True, exist_ok=True)
+    os.rename(old, new)  # same file system (both under the coterie home): atomic
+    moved = {key: _rebase(value, recorded, workdir) for key, value in config.items()}
+    text = (json.dumps(moved, indent=2) + "\n").encode()
+    # Signed first, as create_run does: coterie itself changed it, so it stays valid.
+    atomic_write(new / "config.sig", (sign(text) + "\n").encode(), sync=True)
+    atomic_write(new / "config.json", text, sync=True)
+    line = (
+        f"note: run {old.name} was recorded in {recorded}, which no longer exists;"
+        f" it goes on in {workdir}, where it was resumed from"
+    )
+    if notify is not None:
+        notify(line)
+    else:
+        print(line, file=sys.stderr)
+    return new
+
+
+def _rebase(value: Any, old: Path, new: Path) -> Any:
+    """*value* with a path inside the *old* workspace moved into *new* (lists too)."""
+    if isinstance(value, list):
+        return [_rebase(item, old, new) for item in value]
+    if isinstance(value, str) and value.startswith("/"):
+        path = Path(value)
+        if path == old or path.is_relative_to(old):
+            return str(new / path.relative_to(old))
+    return value
 
 
 def read_config(run_dir: Path, *, verified: bool = False) -> dict[str, Any]:
