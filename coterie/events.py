@@ -3,7 +3,13 @@
 Supervision events (started, crashed, restarted, gave up, escalated,
 stopped), mailbox corruption reports and agent activity are appended here.
 Emitting never blocks and never fails the emitter: a slow live subscriber
-loses events (counted in ``dropped``), the file does not.
+loses events (counted in ``dropped``), the file does not. If the file cannot
+be written (a full disk, a file system turned read-only), the line being
+written is cut back (no torn line is left), the file is no longer written,
+:attr:`EventLog.failure` holds the error and every :meth:`EventLog.on_failure`
+callback is told, so that whoever drives the run can stop it with a clear
+error; the emitter (a supervisor reporting a crash, an agent reporting a
+tool call) never sees the error, and live subscribers still get the event.
 
 Event types form a closed vocabulary, :data:`EventType` (declared in
 :mod:`coterie.eventtypes`, re-exported here). It is checked statically, not at
@@ -82,6 +88,9 @@ class EventLog:
     _fd: int | None = attrs.field(init=False, default=None)
     _subscribers: list[trio.MemorySendChannel[Event]] = attrs.field(init=False, factory=list)
     _listeners: list[Callable[[Event], None]] = attrs.field(init=False, factory=list)
+    #: Why the file stopped being written, or None while it is.
+    failure: OSError | None = attrs.field(init=False, default=None)
+    _failure_callbacks: list[Callable[[OSError], None]] = attrs.field(init=False, factory=list)
 
     def __attrs_post_init__(self) -> None:
         self.history = deque(maxlen=self.keep)
@@ -96,9 +105,40 @@ class EventLog:
         event = Event(seq=self._seq, ts=time.time(), type=type, data=data)
         self.history.append(event)
         if self._fd is not None:
-            os.write(self._fd, (event.to_json() + "\n").encode())
+            self._append(self._fd, (event.to_json() + "\n").encode())
         self._fan_out(event)
         return event
+
+    def _append(self, fd: int, line: bytes) -> None:
+        written = 0
+        try:
+            while written < len(line):  # a short write means the disk filled mid-line
+                written += os.write(fd, line[written:])
+        except OSError as exc:
+            if written:
+                # O_APPEND: the torn part is the file's end. Cutting it keeps the
+                # log readable; if even that fails, readers skip a torn last line.
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, os.fstat(fd).st_size - written)
+            self._fail(exc)
+
+    def _fail(self, exc: OSError) -> None:
+        if exc.filename is None and self.path is not None:
+            exc.filename = str(self.path)  # the message must name the file
+        self.failure = exc
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._fd)
+            self._fd = None
+        for callback in list(self._failure_callbacks):
+            callback(exc)
+
+    def on_failure(self, callback: Callable[[OSError], None]) -> None:
+        """Call *callback* (quick, never raising) once the file cannot be written
+        any more; at once if that has happened already."""
+        self._failure_callbacks.append(callback)
+        if self.failure is not None:
+            callback(self.failure)
 
     def publish(self, type: EventType, **data: Any) -> Event:
         """Hand an event to live subscribers only: not numbered, not stored.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import os
 import signal
 import sys
 import time
@@ -27,6 +29,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from rich.console import Console
+
+    from coterie.events import Event
 
 #: What can go wrong before a run starts: no credentials, a malformed scenario
 #: or settings file, a bad mode, an unknown or busy run.
@@ -258,9 +262,11 @@ async def drive(
     if killed:
         err.print(f"[yellow]note:[/] killed {killed} process(es) a dead run left running")
     procgroups.set_recording(run_dir)
+    storage = StorageWatch()
     try:
         async with agent() as session:
             procgroups.set_recording(session.run_dir)
+            session.events.on_failure(storage.log_failed)
             run_id = session.run_id
             config = session.options
             board = session.board.list if session.board is not None else None
@@ -286,8 +292,9 @@ async def drive(
                     f"[yellow]Auto Mode:[/] allow rules that grant arbitrary execution are set"
                     f" aside (the classifier judges those commands): {rules}"
                 )
-            with session.events.listen(view.event):
+            with session.events.listen(view.event), session.events.listen(storage.event):
                 async with trio.open_nursery() as nursery:
+                    nursery.start_soon(storage.watch)  # a full disk stops the run
                     refresh = getattr(view, "run", None)
                     if refresh is not None:
                         nursery.start_soon(refresh)  # the live view's redraws
@@ -295,25 +302,44 @@ async def drive(
                     nursery.cancel_scope.cancel()
     except* SupervisorGaveUp as group:
         # The Lead kept crashing past its supervisor's restart intensity.
-        reason = str(group.exceptions[0])
-        err.print(f"[red]error:[/] the run was stopped: {reason}")
-        result = {
-            "result": f"The run was stopped after repeated crashes: {reason}",
-            "is_error": True,
-            "subtype": "error_during_execution",
-            "num_turns": 0,
-            "usage": Usage().to_dict(),
-            "total_cost_usd": 0.0,
-            "duration_ms": int((time.monotonic() - started) * 1000),
-            "run_id": run_id,
-        }
+        cause = _storage_cause(group)
+        if cause is not None:
+            storage.fail(_describe(cause))
+        else:
+            reason = str(group.exceptions[0])
+            err.print(f"[red]error:[/] the run was stopped: {reason}")
+            result = {
+                "result": f"The run was stopped after repeated crashes: {reason}",
+                "is_error": True,
+                "subtype": "error_during_execution",
+                "num_turns": 0,
+                "usage": Usage().to_dict(),
+                "total_cost_usd": 0.0,
+                "duration_ms": int((time.monotonic() - started) * 1000),
+                "run_id": run_id,
+            }
+    except* StorageFailed:
+        pass  # the reason is in the watch; clean-up errors of the same cause with it
+    except* OSError as group:
+        failed = [e for e in _leaves(group) if isinstance(e, OSError) and is_storage_error(e)]
+        if not failed:
+            raise
+        storage.fail(_describe(failed[0]))
     except* USAGE_ERRORS as group:
-        err.print(f"[red]error:[/] {group.exceptions[0]}")
+        cause = _storage_cause(group)
+        if cause is not None:  # e.g. an agent that could not start on a full disk
+            storage.fail(_describe(cause))
+        else:
+            err.print(f"[red]error:[/] {group.exceptions[0]}")
     finally:
         procgroups.set_recording(None)
         stop = getattr(view, "stop", None)
         if result is None and stop is not None:
             stop()  # a live display must give the terminal back
+    if storage.reason:  # before any result: a run stopped so is not finished
+        where = f"; `coterie resume {run_id}` goes on once it is fixed" if run_id else ""
+        err.print(f"[red]error:[/] the run was stopped: {escape(storage.reason)}{where}")
+        return 1
     if result is None:
         return 2
     if view is None:
@@ -322,6 +348,91 @@ async def drive(
         result["duration_ms"] = int((time.monotonic() - started) * 1000)
     view.finish(result)
     return 1 if result["is_error"] else 0
+
+
+#: Errors meaning the run's storage takes no more writes: full, over quota, read-only.
+STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS})
+
+#: How such an error reads in an actor's crash report (``str(OSError)`` starts so),
+#: for a crash the supervisor reported before any write of ours failed.
+_STORAGE_MARKERS = tuple(f"[Errno {n}] {os.strerror(n)}" for n in sorted(STORAGE_ERRNOS))
+
+
+def is_storage_error(exc: BaseException) -> bool:
+    """Whether *exc* says the disk is full or read-only."""
+    return isinstance(exc, OSError) and exc.errno in STORAGE_ERRNOS
+
+
+def _describe(exc: OSError) -> str:
+    where = f"{exc.filename}: " if exc.filename else ""
+    return f"{where}{exc.strerror or exc}"
+
+
+def _storage_cause(exc: BaseException) -> OSError | None:
+    """A storage error *exc* is, contains, or was raised from (a wrapped start failure)."""
+    seen: set[int] = set()
+    todo = [exc]
+    while todo:
+        current = todo.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, OSError) and is_storage_error(current):
+            return current
+        if isinstance(current, BaseExceptionGroup):
+            todo.extend(current.exceptions)
+        todo.extend(e for e in (current.__cause__, current.__context__) if e is not None)
+    return None
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
+    return [exc]
+
+
+class StorageFailed(Exception):
+    """Raised in the run's nursery once its storage failed: it cancels the work."""
+
+
+class StorageWatch:
+    """Stops a run whose storage failed, instead of letting it crash and restart.
+
+    Restarting an agent cannot help while the disk is full: each attempt
+    crashes on its first write, and the writes in between tear the logs. So
+    the first sign of it (the event log cannot be written, or an actor crashed
+    on such an error) ends the run at once: everything is cancelled, the run
+    is left as it was (resumable; what was acknowledged is on disk), and the
+    command says why and exits 1.
+    """
+
+    def __init__(self) -> None:
+        self.reason = ""
+        self._broken = trio.Event()
+        self._token = trio.lowlevel.current_trio_token()
+
+    def fail(self, reason: str) -> None:
+        """Record the first *reason* and wake :meth:`watch` (from any thread)."""
+        if not self.reason:
+            self.reason = reason
+            self._token.run_sync_soon(self._broken.set)
+
+    def log_failed(self, exc: OSError) -> None:
+        """The event log's failure callback."""
+        self.fail(_describe(exc))
+
+    def event(self, event: Event) -> None:
+        """An event listener: an actor that crashed on a full or read-only disk."""
+        if event.type != "actor.crashed":
+            return
+        text = f"{event.data.get('reason', '')}\n{event.data.get('traceback', '')}"
+        if any(marker in text for marker in _STORAGE_MARKERS):
+            self.fail(f"{event.data.get('actor')} crashed: {event.data.get('reason')}")
+
+    async def watch(self) -> None:
+        """Wait for a failure, then raise :class:`StorageFailed` into the run."""
+        await self._broken.wait()
+        raise StorageFailed(self.reason)
 
 
 class Stopped(BaseException):
@@ -340,7 +451,7 @@ class Stopped(BaseException):
 
 #: The signals that end a run as Ctrl-C does (systemd, Docker and CI send SIGTERM;
 #: a closed terminal SIGHUP).
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 async def stoppable(
@@ -349,17 +460,36 @@ async def stoppable(
     console: Console,
     err: Console,
 ) -> int:
-    """Run *command* until it returns, or until SIGTERM/SIGHUP arrives: then it is
-    cancelled, its clean-up runs, and :class:`Stopped` is raised (in a group)."""
+    """Run *command* until it returns or a stop signal arrives.
+
+    On SIGINT, SIGTERM or SIGHUP the command is cancelled, its clean-up runs
+    (tools' groups killed, logs flushed, the run's lock released: it is left
+    interrupted and resumable), then :class:`KeyboardInterrupt` (SIGINT) or
+    :class:`Stopped` is raised. A second signal while the clean-up still runs
+    ends the process at once, as kill -9 would (which a run survives: the
+    next start kills the groups left behind): Ctrl-C always works, even if
+    some clean-up step hangs.
+    """
     code = 0
+    received: list[int] = []
+    work = trio.CancelScope()
     with trio.open_signal_receiver(*STOP_SIGNALS) as signals:
         async with trio.open_nursery() as nursery:
 
             async def watch() -> None:
                 async for signum in signals:
-                    raise Stopped(signum)
+                    if received:
+                        err.print("[red]interrupted again:[/] exiting without clean-up")
+                        os._exit(128 + signum)
+                    received.append(signum)
+                    work.cancel()
 
             nursery.start_soon(watch)
-            code = await command(args, console, err)
+            with work:
+                code = await command(args, console, err)
             nursery.cancel_scope.cancel()
+    if received:
+        if received[0] == signal.SIGINT:
+            raise KeyboardInterrupt
+        raise Stopped(received[0])
     return code
