@@ -338,7 +338,9 @@ async def drive(
             stop()  # a live display must give the terminal back
     if storage.reason:  # before any result: a run stopped so is not finished
         where = f"; `coterie resume {run_id}` goes on once it is fixed" if run_id else ""
-        err.print(f"[red]error:[/] the run was stopped: {escape(storage.reason)}{where}")
+        err.print(
+            f"[red]error:[/] the run was stopped: {escape(storage.reason)}{where}", soft_wrap=True
+        )
         return 1
     if result is None:
         return 2
