@@ -13,12 +13,17 @@ mailboxes still hold, and stop the run with :class:`LostRecords` instead.
 * The pending request: a request ``state.json`` records as sent, with no
   result yet, must still be in its recipient's mailbox, or its reply in the
   user's mailbox; otherwise nothing would ever answer it.
+
+:class:`BoardDamage` reports what the board skipped or cut while reading its
+log, as the post office does for mailboxes (``mailbox.corrupt``).
 """
 
 from __future__ import annotations
 
 import re
 from typing import TYPE_CHECKING, Any
+
+import trio
 
 from coterie.errors import CoterieError
 from coterie.mailbox import peek_mailbox
@@ -28,7 +33,10 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from pathlib import Path
 
-__all__ = ["LostRecords", "check_pending_request", "check_tasks", "created_tasks"]
+    from coterie.board import BoardCorruption
+    from coterie.events import EventLog
+
+__all__ = ["BoardDamage", "LostRecords", "check_pending_request", "check_tasks", "created_tasks"]
 
 #: How TaskCreate's result names the task it created (``Created task_N: ...``).
 _CREATED = re.compile(r"^Created (task_\d+)\b")
@@ -67,16 +75,23 @@ def created_tasks(run_dir: Path, agent: str = "lead") -> list[str]:
 
 
 def check_tasks(
-    run_dir: Path, board_ids: Iterable[str], board_dir: Path, *, damage: Iterable[str] = ()
+    run_dir: Path,
+    board_ids: Iterable[str],
+    board_dir: Path,
+    had_log: bool = True,
+    damage: Iterable[str] = (),
 ) -> None:
-    """Raise :class:`LostRecords` if a task the lead created is not on the board
-    (*damage*: what opening the board reported, told along with the error)."""
+    """Raise :class:`LostRecords` if a task the lead created is not on the board.
+
+    *had_log* says whether the board's log existed before the board was opened
+    (opening creates it); *damage* is what opening reported, told with the error.
+    """
     have = set(board_ids)
     missing = [task for task in created_tasks(run_dir) if task not in have]
     if not missing:
         return
     log = board_dir / "board.log"
-    where = f"{log} is missing" if not log.exists() else f"{log} lost them (damaged)"
+    where = f"{log} was deleted" if not had_log else f"{log} lost them (damaged)"
     raise LostRecords(
         f"run {run_dir.name}: the task board lost {len(missing)} task(s) the lead created"
         f" ({', '.join(missing)}): {where}; the run is stopped rather than finish without"
@@ -105,6 +120,55 @@ def check_pending_request(run_dir: Path, user: str = "user") -> None:
         " damaged or deleted), so nothing would ever answer it; the run is stopped"
         " rather than wait forever (start a new run to ask again)"
     )
+
+
+class BoardDamage:
+    """Reports damage the board finds in its log: a ``board.corrupt`` event, and a
+    line for the user (:attr:`notices`, which the CLI prints once).
+
+    The board calls it from whichever thread read the log. While the board is
+    being opened (in a worker thread, the Trio thread waiting) reports are
+    kept and emitted by :meth:`opened`; after that, from the Trio thread they
+    are emitted at once, from another one they are handed to the Trio thread,
+    since the event log is not thread-safe.
+    """
+
+    def __init__(self, events: EventLog) -> None:
+        self.events = events
+        self.notices: list[str] = []
+        self._early: list[BoardCorruption] = []
+        self._token: trio.lowlevel.TrioToken | None = None
+
+    def __call__(self, damage: BoardCorruption) -> None:
+        if self._token is None:
+            self._early.append(damage)
+        elif trio.lowlevel.in_trio_run():
+            self._emit(damage)
+        else:
+            self._token.run_sync_soon(self._emit, damage)
+
+    def opened(self) -> None:
+        """The board is open: emit what opening it found; report live from now on."""
+        self._token = trio.lowlevel.current_trio_token()
+        for damage in self._early:
+            self._emit(damage)
+        self._early.clear()
+
+    def _emit(self, damage: BoardCorruption) -> None:
+        self.events.emit(
+            "board.corrupt",
+            start=damage.start,
+            end=damage.end,
+            action=damage.action,
+            reason=damage.reason,
+            saved_to=damage.saved_to,
+        )
+        what = "skipped" if damage.action == "skipped" else "cut off"
+        saved = f" (saved to {damage.saved_to})" if damage.saved_to else ""
+        self.notices.append(
+            f"the task board's log is damaged: {damage.reason} at bytes"
+            f" {damage.start}-{damage.end} {what}{saved}"
+        )
 
 
 def _blocks(message: Any) -> list[dict[str, Any]]:

@@ -34,7 +34,7 @@ from coterie.fsutil import raise_fd_limit
 from coterie.mailbox import PostOffice
 from coterie.runs import COMPLETED, FAILED, RUNNING, hold_run, read_state, write_state
 from coterie.runtime.agents import Agents
-from coterie.runtime.integrity import check_pending_request, check_tasks
+from coterie.runtime.integrity import BoardDamage, check_pending_request, check_tasks
 from coterie.runtime.tree import build_tree
 from coterie.supervisors import DynamicSupervisor
 from coterie.team import Team, Wakeups, changed_tasks
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable
     from pathlib import Path
 
-    from coterie.board import AsyncBoard, BoardCorruption
+    from coterie.board import AsyncBoard
     from coterie.runtime.options import RunOptions
     from coterie.runtime.prepare import PreparedRun
     from coterie.tools import Asker, PermissionPolicy
@@ -139,15 +139,18 @@ async def open_run(prepared: PreparedRun, asker: Asker | None) -> AsyncIterator[
             team: Team | None = None
             if options.is_team:
                 wakeups = Wakeups()
+                had_log = (run_dir / "board" / "board.log").exists()
+                damage = BoardDamage(events)
                 opened = open_board(
                     run_dir / "board",
                     on_change=_on_board_change(wakeups, events),
-                    on_corruption=_on_board_corruption(events, notices),
+                    on_corruption=damage,
                 )
                 board = await boards.enter_async_context(opened)
-                damage = notices[len(prepared.notices) :]
+                damage.opened()
+                notices.extend(damage.notices)
                 ids = [task.id for task in await board.list()]
-                check_tasks(run_dir, ids, run_dir / "board", damage=damage)
+                check_tasks(run_dir, ids, run_dir / "board", had_log, damage.notices)
                 team = Team(
                     run_dir,
                     board,
@@ -181,28 +184,6 @@ async def open_run(prepared: PreparedRun, asker: Asker | None) -> AsyncIterator[
             finally:
                 with trio.CancelScope(shield=True):
                     await post.aclose()
-
-
-def _on_board_corruption(events: EventLog, notices: list[str]) -> Callable[[BoardCorruption], None]:
-    """Report damage in the board log: an event, and a notice the CLI prints once."""
-
-    def corrupt(damage: BoardCorruption) -> None:
-        events.emit(
-            "board.corrupt",
-            start=damage.start,
-            end=damage.end,
-            action=damage.action,
-            reason=damage.reason,
-            saved_to=damage.saved_to,
-        )
-        what = "skipped" if damage.action == "skipped" else "cut off"
-        notices.append(
-            f"the task board's log is damaged: {damage.reason} at bytes"
-            f" {damage.start}-{damage.end} {what}"
-            + (f" (saved to {damage.saved_to})" if damage.saved_to else "")
-        )
-
-    return corrupt
 
 
 def _on_board_change(wakeups: Wakeups, events: EventLog) -> Callable[[object], None]:
