@@ -11,6 +11,14 @@ callback is told, so that whoever drives the run can stop it with a clear
 error; the emitter (a supervisor reporting a crash, an agent reporting a
 tool call) never sees the error, and live subscribers still get the event.
 
+The file does not copy large tool inputs (a Write's content, an Edit's
+strings): the agent's transcript holds them already, durably, and a second
+copy would double what a run writes. In the file, a string of a tool input
+longer than :data:`LARGE_INPUT` characters is replaced by a reference
+``{"elided": "see the transcript", "chars": N, "sha256": HEX}`` (the hash
+lets a reader check it against the transcript). Live subscribers and
+:attr:`EventLog.history` get the event whole.
+
 Event types form a closed vocabulary, :data:`EventType` (declared in
 :mod:`coterie.eventtypes`, re-exported here). It is checked statically, not at
 run time: mypy checks every ``emit``/``publish`` call against the ``Literal``
@@ -26,6 +34,7 @@ with (:attr:`Event.type` is a ``str``), so logs of older versions still load.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import time
@@ -41,7 +50,10 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
     from pathlib import Path
 
-__all__ = ["EVENT_TYPES", "Event", "EventLog", "EventType", "read_events"]
+__all__ = ["EVENT_TYPES", "LARGE_INPUT", "Event", "EventLog", "EventType", "read_events"]
+
+#: Longer strings in a tool's input are referred to in the file, not copied.
+LARGE_INPUT = 2048
 
 
 @attrs.frozen
@@ -105,7 +117,7 @@ class EventLog:
         event = Event(seq=self._seq, ts=time.time(), type=type, data=data)
         self.history.append(event)
         if self._fd is not None:
-            self._append(self._fd, (event.to_json() + "\n").encode())
+            self._append(self._fd, (_for_file(event).to_json() + "\n").encode())
         self._fan_out(event)
         return event
 
@@ -198,6 +210,35 @@ class EventLog:
         for channel in self._subscribers:
             channel.close()
         self._subscribers.clear()
+
+
+def _for_file(event: Event) -> Event:
+    """*event* as the file keeps it: large strings of tool inputs referred to."""
+    data = event.data
+    if event.type == "agent.tool_call" and isinstance(data.get("input"), dict):
+        return attrs.evolve(event, data={**data, "input": _elide(data["input"])})
+    if event.type == "agent.message" and isinstance(data.get("content"), list):
+        content = [
+            {**block, "input": _elide(block["input"])}
+            if isinstance(block, dict)
+            and block.get("type") == "tool_use"
+            and isinstance(block.get("input"), dict)
+            else block
+            for block in data["content"]
+        ]
+        return attrs.evolve(event, data={**data, "content": content})
+    return event
+
+
+def _elide(value: Any) -> Any:
+    if isinstance(value, str) and len(value) > LARGE_INPUT:
+        digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
+        return {"elided": "see the transcript", "chars": len(value), "sha256": digest}
+    if isinstance(value, dict):
+        return {key: _elide(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_elide(item) for item in value]
+    return value
 
 
 def read_events(path: Path) -> Iterator[Event]:

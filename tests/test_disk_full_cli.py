@@ -4,6 +4,7 @@ and once there is space again ``resume`` finishes with nothing lost."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -14,14 +15,14 @@ import pytest
 from coterie.events import read_events
 from coterie.home import HOME_ENV
 from coterie.runs import runs_root
-from tests.agent.conftest import coterie, home
+from tests.agent.conftest import coterie, home, workspace
 from tests.team.test_team_recovery import slow_team
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-__all__ = ["home"]  # the fixture, used by name below
+__all__ = ["home", "workspace"]  # the fixtures, used by name below
 
 #: Fill the file system but *leave* bytes, so that some writes still fit and
 #: others do not (the run must stop at the first that does not).
@@ -142,3 +143,23 @@ def test_a_team_on_a_full_disk_stops_with_one_clear_error_and_resumes(
     out = json.loads(again.stdout)
     assert out["is_error"] is False
     assert [t["status"] for t in out["tasks"]] == ["completed"] * 4
+
+
+def test_the_event_log_refers_to_a_large_write_instead_of_copying_it(
+    workspace: Path, home: Path, tmp_path: Path
+) -> None:
+    content = "0123456789abcdef" * 8192  # 128 KiB
+    step = {"tool_uses": [{"name": "Write", "input": {"file_path": "big.txt", "content": content}}]}
+    scenario = _scenario(tmp_path, {"lead": [step, {"text": "written"}]})
+    args = ("--scenario", str(scenario), "--permission-mode", "bypassPermissions", "-p")
+    result = coterie("run", "write it", *args, cwd=workspace, home=home)
+    assert result.returncode == 0, result.stderr
+    assert (workspace / "big.txt").read_text() == content
+    (run_dir,) = runs_root(workspace).iterdir()
+    log = (run_dir / "events.jsonl").read_text()
+    assert content not in log
+    assert len(log) < len(content) // 4
+    (call,) = [e for e in read_events(run_dir / "events.jsonl") if e.type == "agent.tool_call"]
+    reference = call.data["input"]["content"]
+    assert reference["chars"] == len(content)
+    assert reference["sha256"] == hashlib.sha256(content.encode()).hexdigest()
