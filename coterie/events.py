@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
     from pathlib import Path
 
-__all__ = ["EVENT_TYPES", "LARGE_INPUT", "Event", "EventLog", "EventType", "read_events"]
+__all__ = ["EVENT_TYPES", "Event", "EventLog", "EventType", "read_events"]
 
 #: Longer strings in a tool's input are referred to in the file, not copied.
 LARGE_INPUT = 2048
