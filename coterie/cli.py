@@ -203,19 +203,22 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "run":
             import trio
 
-            from coterie.commands.run import run_prompt, stoppable
+            from coterie.commands.run import run_prompt
+            from coterie.commands.stopping import stoppable
 
             return trio.run(stoppable, run_prompt, args, console, _err())
         if args.command == "team":
             import trio
 
-            from coterie.commands.run import run_team, stoppable
+            from coterie.commands.run import run_team
+            from coterie.commands.stopping import stoppable
 
             return trio.run(stoppable, run_team, args, console, _err())
         if args.command == "resume":
             import trio
 
-            from coterie.commands.run import resume_run, stoppable
+            from coterie.commands.run import resume_run
+            from coterie.commands.stopping import stoppable
 
             return trio.run(stoppable, resume_run, args, console, _err())
         if args.command == "runs":
@@ -226,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
             import trio
 
             from coterie.commands.compact import compact_command
-            from coterie.commands.run import stoppable
+            from coterie.commands.stopping import stoppable
 
             return trio.run(stoppable, compact_command, args, console, _err())
         if args.command == "mock-server":
@@ -244,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
 
             return run_inspect(args, console)
     except BaseException as exc:
-        from coterie.commands.run import Stopped
+        from coterie.commands.stopping import Stopped
 
         leaves = _leaves(exc)
         stops = [e for e in leaves if isinstance(e, (KeyboardInterrupt, Stopped))]

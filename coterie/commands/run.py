@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import errno
-import os
-import signal
 import sys
 import time
 from typing import TYPE_CHECKING, Any
@@ -14,6 +11,14 @@ from rich.markup import escape
 
 from coterie import procgroups
 from coterie.autonomy import parse_loop_spec
+from coterie.commands.stopping import (
+    StorageFailed,
+    StorageWatch,
+    describe,
+    is_storage_error,
+    leaves,
+    storage_cause,
+)
 from coterie.errors import CoterieError, SupervisorGaveUp
 from coterie.models import ModelError, Usage
 from coterie.runs import find_run, read_config, read_state, runs_root
@@ -30,7 +35,6 @@ if TYPE_CHECKING:
 
     from rich.console import Console
 
-    from coterie.events import Event
 
 #: What can go wrong before a run starts: no credentials, a malformed scenario
 #: or settings file, a bad mode, an unknown or busy run.
@@ -131,7 +135,11 @@ async def run_team(args: argparse.Namespace, console: Console, err: Console) -> 
 async def resume_run(args: argparse.Namespace, console: Console, err: Console) -> int:
     """``coterie resume RUN_ID [PROMPT]``: finish an interrupted run, or go on with PROMPT."""
     try:
-        run_dir = find_run(args.workdir.resolve(), args.run_id)
+        run_dir = find_run(
+            args.workdir.resolve(),
+            args.run_id,
+            notify=lambda line: err.print(f"[yellow]note:[/] {escape(line)}", soft_wrap=True),
+        )
         config = read_config(run_dir, verified=True)
         state = read_state(run_dir)
     except (CoterieError, ValueError) as exc:
@@ -302,9 +310,9 @@ async def drive(
                     nursery.cancel_scope.cancel()
     except* SupervisorGaveUp as group:
         # The Lead kept crashing past its supervisor's restart intensity.
-        cause = _storage_cause(group)
+        cause = storage_cause(group)
         if cause is not None:
-            storage.fail(_describe(cause))
+            storage.fail(describe(cause))
         else:
             reason = str(group.exceptions[0])
             err.print(f"[red]error:[/] the run was stopped: {reason}")
@@ -321,14 +329,14 @@ async def drive(
     except* StorageFailed:
         pass  # the reason is in the watch; clean-up errors of the same cause with it
     except* OSError as group:
-        failed = [e for e in _leaves(group) if isinstance(e, OSError) and is_storage_error(e)]
+        failed = [e for e in leaves(group) if isinstance(e, OSError) and is_storage_error(e)]
         if not failed:
             raise
-        storage.fail(_describe(failed[0]))
+        storage.fail(describe(failed[0]))
     except* USAGE_ERRORS as group:
-        cause = _storage_cause(group)
+        cause = storage_cause(group)
         if cause is not None:  # e.g. an agent that could not start on a full disk
-            storage.fail(_describe(cause))
+            storage.fail(describe(cause))
         else:
             err.print(f"[red]error:[/] {group.exceptions[0]}")
     finally:
@@ -350,148 +358,3 @@ async def drive(
         result["duration_ms"] = int((time.monotonic() - started) * 1000)
     view.finish(result)
     return 1 if result["is_error"] else 0
-
-
-#: Errors meaning the run's storage takes no more writes: full, over quota, read-only.
-STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS})
-
-#: How such an error reads in an actor's crash report (``str(OSError)`` starts so),
-#: for a crash the supervisor reported before any write of ours failed.
-_STORAGE_MARKERS = tuple(f"[Errno {n}] {os.strerror(n)}" for n in sorted(STORAGE_ERRNOS))
-
-
-def is_storage_error(exc: BaseException) -> bool:
-    """Whether *exc* says the disk is full or read-only."""
-    return isinstance(exc, OSError) and exc.errno in STORAGE_ERRNOS
-
-
-def _describe(exc: OSError) -> str:
-    where = f"{exc.filename}: " if exc.filename else ""
-    return f"{where}{exc.strerror or exc}"
-
-
-def _storage_cause(exc: BaseException) -> OSError | None:
-    """A storage error *exc* is, contains, or was raised from (a wrapped start failure)."""
-    seen: set[int] = set()
-    todo = [exc]
-    while todo:
-        current = todo.pop()
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        if isinstance(current, OSError) and is_storage_error(current):
-            return current
-        if isinstance(current, BaseExceptionGroup):
-            todo.extend(current.exceptions)
-        todo.extend(e for e in (current.__cause__, current.__context__) if e is not None)
-    return None
-
-
-def _leaves(exc: BaseException) -> list[BaseException]:
-    if isinstance(exc, BaseExceptionGroup):
-        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
-    return [exc]
-
-
-class StorageFailed(Exception):
-    """Raised in the run's nursery once its storage failed: it cancels the work."""
-
-
-class StorageWatch:
-    """Stops a run whose storage failed, instead of letting it crash and restart.
-
-    Restarting an agent cannot help while the disk is full: each attempt
-    crashes on its first write, and the writes in between tear the logs. So
-    the first sign of it (the event log cannot be written, or an actor crashed
-    on such an error) ends the run at once: everything is cancelled, the run
-    is left as it was (resumable; what was acknowledged is on disk), and the
-    command says why and exits 1.
-    """
-
-    def __init__(self) -> None:
-        self.reason = ""
-        self._broken = trio.Event()
-        self._token = trio.lowlevel.current_trio_token()
-
-    def fail(self, reason: str) -> None:
-        """Record the first *reason* and wake :meth:`watch` (from any thread)."""
-        if not self.reason:
-            self.reason = reason
-            self._token.run_sync_soon(self._broken.set)
-
-    def log_failed(self, exc: OSError) -> None:
-        """The event log's failure callback."""
-        self.fail(_describe(exc))
-
-    def event(self, event: Event) -> None:
-        """An event listener: an actor that crashed on a full or read-only disk."""
-        if event.type != "actor.crashed":
-            return
-        text = f"{event.data.get('reason', '')}\n{event.data.get('traceback', '')}"
-        if any(marker in text for marker in _STORAGE_MARKERS):
-            self.fail(f"{event.data.get('actor')} crashed: {event.data.get('reason')}")
-
-    async def watch(self) -> None:
-        """Wait for a failure, then raise :class:`StorageFailed` into the run."""
-        await self._broken.wait()
-        raise StorageFailed(self.reason)
-
-
-class Stopped(BaseException):
-    """The process was asked to stop by SIGTERM or SIGHUP.
-
-    A :class:`BaseException`, as :class:`KeyboardInterrupt` is: nothing may
-    catch it on the way out, and everything on the way runs its clean-up
-    (tools' process groups killed, logs flushed, the run's lock released,
-    leaving it interrupted and resumable).
-    """
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(f"stopped by {signal.Signals(signum).name}")
-        self.signum = signum
-
-
-#: The signals that end a run as Ctrl-C does (systemd, Docker and CI send SIGTERM;
-#: a closed terminal SIGHUP).
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-
-
-async def stoppable(
-    command: Callable[[argparse.Namespace, Console, Console], Awaitable[int]],
-    args: argparse.Namespace,
-    console: Console,
-    err: Console,
-) -> int:
-    """Run *command* until it returns or a stop signal arrives.
-
-    On SIGINT, SIGTERM or SIGHUP the command is cancelled, its clean-up runs
-    (tools' groups killed, logs flushed, the run's lock released: it is left
-    interrupted and resumable), then :class:`KeyboardInterrupt` (SIGINT) or
-    :class:`Stopped` is raised. A second signal while the clean-up still runs
-    ends the process at once, as kill -9 would (which a run survives: the
-    next start kills the groups left behind): Ctrl-C always works, even if
-    some clean-up step hangs.
-    """
-    code = 0
-    received: list[int] = []
-    work = trio.CancelScope()
-    with trio.open_signal_receiver(*STOP_SIGNALS) as signals:
-        async with trio.open_nursery() as nursery:
-
-            async def watch() -> None:
-                async for signum in signals:
-                    if received:
-                        err.print("[red]interrupted again:[/] exiting without clean-up")
-                        os._exit(128 + signum)
-                    received.append(signum)
-                    work.cancel()
-
-            nursery.start_soon(watch)
-            with work:
-                code = await command(args, console, err)
-            nursery.cancel_scope.cancel()
-    if received:
-        if received[0] == signal.SIGINT:
-            raise KeyboardInterrupt
-        raise Stopped(received[0])
-    return code

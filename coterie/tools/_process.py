@@ -7,8 +7,9 @@ its process group id is its pid and everything it starts -- pipelines,
 whole group is taken down with the ladder SIGTERM, a short grace, SIGKILL.
 
 While a run records its process groups (:mod:`coterie.procgroups`), the
-command starts behind a gate: a tiny ``bash`` (it takes any descriptor number, dash only 0-9) that waits for one line on a
-private pipe before it execs the command. The group is recorded durably,
+command starts behind a gate: a tiny ``bash`` (it takes any descriptor
+number, where dash takes only 0-9) that waits for one line on a private pipe
+before it execs the command. The group is recorded durably,
 then the line is sent; so a coterie killed at any moment leaves either a
 record of the group or a group that exits without running anything (the
 gate reads end-of-file and exits 125).

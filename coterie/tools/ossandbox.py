@@ -199,7 +199,7 @@ def is_excluded(command: str, excluded: Iterable[str]) -> bool:
     expansion), so no exclusion carries another command out of the sandbox.
     Narrower than a policy's reading is the safe direction: that still runs sandboxed.
     """
-    text = command.strip()
+    text = command.strip(" ")  # a newline is a command separator, not blank
     if not _PLAIN.fullmatch(text):
         return False
     words = text.split()
