@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from coterie.runs import runs_root
-from tests.agent.conftest import clean_env, coterie, home, workspace
+from tests.agent.conftest import clean_env, coterie, home, wait_for, workspace
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -46,12 +46,7 @@ def _start(workspace: Path, home: Path, scenario: Path) -> subprocess.Popen[str]
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + 60
-    while not (workspace / "shell.pid").exists():
-        assert time.monotonic() < deadline, "the command never started"
-        assert proc.poll() is None, proc.communicate()
-        time.sleep(0.05)
-    time.sleep(0.2)
+    wait_for(workspace / "shell.pid", proc, "the command never started")
     return proc
 
 

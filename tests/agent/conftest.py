@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -88,3 +89,14 @@ def mock_server(home: Path) -> Iterator[object]:
     for proc in procs:
         proc.terminate()
         proc.communicate(timeout=10)  # reaps it and closes its pipes
+
+
+def wait_for(path: Path, proc: subprocess.Popen[str], what: str, *, settle: float = 0.2) -> None:
+    """Until *path* exists (a CLI under test reached a point), failing if *proc* ends
+    first or a minute passes; then *settle* seconds more."""
+    deadline = time.monotonic() + 60
+    while not path.exists():
+        assert time.monotonic() < deadline, what
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    time.sleep(settle)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from coterie.runs import runs_root
-from tests.agent.conftest import SCENARIOS, clean_env, coterie
+from tests.agent.conftest import SCENARIOS, clean_env, coterie, wait_for
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -191,12 +191,7 @@ def test_ctrl_c_during_a_long_command_exits_130_and_leaves_no_child(
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + 60
-    while not (workspace / "shell.pid").exists():
-        assert time.monotonic() < deadline, "the command never started"
-        assert proc.poll() is None, proc.communicate()
-        time.sleep(0.05)
-    time.sleep(0.2)
+    wait_for(workspace / "shell.pid", proc, "the command never started")
     proc.send_signal(signal.SIGINT)
     _out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err

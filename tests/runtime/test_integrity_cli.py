@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import signal
-import time
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -20,7 +19,7 @@ import pytest
 from coterie.board import read_log
 from coterie.events import read_events
 from coterie.runs import runs_root
-from tests.agent.conftest import coterie
+from tests.agent.conftest import coterie, wait_for
 from tests.agent.test_resume_cli import only_run, start, write_scenario
 from tests.team.test_team_cli import BYPASS, create, write
 
@@ -60,12 +59,7 @@ def interrupted_team(workspace: Path, home: Path, tmp_path: Path) -> Path:
         },
     )
     proc = start(["team", "-p", *BYPASS, "--scenario", str(scenario), "go"], workspace, home)
-    deadline = time.monotonic() + 60
-    while not (workspace / "alice.started").exists():
-        assert time.monotonic() < deadline, "the team never reached alice's task"
-        assert proc.poll() is None, proc.communicate()
-        time.sleep(0.05)
-    time.sleep(0.3)
+    wait_for(workspace / "alice.started", proc, "the team never reached alice's task", settle=0.3)
     proc.send_signal(signal.SIGINT)
     _out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err

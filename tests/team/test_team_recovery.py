@@ -6,7 +6,6 @@ import json
 import os
 import random
 import signal
-import time
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
@@ -14,7 +13,7 @@ import pytest
 
 from coterie.board import read_log
 from coterie.runs import runs_root
-from tests.agent.conftest import coterie
+from tests.agent.conftest import coterie, wait_for
 from tests.agent.test_resume_cli import (
     kill_and_resume,
     only_run,
@@ -142,12 +141,7 @@ def test_ctrl_c_stops_every_actor_and_child_and_the_run_resumes(
         },
     )
     proc = start(["team", "-p", *BYPASS, "--scenario", str(scenario), "go"], workspace, home)
-    deadline = time.monotonic() + 60
-    while not (workspace / "shell.pid").exists():
-        assert time.monotonic() < deadline, "the command never started"
-        assert proc.poll() is None, proc.communicate()
-        time.sleep(0.05)
-    time.sleep(0.3)
+    wait_for(workspace / "shell.pid", proc, "the command never started", settle=0.3)
     proc.send_signal(signal.SIGINT)
     _out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err
