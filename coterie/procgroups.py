@@ -34,30 +34,16 @@ __all__ = [
     "record",
     "reap_run",
     "reap_workspace",
-    "recording_into",
-    "set_recording",
+    "records_dir",
     "start_time",
 ]
 
 _DIR = "procgroups"
 
-#: Where this process records the groups it starts (the run being driven), or None.
-_recording: Path | None = None
 
-
-def set_recording(run_dir: Path | None) -> None:
-    """Record the process groups started from now on into *run_dir* (None: stop).
-
-    Process-wide on purpose: a run's tools execute in tasks started before
-    the command line knows the run, so a context variable would not reach them.
-    """
-    global _recording
-    _recording = None if run_dir is None else run_dir / _DIR
-
-
-def recording_into() -> Path | None:
-    """The directory groups are recorded in now, or None."""
-    return _recording
+def records_dir(run_dir: Path) -> Path:
+    """Where a run's process groups are recorded (``ToolContext.process_groups``)."""
+    return run_dir / _DIR
 
 
 class GroupRecord:

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 import trio
 from rich.markup import escape
 
-from coterie import procgroups
 from coterie.autonomy import parse_loop_spec
 from coterie.commands.stopping import (
     StorageFailed,
@@ -21,7 +20,7 @@ from coterie.commands.stopping import (
 )
 from coterie.errors import CoterieError, SupervisorGaveUp
 from coterie.models import ModelError, Usage
-from coterie.runs import find_run, read_config, read_state, runs_root
+from coterie.runs import find_run, read_config, read_state
 from coterie.session import AgentSession, open_agent, open_team
 from coterie.tools import RuleError, SettingsError
 from coterie.trust import TrustStoreError, can_trust, set_trust, trust_entry
@@ -180,9 +179,7 @@ async def resume_run(args: argparse.Namespace, console: Console, err: Console) -
             return open_team(args.workdir, asker=asker, resume=run_dir.name)
         return open_agent(args.workdir, asker=asker, resume=run_dir.name)
 
-    return await drive(
-        args, console, err, agent, go_on, team=command == "team", asker=asker, run_dir=run_dir
-    )
+    return await drive(args, console, err, agent, go_on, team=command == "team", asker=asker)
 
 
 async def _ask(session: AgentSession, prompt: str) -> dict[str, Any]:
@@ -253,27 +250,20 @@ async def drive(
     *,
     team: bool = False,
     asker: TerminalAsker | None = None,
-    run_dir: Path | None = None,
 ) -> int:
     """Open the session, show its events in the chosen view, do *work*; the exit code.
 
-    First the process groups that dead runs of the workspace left behind are
-    killed; the groups this run's tools start are recorded in its directory
-    (*run_dir* when resuming: a resumed teammate may start a command before
-    the session is handed over).
+    The session's notices (settings an untrusted folder lost, a sandbox that
+    cannot work here, processes a dead run left running and that were killed)
+    are printed first, each once.
     """
     view: View | None = None
     started = time.monotonic()
     run_id = ""
     result: dict[str, Any] | None = None
-    killed = procgroups.reap_workspace(runs_root(args.workdir.resolve()))
-    if killed:
-        err.print(f"[yellow]note:[/] killed {killed} process(es) a dead run left running")
-    procgroups.set_recording(run_dir)
     storage = StorageWatch()
     try:
         async with agent() as session:
-            procgroups.set_recording(session.run_dir)
             session.events.on_failure(storage.log_failed)
             run_id = session.run_id
             config = session.options
@@ -340,7 +330,6 @@ async def drive(
         else:
             err.print(f"[red]error:[/] {group.exceptions[0]}")
     finally:
-        procgroups.set_recording(None)
         stop = getattr(view, "stop", None)
         if result is None and stop is not None:
             stop()  # a live display must give the terminal back

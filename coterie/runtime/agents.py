@@ -26,6 +26,7 @@ from coterie.context import Funnel, TokenCounter, TranscriptLog
 from coterie.fsutil import atomic_write
 from coterie.home import coterie_home
 from coterie.mailbox import Durability
+from coterie.procgroups import records_dir
 from coterie.tools import PermissionGate, ToolContext
 
 if TYPE_CHECKING:
@@ -171,6 +172,7 @@ class Agents:
             # The run's own state and the trust store: no tool writes there.
             protected_paths=(coterie_home(),),
             sandbox=prepared.sandbox,
+            process_groups=records_dir(prepared.run_dir),
         )
         funnel = Funnel(
             prepared.run_dir / "context" / name,

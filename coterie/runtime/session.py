@@ -32,7 +32,8 @@ from coterie.board import open_board
 from coterie.events import EventLog
 from coterie.fsutil import raise_fd_limit
 from coterie.mailbox import PostOffice
-from coterie.runs import COMPLETED, FAILED, RUNNING, hold_run, read_state, write_state
+from coterie.procgroups import reap_workspace
+from coterie.runs import COMPLETED, FAILED, RUNNING, hold_run, read_state, runs_root, write_state
 from coterie.runtime.agents import Agents
 from coterie.runtime.integrity import BoardDamage, check_pending_request, check_tasks
 from coterie.runtime.tree import build_tree
@@ -127,11 +128,16 @@ async def open_run(prepared: PreparedRun, asker: Asker | None) -> AsyncIterator[
     the session; stop it all on the way out (see the module docstring)."""
     run_dir, options = prepared.run_dir, prepared.options
     raise_fd_limit()
+    # What runs of this workspace killed with -9 left running goes first (this
+    # one's own included: before its lock is taken, it counts as dead).
+    killed = reap_workspace(runs_root(options.workdir))
     with hold_run(run_dir), contextlib.ExitStack() as stack:
         events = EventLog(run_dir / "events.jsonl")
         stack.callback(events.close)
         board: AsyncBoard | None = None
         notices = list(prepared.notices)
+        if killed:
+            notices.insert(0, f"killed {killed} process(es) a dead run left running")
         # Checked before any actor starts: a request nothing would answer is
         # an error now, not a resume that waits forever.
         check_pending_request(run_dir, USER)

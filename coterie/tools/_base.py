@@ -66,6 +66,9 @@ class ToolContext:
     protected_paths: tuple[Path, ...] = ()
     #: The OS sandbox Bash commands run in (None: none; see ``coterie.tools.ossandbox``).
     sandbox: ShellSandbox | None = None
+    #: Where Bash records its process groups before they run (the run's
+    #: ``procgroups/``), so that a later start kills what a kill -9 left; None: not recorded.
+    process_groups: Path | None = None
 
 
 class ShellSandbox(Protocol):

@@ -6,7 +6,8 @@ its process group id is its pid and everything it starts -- pipelines,
 ``setsid``. Whatever way the call ends (exit, timeout, cancellation), the
 whole group is taken down with the ladder SIGTERM, a short grace, SIGKILL.
 
-While a run records its process groups (:mod:`coterie.procgroups`), the
+When the caller gives a directory to record groups in (a run's, see
+:mod:`coterie.procgroups`), the
 command starts behind a gate: a tiny ``bash`` (it takes any descriptor
 number, where dash takes only 0-9) that waits for one line on a private pipe
 before it execs the command. The group is recorded durably,
@@ -224,17 +225,19 @@ async def run_shell(
     kill_grace: float = 1.0,
     pipe_grace: float = 0.2,
     env: Mapping[str, str] | None = None,
+    records: Path | None = None,
 ) -> ShellOutcome:
     """Run *command* with ``bash -c`` in *cwd*, for at most *time_limit* seconds.
 
     *argv*, when given, is what actually runs instead of ``bash -c COMMAND``
     (the same command wrapped in an OS sandbox, say). The process group is
     killed when the call ends, whichever way. A cancellation of the caller
-    propagates after the group is gone.
+    propagates after the group is gone. With *records* (a run's
+    ``procgroups/``), the group is recorded there durably before the command
+    may do anything.
     """
     buffer = OutputBuffer(output_limit)
     command_argv = list(argv) if argv is not None else ["bash", "-c", command]
-    records = procgroups.recording_into()
     gate_r, gate_w = os.pipe() if records is not None else (-1, -1)
     try:
         proc = await trio.lowlevel.open_process(

@@ -130,6 +130,7 @@ class BashTool:
             kill_grace=self.kill_grace,
             pipe_grace=self.pipe_grace,
             env={**os.environ, **_QUIET_ENV},
+            records=ctx.process_groups,
         )
         output = outcome.output.rstrip("\n")
         if outcome.timed_out:

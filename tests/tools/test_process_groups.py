@@ -12,21 +12,19 @@ import pytest
 import trio
 
 from coterie import procgroups
+from coterie.procgroups import records_dir
 from coterie.tools._process import run_shell
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
     from pathlib import Path
 
 
 @pytest.fixture
-def run_dir(tmp_path: Path) -> Iterator[Path]:
-    """A run directory this process records its groups in, for the test's length."""
+def run_dir(tmp_path: Path) -> Path:
+    """A run directory the commands of a test record their groups in."""
     path = tmp_path / "run"
     path.mkdir()
-    procgroups.set_recording(path)
-    yield path
-    procgroups.set_recording(None)
+    return path
 
 
 def _records(run_dir: Path) -> list[str]:
@@ -39,7 +37,9 @@ async def test_the_group_is_recorded_before_the_command_runs_and_forgotten_after
     seen = tmp_path / "seen"
     # The command itself lists the records: its own group must be there already.
     command = f"ls {run_dir / 'procgroups'} > {seen}; echo $$"
-    outcome = await run_shell(command, cwd=tmp_path, time_limit=30, output_limit=1000)
+    outcome = await run_shell(
+        command, cwd=tmp_path, time_limit=30, output_limit=1000, records=records_dir(run_dir)
+    )
     pgid = int(outcome.output.split()[-1])
     start = seen.read_text().split()
     assert [name.partition("-")[0] for name in start] == [str(pgid)]
@@ -49,21 +49,28 @@ async def test_the_group_is_recorded_before_the_command_runs_and_forgotten_after
 async def test_a_group_that_cannot_be_recorded_runs_nothing(tmp_path: Path) -> None:
     blocker = tmp_path / "run"
     blocker.write_text("a file where the run's directory should be")
-    procgroups.set_recording(blocker)  # recording fails as on a full disk
-    try:
-        with pytest.raises(OSError):  # noqa: PT011 - whatever the OS says
-            await run_shell(
-                f"touch {tmp_path / 'ran'}", cwd=tmp_path, time_limit=30, output_limit=1000
-            )
-    finally:
-        procgroups.set_recording(None)
+    # Recording fails, as on a full disk.
+    with pytest.raises(OSError):  # noqa: PT011 - whatever the OS says
+        await run_shell(
+            f"touch {tmp_path / 'ran'}",
+            cwd=tmp_path,
+            time_limit=30,
+            output_limit=1000,
+            records=records_dir(blocker),
+        )
     await trio.sleep(0.2)
     assert not (tmp_path / "ran").exists()
 
 
 async def test_a_cancelled_command_is_killed_and_forgotten(run_dir: Path, tmp_path: Path) -> None:
     with trio.move_on_after(1):
-        await run_shell("sleep 300", cwd=tmp_path, time_limit=30, output_limit=1000)
+        await run_shell(
+            "sleep 300",
+            cwd=tmp_path,
+            time_limit=30,
+            output_limit=1000,
+            records=records_dir(run_dir),
+        )
     assert _records(run_dir) == []
 
 
