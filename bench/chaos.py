@@ -1,0 +1,591 @@
+"""Chaos rounds on team runs: one random fault per round, then resume, then the invariants.
+
+    python bench/chaos.py [--rounds 50] [--seed S] [--faults kill9,sigint,sigterm,crash,model]
+                          [--tasks 4] [--resumes 3] [--timeout 120] [--keep] [--source DIR]
+
+Each round is a real ``coterie team --scenario ... -p`` run (a CLI subprocess,
+in a fresh temporary workspace with its own ``HOME`` and ``COTERIE_HOME``) on a
+generated scenario: the lead creates ``--tasks`` tasks, alternately for alice
+and bob; per task a teammate does two Bash steps and one Write, then answers.
+Each Bash step appends its own unique line to ``steps.log`` and its shell's
+pid (its process group) to ``pgids.log``, leaves a ``sleep 30`` running in the
+background of its group and sleeps a little in the foreground. One fault,
+chosen from ``--faults`` in turn, is injected per round at a random moment:
+
+  kill9, sigint, sigterm
+      the signal is sent to the coterie process after a random delay (if the
+      run finished first, the fault counts as not injected; a signal that
+      kills Python before the run is recorded is a kill at startup: the
+      command is started over); then
+      ``coterie resume RUN -p`` until the run ends (at most ``--resumes``);
+  crash
+      a scenario ``crash`` turn at a random place of a random track (an
+      actor crash: its supervisor restarts it);
+  model
+      a scenario ``error`` turn (529 overloaded or 429 rate limit) at a random
+      place of a random track.
+
+The invariants checked after each round (any failure is a violation):
+
+  * the run completed (exit 0) or ended with a clear error: exit 1 or 2 and a
+    line saying why (on stderr, or as the result: the tasks that did not
+    finish, the model call that failed), the run not listed as completed; a signal's own exit code is what it must be
+    (130 SIGINT, 143 SIGTERM) and no process hangs (``--timeout``);
+  * no stderr of any process of the round holds a traceback;
+  * no task on the board (its log, ``coterie.board.read_log``) completed
+    twice; on success every task is completed (``coterie tasks RUN --json``),
+    each exactly once, the lead heard of each, and the lead's TaskCreate calls
+    all created a task or were reported to it as cut short;
+  * no Bash step's line twice in ``steps.log``;
+  * never a success over lost work: on success every step of every teammate
+    is in its transcript, and each either had its effect (the line, the
+    written file) or was reported to the teammate as failed (interrupted);
+  * nothing left behind: after a SIGINT or SIGTERM (before any resume) and at
+    the end of the round, no process of a recorded group (``pgids.log`` and
+    the run's ``procgroups/`` records sampled during the run) and no process
+    working in the round's directory is alive.
+
+One line per round, then a table per fault kind: rounds, faults injected,
+outcomes (completed / clear error), invariant violations. Exit 1 on any
+violation. ``--keep`` keeps the directories of rounds with a violation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+#: The coterie source tree the rounds run (``--source``; default: this checkout).
+REPO = Path(__file__).resolve().parents[1]
+
+FAULTS = ("kill9", "sigint", "sigterm", "crash", "model")
+SIGNALS = {"kill9": signal.SIGKILL, "sigint": signal.SIGINT, "sigterm": signal.SIGTERM}
+#: The exit code a run must end with when it is stopped by each signal.
+STOP_CODES = {"kill9": -signal.SIGKILL, "sigint": 130, "sigterm": 143}
+BYPASS = ("--permission-mode", "bypassPermissions")
+TEAMMATES = ("alice", "bob")
+MODEL_ERRORS = (
+    {"status": 529, "type": "overloaded_error", "message": "Overloaded"},
+    {"status": 429, "type": "rate_limit_error", "message": "Rate limited"},
+)
+
+
+# -- the scenario ------------------------------------------------------------
+
+
+def step_command(token: str) -> str:
+    return f"echo {token} >> steps.log; echo $$ >> pgids.log; sleep 30 >/dev/null 2>&1 & sleep 0.15"
+
+
+def create(subject: str, owner: str) -> dict[str, Any]:
+    return {
+        "name": "TaskCreate",
+        "input": {"subject": subject, "description": f"Do: {subject}", "owner": owner},
+    }
+
+
+@dataclass
+class Plan:
+    """A round's scenario and what its steps should leave behind."""
+
+    tracks: dict[str, list[dict[str, Any]]]
+    tasks: int
+    #: per teammate: the Bash tokens and the Write paths of its steps, in order.
+    bash: dict[str, list[str]] = field(default_factory=dict)
+    writes: dict[str, list[str]] = field(default_factory=dict)
+
+
+def team_plan(tasks: int) -> Plan:
+    lead: list[dict[str, Any]] = [
+        {"tool_uses": [create(f"job {i}", TEAMMATES[i % 2]) for i in range(tasks)]},
+        {"text": "planned"},
+    ]
+    lead += [{"text": "noted"} for _ in range(tasks)]
+    plan = Plan(tracks={"lead": lead}, tasks=tasks)
+    for who, name in enumerate(TEAMMATES):
+        turns: list[dict[str, Any]] = []
+        plan.bash[name], plan.writes[name] = [], []
+        for i in range(who, tasks, 2):
+            for step in range(2):
+                token = f"{name}-{i}-{step}"
+                plan.bash[name].append(token)
+                command = step_command(token)
+                turns.append({"tool_uses": [{"name": "Bash", "input": {"command": command}}]})
+            path = f"w-{name}-{i}.txt"
+            plan.writes[name].append(path)
+            content = f"{name} wrote job {i}\n"
+            turns.append(
+                {"tool_uses": [{"name": "Write", "input": {"file_path": path, "content": content}}]}
+            )
+            turns.append({"text": f"job {i} done"})
+        plan.tracks[name] = turns
+    return plan
+
+
+def insert_turn(plan: Plan, rng: random.Random, turn: dict[str, Any]) -> str:
+    """Put *turn* at a random place of a random track; where, as text."""
+    track = rng.choice(sorted(plan.tracks))
+    turns = plan.tracks[track]
+    # Not after a track's last turn: a track that ends in a fault is a different test.
+    at = rng.randrange(len(turns))
+    turns.insert(at, turn)
+    return f"{track}[{at}]"
+
+
+# -- processes -----------------------------------------------------------------
+
+
+@dataclass
+class Round:
+    index: int
+    fault: str
+    root: Path
+    workspace: Path
+    home: Path
+    chome: Path
+    timeout: float
+    stderrs: list[tuple[str, str]] = field(default_factory=list)
+    violations: list[str] = field(default_factory=list)
+    pgids: set[int] = field(default_factory=set)
+    injected: bool = False
+    where: str = ""
+    outcome: str = ""
+
+    def env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "COTERIE_"))}
+        env.update(PYTHONPATH=str(REPO), HOME=str(self.home), COTERIE_HOME=str(self.chome))
+        return env
+
+    def start(self, args: list[str]) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [sys.executable, "-m", "coterie", *args],
+            cwd=self.workspace,
+            env=self.env(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,  # so that a hung one can be killed with all it started
+        )
+
+    def finish(self, proc: subprocess.Popen[str], label: str) -> tuple[int | None, str, str]:
+        """Wait for *proc*; a hang is a violation (then it is killed with its group)."""
+        try:
+            out, err = proc.communicate(timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            out, err = proc.communicate()
+            self.violations.append(f"{label}: hung for {self.timeout:.0f} s")
+            self.stderrs.append((label, err))
+            return None, out, err
+        self.stderrs.append((label, err))
+        return proc.returncode, out, err
+
+    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            [sys.executable, "-m", "coterie", *args],
+            cwd=self.workspace,
+            env=self.env(),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=self.timeout,
+        )
+        self.stderrs.append((" ".join(args[:1]), done.stderr))
+        return done
+
+    def run_dir(self) -> Path | None:
+        runs = list((self.chome / "projects").glob("*/runs/*"))
+        recorded = [p for p in runs if (p / "config.json").exists()]
+        if len(runs) > 1:
+            self.violations.append(f"{len(runs)} runs in one workspace")
+        return recorded[0] if recorded else None
+
+    def sample_groups(self) -> None:
+        """Note the pgids the run has recorded so far (records go once a group is gone)."""
+        for records in (self.chome / "projects").glob("*/runs/*/procgroups"):
+            with contextlib.suppress(OSError):
+                for name in os.listdir(records):
+                    with contextlib.suppress(ValueError):
+                        self.pgids.add(int(name.split("-")[0]))
+
+
+def wait_then_signal(
+    rnd: Round, proc: subprocess.Popen[str], sig: signal.Signals, delay: float
+) -> bool:
+    """Send *sig* to *proc* after *delay* s of its run; False if it finished first."""
+    deadline = time.monotonic() + delay
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            return False
+        rnd.sample_groups()
+        time.sleep(0.01)
+    if proc.poll() is not None:
+        return False
+    os.kill(proc.pid, sig)
+    return True
+
+
+def run_to_end(rnd: Round, proc: subprocess.Popen[str], label: str) -> tuple[int | None, str, str]:
+    while proc.poll() is None:
+        rnd.sample_groups()
+        time.sleep(0.02)
+        if time.monotonic() - started(proc) > rnd.timeout:
+            break
+    return rnd.finish(proc, label)
+
+
+_STARTS: dict[int, float] = {}
+
+
+def started(proc: subprocess.Popen[str]) -> float:
+    return _STARTS.setdefault(proc.pid, time.monotonic())
+
+
+# -- what is left behind ---------------------------------------------------------
+
+
+def proc_stat(pid: str) -> tuple[int, str] | None:
+    """(pgid, state) of a process, or None if it is gone."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = raw[raw.rindex(")") + 2 :].split()
+    return int(fields[2]), fields[0]
+
+
+def leftovers(rnd: Round) -> list[str]:
+    """Live processes in the round's recorded groups or working under its directory."""
+    pgids = set(rnd.pgids)
+    with contextlib.suppress(OSError):
+        pgids |= {int(x) for x in (rnd.workspace / "pgids.log").read_text().split()}
+    root = str(rnd.root)
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        stat = proc_stat(pid)
+        if stat is None or stat[1] == "Z":
+            continue
+        try:
+            cwd = os.readlink(f"/proc/{pid}/cwd")
+        except OSError:
+            cwd = ""
+        if stat[0] in pgids or cwd == root or cwd.startswith(root + os.sep):
+            try:
+                cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                cmd = "?"
+            found.append(f"pid {pid} (pgid {stat[0]}): {cmd.strip()}")
+    return found
+
+
+def check_left_behind(rnd: Round, when: str) -> None:
+    # A group killed a moment ago may still be exiting: give it a short grace.
+    deadline = time.monotonic() + 2.0
+    while (alive := leftovers(rnd)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if alive:
+        rnd.violations.append(f"left behind {when}: {'; '.join(alive[:3])}")
+        for line in alive:  # clean up after the violation, so that rounds stay independent
+            with contextlib.suppress(ProcessLookupError, ValueError):
+                os.kill(int(line.split()[1]), signal.SIGKILL)
+
+
+# -- the invariants ----------------------------------------------------------------
+
+
+def transcript(run_dir: Path, actor: str) -> list[dict[str, Any]]:
+    from coterie.context import TranscriptLog
+
+    path = run_dir / "transcripts" / f"{actor}.log"
+    if not path.exists():
+        return []
+    with TranscriptLog.open(path, "none") as log:
+        return log.load()
+
+
+def tool_outcomes(messages: list[dict[str, Any]]) -> list[tuple[dict[str, Any], bool | None]]:
+    """Each tool_use with whether its result was an error (None: no result)."""
+    results: dict[str, bool] = {}
+    for m in messages:
+        if m["role"] == "user" and isinstance(m["content"], list):
+            for b in m["content"]:
+                if b.get("type") == "tool_result":
+                    results[b["tool_use_id"]] = bool(b.get("is_error"))
+    uses = [
+        b
+        for m in messages
+        if m["role"] == "assistant"
+        for b in m["content"]
+        if b.get("type") == "tool_use"
+    ]
+    return [(u, results.get(u["id"])) for u in uses]
+
+
+def clear_error(code: int | None, out: str, err: str) -> bool:
+    """Exit 1 or 2 with a reason: a line on stderr, or a result on stdout that
+    says what failed (a task that did not finish, a model call that failed)."""
+    said = err.strip() or (out.strip() and out != "noted\n")
+    return code in (1, 2) and bool(said)
+
+
+def check_round(rnd: Round, plan: Plan, code: int | None, out: str, err: str) -> None:
+    v = rnd.violations
+    for label, text in rnd.stderrs:
+        if "Traceback" in text:
+            first = text[text.index("Traceback") :].splitlines()[-1:]
+            v.append(f"traceback on stderr of {label}: {first}")
+    run_dir = rnd.run_dir()
+    if run_dir is None:
+        v.append("no run recorded")
+        return
+    from coterie.board import read_log
+
+    board = run_dir / "board"
+    log = read_log(board) if board.exists() else []
+    created = [e.task_id for e in log if e.op == "create"]
+    completions = Counter(e.task_id for e in log if e.fields.get("status") == "completed")
+    twice = [t for t, n in completions.items() if n > 1]
+    if twice:
+        v.append(f"tasks completed more than once: {twice}")
+    steps = (
+        Counter((rnd.workspace / "steps.log").read_text().split())
+        if (rnd.workspace / "steps.log").exists()
+        else Counter()
+    )
+    repeated = [t for t, n in steps.items() if n > 1]
+    if repeated:
+        v.append(f"a tool ran twice: {repeated}")
+    if code == 0:
+        rnd.outcome = "completed"
+        if out != "noted\n":
+            v.append(f"success with result {out!r}, not the lead's last answer")
+        tasks = rnd.run("tasks", run_dir.name, "--json")
+        try:
+            listed = json.loads(tasks.stdout)["tasks"]
+        except (ValueError, KeyError, TypeError):
+            v.append(f"coterie tasks --json: {tasks.returncode} {tasks.stdout[:200]!r}")
+            listed = []
+        not_done = [t["id"] for t in listed if t["status"] != "completed"]
+        if not_done:
+            v.append(f"success with tasks not completed: {not_done}")
+        missing = [t for t in created if completions[t] != 1]
+        if missing:
+            v.append(f"success with tasks not completed exactly once: {missing}")
+        lead = transcript(run_dir, "lead")
+        creates = [(u, e) for u, e in tool_outcomes(lead) if u["name"] == "TaskCreate"]
+        cut_short = sum(1 for _u, e in creates if e)
+        if len(created) + cut_short < plan.tasks:
+            v.append(
+                f"success with {plan.tasks - len(created) - cut_short} TaskCreate lost "
+                f"({len(created)} created, {cut_short} cut short)"
+            )
+        told = "\n".join(
+            b.get("text", "") if isinstance(b, dict) else ""
+            for m in lead
+            if m["role"] == "user"
+            for b in (m["content"] if isinstance(m["content"], list) else [{"text": m["content"]}])
+        )
+        unheard = [t for t in created if f"Task {t} completed" not in told]
+        if unheard:
+            v.append(f"success, but the lead never heard of tasks {unheard}")
+        check_teammates(rnd, plan, run_dir, len(created) + cut_short == plan.tasks)
+    elif clear_error(code, out, err):
+        rnd.outcome = "clear error"
+        listed = rnd.run("runs", "--json")
+        with contextlib.suppress(ValueError):
+            state = json.loads(listed.stdout.splitlines()[0])["state"]
+            if state == "completed":
+                v.append(f"exit {code}, but the run is listed as completed")
+    else:
+        rnd.outcome = f"exit {code}"
+        tail = err.strip().splitlines()[-1:] if err.strip() else ["(no stderr)"]
+        v.append(f"ended with exit {code}, not a clear error: {tail}")
+
+
+def check_teammates(rnd: Round, plan: Plan, run_dir: Path, all_created: bool) -> None:
+    """On success, every step is in its teammate's transcript and had its effect or failed."""
+    steps = set()
+    if (rnd.workspace / "steps.log").exists():
+        steps = set((rnd.workspace / "steps.log").read_text().split())
+    for name in TEAMMATES:
+        outcomes = tool_outcomes(transcript(run_dir, name))
+        ran: dict[str, bool | None] = {}
+        for use, failed in outcomes:
+            if use["name"] == "Bash":
+                token = use["input"]["command"].split()[1]
+                ran[token] = failed
+            elif use["name"] == "Write":
+                ran[use["input"]["file_path"]] = failed
+        expected = plan.bash[name] + plan.writes[name]
+        if all_created:
+            absent = [s for s in expected if s not in ran]
+            if absent:
+                rnd.violations.append(f"success, but {name} never did {absent[:4]}")
+        for token in plan.bash[name]:
+            if token in ran and not ran[token] and token not in steps:
+                rnd.violations.append(f"{name}'s step {token} reported done, no effect")
+        for path in plan.writes[name]:
+            if path in ran and not ran[path] and not (rnd.workspace / path).exists():
+                rnd.violations.append(f"{name}'s Write of {path} reported done, no file")
+
+
+# -- one round ---------------------------------------------------------------------
+
+
+def one_round(
+    index: int, fault: str, rng: random.Random, tasks: int, resumes: int, timeout: float, base: Path
+) -> Round:
+    root = Path(tempfile.mkdtemp(prefix=f"chaos-{index:04d}-", dir=base))
+    rnd = Round(index, fault, root, root / "ws", root / "home", root / "chome", timeout)
+    for d in (rnd.workspace, rnd.home, rnd.chome):
+        d.mkdir()
+    plan = team_plan(tasks)
+    if fault == "crash":
+        rnd.where = insert_turn(plan, rng, {"crash": f"chaos crash {index}"})
+        rnd.injected = True
+    elif fault == "model":
+        error = rng.choice(MODEL_ERRORS)
+        rnd.where = f"{error['status']} at " + insert_turn(plan, rng, {"error": dict(error)})
+        rnd.injected = True
+    scenario = root / "scenario.json"
+    scenario.write_text(json.dumps({"name": f"chaos-{index}", "tracks": plan.tracks}))
+    first = ["team", "-p", *BYPASS, "--scenario", str(scenario), "go"]
+
+    proc = rnd.start(first)
+    started(proc)
+    if fault in SIGNALS:
+        delay = rng.uniform(0.2, 1.4)
+        rnd.where = f"after {delay:.2f} s"
+        rnd.injected = wait_then_signal(rnd, proc, SIGNALS[fault], delay)
+    code, out, err = run_to_end(rnd, proc, "team")
+    attempts = 0
+    if rnd.injected and fault in SIGNALS:
+        if code == -SIGNALS[fault] and rnd.run_dir() is None:
+            # Before coterie could handle it (Python still starting): nothing was
+            # recorded, so it is a kill -9 at startup; the run is started over.
+            rnd.where += " (before the run was recorded)"
+        elif code not in (STOP_CODES[fault], 0):
+            rnd.violations.append(f"{fault}: exit {code}, expected {STOP_CODES[fault]}")
+        if fault != "kill9":
+            check_left_behind(rnd, f"after {fault}")
+    while code is not None and (code in (130, 143) or code < 0) and attempts < resumes:
+        attempts += 1
+        run_dir = rnd.run_dir()
+        if run_dir is None:  # killed before the run was recorded: start over
+            shutil.rmtree(rnd.chome)
+            rnd.chome.mkdir()
+            proc = rnd.start(first)
+        else:
+            proc = rnd.start(["resume", run_dir.name, "-p"])
+        started(proc)
+        code, out, err = run_to_end(rnd, proc, f"resume {attempts}")
+    if code is not None and (code in (130, 143) or code < 0):
+        rnd.violations.append(f"still interrupted after {resumes} resumes")
+    check_round(rnd, plan, code, out, err)
+    check_left_behind(rnd, "at the end")
+    rnd.where += f", {attempts} resume(s)" if attempts else ""
+    return rnd
+
+
+# -- the whole run -----------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> int:
+    global REPO
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=50)
+    parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--faults", default=",".join(FAULTS))
+    parser.add_argument("--tasks", type=int, default=4, help="tasks per team run (default 4)")
+    parser.add_argument("--resumes", type=int, default=3, help="most resumes per round")
+    parser.add_argument("--timeout", type=float, default=120, help="most seconds per process")
+    parser.add_argument("--keep", action="store_true", help="keep the rounds with a violation")
+    parser.add_argument(
+        "--source", type=Path, default=REPO, help="the coterie source tree to run (default: here)"
+    )
+    args = parser.parse_args(argv)
+    REPO = args.source.resolve()
+    sys.path.insert(0, str(REPO))
+    faults = [f.strip() for f in args.faults.split(",") if f.strip()]
+    unknown = sorted(set(faults) - set(FAULTS))
+    if unknown or not faults:
+        parser.error(f"unknown faults {unknown}; choose from {','.join(FAULTS)}")
+    seed = args.seed if args.seed is not None else random.randrange(2**32)
+    rng = random.Random(seed)
+    print(
+        f"chaos: {args.rounds} rounds, seed {seed}, faults {','.join(faults)}, source {REPO}",
+        flush=True,
+    )
+    base = Path(tempfile.mkdtemp(prefix="coterie-chaos-"))
+    table: dict[str, Counter[str]] = {f: Counter() for f in faults}
+    began = time.monotonic()
+    failed = 0
+    try:
+        for index in range(args.rounds):
+            fault = faults[index % len(faults)]
+            t0 = time.monotonic()
+            rnd = one_round(index, fault, rng, args.tasks, args.resumes, args.timeout, base)
+            row = table[fault]
+            row["rounds"] += 1
+            row["injected"] += rnd.injected
+            row[rnd.outcome or "?"] += 1
+            row["violations"] += len(rnd.violations)
+            status = "ok" if not rnd.violations else "VIOLATION"
+            injected = rnd.where if rnd.injected else f"not injected ({rnd.where})"
+            print(
+                f"round {index:4d} {fault:8s} {injected:40s} {rnd.outcome:12s} "
+                f"{time.monotonic() - t0:5.1f} s  {status}",
+                flush=True,
+            )
+            for violation in rnd.violations:
+                print(f"    ! {violation}", flush=True)
+            if rnd.violations:
+                failed += 1
+                if args.keep:
+                    print(f"    kept: {rnd.root}", flush=True)
+                    continue
+            shutil.rmtree(rnd.root, ignore_errors=True)
+    finally:
+        if not args.keep or not failed:
+            shutil.rmtree(base, ignore_errors=True)
+    elapsed = time.monotonic() - began
+    print()
+    header = f"{'fault':8s} {'rounds':>6s} {'injected':>8s} {'completed':>9s} {'error':>6s} "
+    print(header + f"{'violations':>10s}")
+    total: Counter[str] = Counter()
+    for fault, row in table.items():
+        total.update(row)
+        print(
+            f"{fault:8s} {row['rounds']:6d} {row['injected']:8d} {row['completed']:9d} "
+            f"{row['clear error']:6d} {row['violations']:10d}"
+        )
+    print(
+        f"{'all':8s} {total['rounds']:6d} {total['injected']:8d} {total['completed']:9d} "
+        f"{total['clear error']:6d} {total['violations']:10d}"
+    )
+    print(
+        f"\n{args.rounds} rounds in {elapsed:.0f} s (seed {seed}); "
+        f"{failed} round(s) with a violation"
+    )
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
