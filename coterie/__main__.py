@@ -2,6 +2,10 @@
 
 import sys
 
-from coterie.cli import main
+try:
+    from coterie.cli import main
 
-sys.exit(main())
+    code = main()
+except KeyboardInterrupt:  # Ctrl-C before the command line could take over
+    code = 130
+sys.exit(code)

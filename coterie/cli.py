@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from pathlib import Path
 
@@ -181,7 +182,42 @@ def _add_workdir(parser: argparse.ArgumentParser) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``coterie`` console script; returns the exit code."""
+    """Entry point of the ``coterie`` console script; returns the exit code.
+
+    SIGTERM and SIGHUP end a command as Ctrl-C does (exits 143 and 129, with
+    the clean-up of :mod:`coterie.commands.stopping` while a run is on). Once
+    the command has its exit code, a late signal no longer changes it: the
+    work is done and recorded, and the process only has to leave.
+    """
+    from coterie.commands.stopping import Stopped
+
+    for signum in _LATE:
+        signal.signal(signum, _stop)
+    try:
+        try:
+            return _main(argv)
+        finally:
+            # From here on the exit code stands: a late signal is ignored (in
+            # every thread, and while the interpreter shuts down).
+            for signum in (signal.SIGINT, *_LATE):
+                signal.signal(signum, signal.SIG_IGN)
+    except Stopped as exc:  # a stop signal as the command returned
+        return 128 + exc.signum
+    except KeyboardInterrupt:
+        return 130
+
+
+#: The signals that end a command as Ctrl-C does (SIGINT: Python's KeyboardInterrupt).
+_LATE = (signal.SIGTERM, signal.SIGHUP)
+
+
+def _stop(signum: int, _frame: object) -> None:
+    from coterie.commands.stopping import Stopped
+
+    raise Stopped(signum)
+
+
+def _main(argv: list[str] | None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     console = Console(highlight=False)
