@@ -42,6 +42,9 @@ EventType = Literal[
     "agent.tool_result",  # a tool's result, as given back to the model
     "agent.result",  # the agent's run ended (Claude Code's result fields)
     "agent.resumed",  # an agent goes on with a prompt its transcript shows begun
+    # -- model calls (coterie/agent) -------------------------------------------
+    "model.requested",  # an agent asked its model for its next turn
+    "model.retrying",  # that call failed transiently and will be tried again
     # -- tools and permissions (coterie/tools) ---------------------------------
     "tool.denied",  # the registry did not run a call its authorizer denied
     "tool.failed",  # a tool raised; the error went back to the model

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from coterie.events import EventLog
     from coterie.mailbox import PostOffice
     from coterie.messages import Message
-    from coterie.models import Model, TextSink
+    from coterie.models import Model, RetrySink, TextSink
     from coterie.supervisors import ChildSpec
 
 SUMMARIZER = "summarizer"
@@ -75,7 +75,11 @@ class SummarizerClient:
     name: str = SUMMARIZER
 
     async def complete(
-        self, request: ModelRequest, *, on_text: TextSink | None = None
+        self,
+        request: ModelRequest,
+        *,
+        on_text: TextSink | None = None,
+        on_retry: RetrySink | None = None,
     ) -> ModelReply:
         body = {
             "system": request.system,

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from coterie.context import CompactionReport, Funnel, TranscriptLog
     from coterie.events import EventLog, EventType
-    from coterie.models import Model, ModelReply
+    from coterie.models import Model, ModelReply, Retrying
     from coterie.tools import PermissionGate, ToolContext, ToolRegistry
 
 
@@ -251,7 +251,8 @@ class AgentLoop:
                 actor=self.actor,
                 role=self.role,
             )
-            return self.model.complete(request, on_text=self._stream)
+            self._emit("model.requested", turn=self.turns + 1)
+            return self.model.complete(request, on_text=self._stream, on_retry=self._retrying)
 
         funnel = self.funnel
         if funnel is None:
@@ -307,6 +308,15 @@ class AgentLoop:
                 *last["content"],
                 {"type": "text", "text": f"<system-reminder>{reminder}</system-reminder>"},
             ]
+
+    def _retrying(self, retry: Retrying) -> None:
+        self._emit(
+            "model.retrying",
+            attempt=retry.attempt,
+            attempts=retry.attempts,
+            delay_s=round(retry.delay, 3),
+            reason=retry.reason,
+        )
 
     def _stream(self, text: str) -> None:
         if self.events is not None:

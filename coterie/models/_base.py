@@ -78,8 +78,27 @@ class ModelReply:
 TextSink = Callable[[str], None]
 
 
+@attrs.frozen
+class Retrying:
+    """A model call failed in a way worth trying again, and will be tried again."""
+
+    #: The attempt that failed (1 for the first).
+    attempt: int
+    #: How many attempts there are at most.
+    attempts: int
+    #: Seconds until the next attempt.
+    delay: float
+    #: Why the attempt failed, in one line (``529 overloaded_error: ...``, ``cut off``).
+    reason: str
+
+
+RetrySink = Callable[[Retrying], None]
+
+
 class Model(Protocol):
-    """A chat model. ``on_text`` receives streamed text as it arrives."""
+    """A chat model. ``on_text`` receives streamed text as it arrives, ``on_retry``
+    each failed attempt that will be tried again (a model without retries never
+    calls it)."""
 
     @property
     def name(self) -> str:
@@ -87,7 +106,11 @@ class Model(Protocol):
         ...
 
     async def complete(
-        self, request: ModelRequest, *, on_text: TextSink | None = None
+        self,
+        request: ModelRequest,
+        *,
+        on_text: TextSink | None = None,
+        on_retry: RetrySink | None = None,
     ) -> ModelReply: ...
 
 

@@ -24,6 +24,7 @@ from coterie.models._base import (
     DEFAULT_MODEL,
     ModelError,
     ModelReply,
+    Retrying,
     ScenarioError,
     ScriptedCrash,
     Usage,
@@ -34,7 +35,7 @@ from coterie.models._wire import CRASH_ERROR_TYPE, SCENARIO_ERROR_TYPE
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from coterie.models._base import Model, ModelRequest, TextSink
+    from coterie.models._base import Model, ModelRequest, RetrySink, TextSink
     from coterie.models.pricing import UsageLedger
 
 #: Statuses worth another try: rate limits, server errors, overload.
@@ -148,9 +149,13 @@ class AnthropicModel:
         await self.aclose()
 
     async def complete(
-        self, request: ModelRequest, *, on_text: TextSink | None = None
+        self,
+        request: ModelRequest,
+        *,
+        on_text: TextSink | None = None,
+        on_retry: RetrySink | None = None,
     ) -> ModelReply:
-        """Stream one reply, retrying transient failures.
+        """Stream one reply, retrying transient failures (each told to *on_retry*).
 
         Raises :class:`~coterie.models.PromptTooLong`,
         :class:`~coterie.models.ModelAPIError` (a refusal, or retries used
@@ -169,6 +174,7 @@ class AnthropicModel:
                 if not retryable or attempt >= self.max_retries:
                     raise error from exc
                 delay = self._delay(attempt, _retry_after(exc.response.headers))
+                reason = str(error)
             except _RETRYABLE_TRANSPORT as exc:
                 if attempt >= self.max_retries:
                     what = (
@@ -179,6 +185,9 @@ class AnthropicModel:
                         f"({attempt + 1} attempts): {exc}"
                     ) from exc
                 delay = self._delay(attempt, None)
+                reason = str(exc) or type(exc).__name__
+            if on_retry is not None:
+                on_retry(Retrying(attempt + 1, self.max_retries + 1, delay, reason))
             attempt += 1
             await trio.sleep(delay)
         return self._reply(request, message)

@@ -15,7 +15,7 @@ import attrs
 from coterie.models.pricing import UsageLedger
 
 if TYPE_CHECKING:
-    from coterie.models._base import Model, ModelReply, ModelRequest, TextSink
+    from coterie.models._base import Model, ModelReply, ModelRequest, RetrySink, TextSink
 
 __all__ = ["MeteredModel"]
 
@@ -38,8 +38,12 @@ class MeteredModel:
         return self.inner.name
 
     async def complete(
-        self, request: ModelRequest, *, on_text: TextSink | None = None
+        self,
+        request: ModelRequest,
+        *,
+        on_text: TextSink | None = None,
+        on_retry: RetrySink | None = None,
     ) -> ModelReply:
-        reply = await self.inner.complete(request, on_text=on_text)
+        reply = await self.inner.complete(request, on_text=on_text, on_retry=on_retry)
         self.ledger.record(request.actor, reply.model, reply.usage)
         return reply

@@ -23,7 +23,7 @@ from coterie.models._validate import RequestInvalid, validate_request
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from coterie.models._base import Model, ModelRequest, TextSink
+    from coterie.models._base import Model, ModelRequest, RetrySink, TextSink
     from coterie.models.pricing import UsageLedger
     from coterie.models.scenario import Scenario
 
@@ -68,9 +68,14 @@ class ScriptedModel:
         return self._player.cursors
 
     async def complete(
-        self, request: ModelRequest, *, on_text: TextSink | None = None
+        self,
+        request: ModelRequest,
+        *,
+        on_text: TextSink | None = None,
+        on_retry: RetrySink | None = None,
     ) -> ModelReply:
-        """Serve the next turn of the caller's track.
+        """Serve the next turn of the caller's track (never retried: *on_retry* is
+        not called; an ``error`` turn is the call's outcome).
 
         Raises :class:`~coterie.models.ScenarioError` on an ``expect``
         mismatch or an exhausted track, :class:`~coterie.models.ModelAPIError`

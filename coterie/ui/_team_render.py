@@ -40,7 +40,11 @@ STATUS_STYLES = {"pending": "dim", "in_progress": "yellow", "completed": "green"
 _URGENT = ("crashed", "gave up", "restarting", "abandoned", "working")
 
 
-def _label(row: ActorRow) -> Text:
+#: Seconds a model call may go unanswered before the display says it is waiting.
+SLOW_CALL = 5.0
+
+
+def _label(row: ActorRow, now: float | None = None) -> Text:
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append(row.name, style="bold" if row.kind == "supervisor" else "")
     text.append(f"  {row.state}", style=STATE_STYLES.get(row.state, ""))
@@ -48,7 +52,12 @@ def _label(row: ActorRow) -> Text:
         text.append(f" {row.task}", style="magenta")
     if row.restarts:
         text.append(f" ↻{row.restarts}", style="yellow")
-    if row.reason and row.state in ("crashed", "gave up", "stopped", "abandoned"):
+    waited = row.waiting_for(now) if now is not None else None
+    if waited is not None and (waited >= SLOW_CALL or row.retry):
+        text.append(f"  ⧗ waiting for the model {waited:.0f}s", style="yellow")
+        if row.retry:
+            text.append(f" · {row.retry}", style="yellow")
+    elif row.reason and row.state in ("crashed", "gave up", "stopped", "abandoned"):
         text.append(f"  {row.reason}", style="red")
     elif row.state == "working" and row.doing:
         text.append(f"  ⏺ {row.doing}", style="cyan")
@@ -57,34 +66,43 @@ def _label(row: ActorRow) -> Text:
     return text
 
 
-def _grow(state: TeamState, node: Tree, row: ActorRow, limit: int, depth: int = 0) -> None:
+def _grow(
+    state: TeamState,
+    node: Tree,
+    row: ActorRow,
+    limit: int,
+    depth: int = 0,
+    now: float | None = None,
+) -> None:
     kids, hidden = state.children(row.name), []
     if len(kids) > limit:  # a big team: who needs attention first, then a count
         order = sorted(kids, key=lambda r: _URGENT.index(r.state) if r.state in _URGENT else 9)
         names = {r.name for r in order[:limit]}
         kids, hidden = [k for k in kids if k.name in names], order[limit:]
     for kid in kids:
-        branch = node.add(_label(kid))
+        branch = node.add(_label(kid, now))
         if depth < 8:
-            _grow(state, branch, kid, limit, depth + 1)
+            _grow(state, branch, kid, limit, depth + 1, now)
     if hidden:
         counts = Counter(r.state for r in hidden)
         more = ", ".join(f"{n} {s}" for s, n in counts.items())
         node.add(Text(f"… {len(hidden)} more: {more}", style="dim"))
 
 
-def render_tree(state: TeamState, limit: int = 12) -> RenderableType:
-    """The supervision tree, one line per actor (at most *limit* children shown per parent)."""
+def render_tree(state: TeamState, limit: int = 12, now: float | None = None) -> RenderableType:
+    """The supervision tree, one line per actor (at most *limit* children shown per
+    parent); with *now* (seconds since the epoch, as event times), a model call
+    unanswered for :data:`SLOW_CALL` seconds or retried is shown waiting."""
     roots = state.roots()
     if not roots:
         return Text("no actors yet", style="dim")
     if len(roots) == 1:
-        top = Tree(_label(roots[0]))
-        _grow(state, top, roots[0], limit)
+        top = Tree(_label(roots[0], now))
+        _grow(state, top, roots[0], limit, now=now)
         return top
     top = Tree(Text("run", style="bold"))
     for root in roots:
-        _grow(state, top.add(_label(root)), root, limit)
+        _grow(state, top.add(_label(root, now)), root, limit, now=now)
     return top
 
 
@@ -128,9 +146,9 @@ def render_board(tasks: list[TaskRow], max_rows: int = 15) -> RenderableType:
     return table
 
 
-def render_team(state: TeamState, max_rows: int = 15) -> RenderableType:
+def render_team(state: TeamState, max_rows: int = 15, now: float | None = None) -> RenderableType:
     """The whole live display: the supervision tree above the task board."""
-    return Group(render_tree(state), Text(""), render_board(state.tasks, max_rows))
+    return Group(render_tree(state, now=now), Text(""), render_board(state.tasks, max_rows))
 
 
 def render_summary(summary: Mapping[str, Any]) -> RenderableType:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from coterie.ui.views import _summary as tool_label
+from coterie.ui.views import retry_line
 
 if TYPE_CHECKING:
     from coterie.events import Event
@@ -87,6 +88,15 @@ class ActorRow:
     latest: str = ""  # the last thing it said (a message or assistant text), one line
     doing: str = ""  # its last tool call, while working
     turns: int = 0
+    #: When (event time, seconds since the epoch) its model call began; None when
+    #: no call is outstanding or the reply has begun to arrive.
+    waiting_since: float | None = None
+    #: The last failed attempt of that call, in one line ("" when none failed).
+    retry: str = ""
+
+    def waiting_for(self, now: float) -> float | None:
+        """Seconds its model call has gone unanswered at *now*, or None."""
+        return None if self.waiting_since is None else max(0.0, now - self.waiting_since)
 
 
 @attrs.define
@@ -115,9 +125,14 @@ class TeamState:
         """The rows supervised by *name*, in the order they were first seen."""
         return [r for r in self.actors.values() if r.supervisor == name]
 
+    def waiting(self) -> bool:
+        """Whether some actor waits for its model (the display has a clock to keep)."""
+        return any(r.waiting_since is not None for r in self.actors.values())
+
     def apply(self, event: Event | Mapping[str, Any]) -> None:
         """Fold one event into the state."""
         kind, d = unpack(event)
+        ts = event.ts if not isinstance(event, Mapping) else d.get("ts")
         name = d.get("actor")
         if kind == "team.message":
             sender = d.get("sender")
@@ -135,10 +150,21 @@ class TeamState:
             return
         row = self.row(name)
         match kind:
+            case "model.requested":
+                row.waiting_since = ts if isinstance(ts, int | float) else None
+                row.retry = ""
+            case "model.retrying":
+                row.retry = (
+                    f"attempt {d.get('attempt')} of {d.get('attempts')} failed"
+                    f" ({one_line(d.get('reason', ''))})"
+                )
+            case "agent.text_delta":
+                row.waiting_since, row.retry = None, ""
             case "actor.started":
                 self._adopt(row, d.get("supervisor"))
                 row.kind = str(d.get("kind", row.kind))
                 row.state, row.task, row.doing = "running", None, ""
+                row.waiting_since, row.retry = None, ""
                 attempt = d.get("attempt")
                 row.attempt = attempt if isinstance(attempt, int) else row.attempt
             case "actor.state":
@@ -148,6 +174,7 @@ class TeamState:
                     row.doing = ""
             case "actor.crashed":
                 row.state, row.reason = "crashed", one_line(d.get("reason", ""))
+                row.waiting_since, row.retry = None, ""
             case "actor.restarted":
                 row.state = "restarting"
                 row.restarts += 1
@@ -160,6 +187,7 @@ class TeamState:
             case "actor.abandoned":
                 row.state = "abandoned"
             case "agent.message":
+                row.waiting_since, row.retry = None, ""
                 row.turns += 1
                 text = one_line(text_of(d.get("content")))
                 if text:
@@ -222,6 +250,8 @@ def describe(event: Event | Mapping[str, Any]) -> str | None:
             return f"✗ supervisor {d.get('supervisor')} gave up ({who}): {reason}"
         case "supervisor.escalated":
             return f"✗ {who} escalated to {d.get('supervisor')}: {reason}"
+        case "model.retrying":
+            return f"⧗ {who}: {retry_line(d)}"
         case "team.message":
             text = one_line(d.get("text", ""))
             return f"✉ {d.get('sender')} → {d.get('recipient')} [{d.get('kind')}]: {text}"

@@ -102,6 +102,7 @@ class TeamView:
         live: bool | None = None,
         max_rows: int = 15,
         clock: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
     ) -> None:
         self.console = console
         self.state = TeamState()
@@ -110,6 +111,7 @@ class TeamView:
         self._read_board = read_board
         self._async_reader = read_board is not None and inspect.iscoroutinefunction(read_board)
         self._clock = clock
+        self._wall = wall  # event times are wall-clock: how long a model call waits
         self._display: Live | None = None
         self._last_draw = self._last_read = -math.inf
         self._dirty = False
@@ -118,7 +120,7 @@ class TeamView:
 
     def render(self) -> RenderableType:
         """What the live display shows now."""
-        return render_team(self.state, self.max_rows)
+        return render_team(self.state, self.max_rows, now=self._wall())
 
     def start(self, info: Mapping[str, Any]) -> None:
         """Print the run's header and start the live display (on a terminal)."""
@@ -163,7 +165,10 @@ class TeamView:
             while True:
                 self._wakeup = trio.Event()
                 if not (self._dirty or self.state.board_changed):
-                    await self._wakeup.wait()
+                    # A model call outstanding: redraw each second so its wait counts up.
+                    with trio.move_on_after(1.0 if self.state.waiting() else math.inf):
+                        await self._wakeup.wait()
+                    self._dirty = True
                 if self.state.board_changed:
                     await self._read_async()
                 self._draw()

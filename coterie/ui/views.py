@@ -40,6 +40,17 @@ def _summary(name: str, data: dict[str, Any]) -> str:
     return name
 
 
+def retry_line(data: dict[str, Any]) -> str:
+    """A ``model.retrying`` event in words."""
+    delay = data.get("delay_s")
+    wait = f"; trying again in {delay:.1f}s" if isinstance(delay, int | float) else ""
+    reason = str(data.get("reason", "")).splitlines()
+    return (
+        f"model call attempt {data.get('attempt')} of {data.get('attempts')} failed"
+        f" ({reason[0][:160] if reason else ''}){wait}"
+    )
+
+
 class ConsoleView:
     """The interactive view (rich)."""
 
@@ -87,6 +98,9 @@ class ConsoleView:
                 )
             case "actor.restarted":
                 self.console.print(f"[yellow]↻ restarting {d.get('actor')}[/]")
+            case "model.retrying":
+                self._end_text()
+                self.console.print(f"[yellow]⧗ {escape(retry_line(d))}[/]", soft_wrap=True)
 
     def finish(self, result: dict[str, Any]) -> None:
         self._end_text()

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
     from coterie.events import EventLog
     from coterie.mailbox import PostOffice
-    from coterie.models import TextSink
+    from coterie.models import RetrySink, TextSink
     from coterie.supervisors import ChildSpec
 
 
@@ -40,10 +40,14 @@ class RecordingModel:
         return self.inner.cursors
 
     async def complete(
-        self, request: ModelRequest, *, on_text: TextSink | None = None
+        self,
+        request: ModelRequest,
+        *,
+        on_text: TextSink | None = None,
+        on_retry: RetrySink | None = None,
     ) -> ModelReply:
         self.requests.append(request)
-        return await self.inner.complete(request, on_text=on_text)
+        return await self.inner.complete(request, on_text=on_text, on_retry=on_retry)
 
     def request_text(self, index: int = -1) -> str:
         """All text of request *index*: its system prompt and every text block."""

@@ -17,7 +17,7 @@ from tests.actors._support import RecordingModel, client, services
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
-    from coterie.models import ModelReply, ModelRequest, TextSink
+    from coterie.models import ModelReply, ModelRequest, RetrySink, TextSink
 
 TRANSCRIPT = classifier_transcript(
     [{"role": "user", "content": "Tidy the repo"}],
@@ -126,7 +126,11 @@ class SlowModel:
     name = "slow"
 
     async def complete(
-        self, request: ModelRequest, *, on_text: TextSink | None = None
+        self,
+        request: ModelRequest,
+        *,
+        on_text: TextSink | None = None,
+        on_retry: RetrySink | None = None,
     ) -> ModelReply:
         await trio.sleep_forever()
         raise AssertionError("unreachable")

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from coterie.models import ModelReply, ModelRequest, ScriptedModel, TextSink, parse_scenario
+from coterie.models import (
+    ModelReply,
+    ModelRequest,
+    RetrySink,
+    ScriptedModel,
+    TextSink,
+    parse_scenario,
+)
 
 
 def scripted(tracks: dict[str, list[dict[str, Any]]], **kwargs: Any) -> ScriptedModel:
@@ -22,7 +29,11 @@ class Recording:
         self.requests: list[ModelRequest] = []
 
     async def complete(
-        self, request: ModelRequest, *, on_text: TextSink | None = None
+        self,
+        request: ModelRequest,
+        *,
+        on_text: TextSink | None = None,
+        on_retry: RetrySink | None = None,
     ) -> ModelReply:
         self.requests.append(request)
-        return await self.model.complete(request, on_text=on_text)
+        return await self.model.complete(request, on_text=on_text, on_retry=on_retry)
