@@ -76,7 +76,8 @@ SURFACES: dict[str, set[str]] = {
     "coterie.models": {
         "DEFAULT_MODEL", "DEFAULT_MODEL_PRICE", "ROLES", "AnthropicModel", "MeteredModel",
         "MockServer", "Model", "ModelAPIError", "ModelError", "ModelPrice", "ModelReply",
-        "ModelRequest", "PromptTooLong", "RecordedRequest", "RequestInvalid", "RetrySink", "Retrying", "Scenario",
+        "ModelRequest", "PromptTooLong", "RecordedRequest", "RequestInvalid", "RetrySink",
+        "Retrying", "Scenario",
         "ScenarioError", "ScriptedCrash", "ScriptedModel", "TextSink", "ToolUse", "Turn",
         "TurnError", "Usage", "UsageLedger", "cost_usd", "is_known_model", "load_scenario",
         "model_from_env", "parse_scenario", "price_for", "serve_scenario", "validate_request"
