@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import os
+import re
 import stat
 from typing import TYPE_CHECKING, Literal
 
@@ -21,7 +22,6 @@ from coterie.tools._fileio import BINARY_SNIFF_BYTES, Stopped, is_binary, read_b
 from coterie.tools._globbing import compile_glob
 
 if TYPE_CHECKING:
-    import re
     import threading
     from collections.abc import Callable, Iterable
     from pathlib import Path
@@ -137,6 +137,29 @@ def _matching_lines(text: str, options: GrepOptions) -> tuple[list[str], list[in
     return lines, sorted(marked), count
 
 
+#: What can make a match on one line differ from one in the whole text.
+_CONTEXT_SENSITIVE = ("(?=", "(?!", "(?<", "\\A", "\\Z")
+
+
+def _has_match(text: str, options: GrepOptions) -> bool:
+    """Whether some line of *text* matches (as :func:`_matching_lines` would find),
+    without splitting it into lines when one search of the whole text can tell."""
+    regex = options.regex
+    if options.multiline or any(s in regex.pattern for s in _CONTEXT_SENSITIVE):
+        return bool(_matching_lines(text, options)[1])
+    # Without look-around or \A/\Z, a match on a line is a match in the whole text
+    # (with ^ and $ at line ends): no match there, none on any line.
+    whole = re.compile(regex.pattern, regex.flags | re.MULTILINE).search(text)
+    if whole is None or (whole.start() == len(text) and text.endswith("\n")):
+        return False  # (the empty "line" after the last newline is no line)
+    start = text.rfind("\n", 0, whole.start()) + 1
+    end = text.find("\n", whole.start())
+    line = text[start : end if end >= 0 else len(text)]
+    if regex.search(line):
+        return True
+    return bool(_matching_lines(text, options)[1])  # a match across lines: look line by line
+
+
 def _line_of(starts: list[int], offset: int) -> int:
     return bisect.bisect_right(starts, offset) - 1
 
@@ -194,6 +217,10 @@ def grep_files(
         except OSError:
             continue  # gone or unreadable meanwhile: as ripgrep, carry on
         if text is None:
+            continue
+        if options.mode == "files_with_matches":
+            if _has_match(text, options):
+                matched.append((path, [], [0], 0))
             continue
         lines, hits, count = _matching_lines(text, options)
         if hits:

@@ -11,6 +11,12 @@ reads a symlinked file only when its target, resolved the same way, lies
 inside the sandbox, and skips binary files and files over 20 MiB (judged
 before reading). The walk runs in a worker thread, abandoned when the call
 is cancelled; it stops at its next file.
+
+When an ``rg`` binary is at hand (:mod:`coterie.tools._ripgrep`), ripgrep
+finds the files instead of the walk: all of them for Glob, those that may
+match for Grep. They are then read and shown exactly as the walk's are, each
+opened again through the descriptor walk, so ripgrep makes searches faster
+without changing what they may read.
 """
 
 from __future__ import annotations
@@ -20,21 +26,31 @@ import re
 import stat
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
+import attrs
 import trio
 
 from coterie.tools._base import ToolResult
-from coterie.tools._dirfd import DIR_FLAGS, FILE_FLAGS, Entry, Target, resolve, walk
+from coterie.tools._dirfd import (
+    DIR_FLAGS,
+    FILE_FLAGS,
+    MAX_WALK_DEPTH,
+    Entry,
+    Target,
+    resolve,
+    walk,
+)
 from coterie.tools._fileio import NotRegular, open_regular
 from coterie.tools._globbing import compile_glob, has_magic
-from coterie.tools._grep import TYPE_GLOBS, GrepOptions, grep_files, read_text
+from coterie.tools._grep import MAX_FILE_BYTES, TYPE_GLOBS, GrepOptions, grep_files, read_text
 from coterie.tools._process import cap_text
+from coterie.tools._ripgrep import find_rg, rg_files, rg_matching
 from coterie.tools.capabilities import Access, Capabilities, Effect, PathInput
 from coterie.tools.sandbox import SandboxViolation, absolute_path, allowed_roots
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Sequence
 
     from coterie.tools._base import ToolContext
 
@@ -148,10 +164,9 @@ class GlobTool:
                     return ToolResult(f"Not a directory: {target.path}", is_error=True)
                 try:
                     found = [
-                        (entry.path, st.st_mtime)
-                        for entry, st in walk_files(fd, target.path, stop)
-                        if matcher.match(entry.path.relative_to(target.path).as_posix())
-                        and not (hidden is not None and hidden(entry.path))
+                        (path, mtime)
+                        for path, mtime in _matching_files(fd, target.path, matcher, stop)
+                        if not (hidden is not None and hidden(path))
                     ]
                 finally:
                     os.close(fd)
@@ -167,6 +182,82 @@ class GlobTool:
             return ToolResult("\n".join(lines))
 
         return await _in_thread(work)
+
+
+def _matching_files(
+    dir_fd: int, top: Path, matcher: re.Pattern[str], stop: threading.Event
+) -> Iterator[tuple[Path, float]]:
+    """The files below *top* (open as *dir_fd*) whose relative path *matcher* takes,
+    with their modification times: listed by ripgrep when it can, else by the walk."""
+    rg = find_rg()
+    listed = rg_files(rg, top, stop, max_depth=MAX_WALK_DEPTH) if rg is not None else None
+    if listed is None:
+        for entry, st in walk_files(dir_fd, top, stop):
+            if matcher.match(entry.path.relative_to(top).as_posix()):
+                yield entry.path, st.st_mtime
+        return
+    wanted = [path for path in listed if matcher.match(path)]
+    for entry, st in _verified(dir_fd, top, wanted, stop):
+        yield entry.path, st.st_mtime
+
+
+@attrs.define
+class _Tree:
+    """Paths below one directory, as names: its files, and its subdirectories' trees."""
+
+    files: list[str] = attrs.field(factory=list)
+    dirs: dict[str, _Tree] = attrs.field(factory=dict)
+
+    @classmethod
+    def of(cls, paths: Iterable[str]) -> _Tree:
+        """The tree of *paths* (relative, ``/``-separated)."""
+        tree = cls()
+        for path in paths:
+            parts = path.split("/")
+            if any(p in ("", ".", "..") for p in parts):
+                continue  # never looked for outside the search root
+            node = tree
+            for part in parts[:-1]:
+                node = node.dirs.setdefault(part, cls())
+            node.files.append(parts[-1])
+        return tree
+
+
+def _verified(
+    dir_fd: int, top: Path, paths: Iterable[str], stop: threading.Event
+) -> Iterator[tuple[Entry, os.stat_result]]:
+    """Those of *paths* (found by ripgrep below *top*, open as *dir_fd*; relative) that are
+    regular files there now, in the walk's order, each reached as the walk
+    reaches files: every directory entered with ``O_NOFOLLOW`` from its parent's
+    descriptor (an entry's ``dir_fd`` is valid until the iterator moves on). A
+    name ripgrep saw through a directory swapped for a symlink is not there
+    when looked for this way: it is left out."""
+    yield from _descend(dir_fd, top, _Tree.of(paths), stop, depth=1)
+
+
+def _descend(
+    fd: int, here: Path, tree: _Tree, stop: threading.Event, depth: int
+) -> Iterator[tuple[Entry, os.stat_result]]:
+    for name in sorted(tree.files):
+        if stop.is_set():
+            return
+        try:
+            st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            yield Entry(here / name, fd, name, st), st
+    if depth >= MAX_WALK_DEPTH:
+        return
+    for name in sorted(tree.dirs):
+        try:
+            sub = os.open(name, DIR_FLAGS, dir_fd=fd)
+        except OSError:
+            continue  # gone, swapped for a symlink, or unreadable
+        try:
+            yield from _descend(sub, here / name, tree.dirs[name], stop, depth + 1)
+        finally:
+            os.close(sub)
 
 
 def _split_absolute(pattern: str, path: str | None) -> tuple[str | None, str]:
@@ -285,8 +376,10 @@ class GrepTool:
                 if fd is None:
                     return _grep_one(target, options, hidden, stop)
                 try:
-                    files = _readable(walk_files(fd, target.path, stop), roots, hidden, stop)
-                    text = grep_files(files, target.path, options, stop)
+                    files = _candidates(fd, target.path, input["pattern"], options, roots, stop)
+                    if files is None:  # no ripgrep, or not for this pattern
+                        files = _readable(walk_files(fd, target.path, stop), roots, stop)
+                    text = grep_files(_shown(files, hidden), target.path, options, stop)
                 finally:
                     os.close(fd)
             return ToolResult(cap_text(text, MAX_SEARCH_OUTPUT))
@@ -316,17 +409,70 @@ def _grep_one(
     return ToolResult(cap_text(text, MAX_SEARCH_OUTPUT))
 
 
+Readable: TypeAlias = "Iterator[tuple[Path, Callable[[], str | None]]]"
+"""Files Grep may read, each with how to read it safely."""
+
+
+def _shown(files: Readable, hidden: Callable[[Path], bool] | None) -> Readable:
+    """*files* but those a Read deny rule hides."""
+    return (pair for pair in files if hidden is None or not hidden(pair[0]))
+
+
 def _readable(
-    files: Iterator[tuple[Entry, os.stat_result]],
-    roots: Sequence[Path],
-    hidden: Callable[[Path], bool] | None,
-    stop: threading.Event,
-) -> Iterator[tuple[Path, Callable[[], str | None]]]:
-    """The walk's files Grep may read, each with how to read it safely."""
+    files: Iterator[tuple[Entry, os.stat_result]], roots: Sequence[Path], stop: threading.Event
+) -> Readable:
+    """The walk's files."""
     for entry, _ in files:
-        if hidden is not None and hidden(entry.path):
-            continue
         yield entry.path, _reader(entry, roots, stop)
+
+
+def _candidates(
+    dir_fd: int,
+    top: Path,
+    pattern: str,
+    options: GrepOptions,
+    roots: Sequence[Path],
+    stop: threading.Event,
+) -> Readable | None:
+    """The files below *top* ripgrep says may match, or None without ripgrep (or
+    when it cannot take *pattern*). Each is opened again as a Read opens a path."""
+    rg = find_rg()
+    if rg is None:
+        return None
+    # Several -g are alternatives to ripgrep, and the Python filter that follows
+    # wants all of them: one narrows enough. A glob with a / (or a !) could mean
+    # something else to ripgrep: it is left to the Python filter alone.
+    user = options.glob
+    name_glob = user if user and "/" not in user and not user.startswith("!") else None
+    narrowing = TYPE_GLOBS.get(options.file_type or "") or name_glob
+    paths = rg_matching(
+        rg,
+        top,
+        pattern,
+        ignore_case=options.regex.flags & re.IGNORECASE != 0,
+        multiline=options.multiline,
+        globs=(narrowing,) if narrowing else (),
+        max_bytes=MAX_FILE_BYTES,
+        max_depth=MAX_WALK_DEPTH,
+        stop=stop,
+    )
+    if paths is None:
+        return None
+    return _readable(_verified(dir_fd, top, paths, stop), roots, stop)
+
+
+def _read_resolved(path: Path, roots: Sequence[Path], stop: threading.Event) -> str | None:
+    """The text of *path* as a Read would open it (symlinks followed only inside the
+    sandbox), or None when it leads out or is no regular text file."""
+    try:
+        with resolve(path, roots) as target:
+            fd, _ = open_regular(target, "search")
+    except (SandboxViolation, OSError):
+        return None
+    try:
+        return read_text(fd, stop)
+    finally:
+        os.close(fd)
 
 
 def _reader(entry: Entry, roots: Sequence[Path], stop: threading.Event) -> Callable[[], str | None]:
@@ -334,13 +480,8 @@ def _reader(entry: Entry, roots: Sequence[Path], stop: threading.Event) -> Calla
         if stat.S_ISLNK(entry.lstat.st_mode):
             # A symlinked file may lead out of the sandbox: resolve it as a
             # Read would, and leave its content unread if it does.
-            try:
-                with resolve(entry.path, roots) as target:
-                    fd, _ = open_regular(target, "search")
-            except (SandboxViolation, OSError):
-                return None
-        else:
-            fd = os.open(entry.name, FILE_FLAGS, dir_fd=entry.dir_fd)
+            return _read_resolved(entry.path, roots, stop)
+        fd = os.open(entry.name, FILE_FLAGS, dir_fd=entry.dir_fd)
         try:
             return read_text(fd, stop)
         finally:

@@ -1,4 +1,8 @@
-"""Glob and Grep: matching, ordering, output modes, and what they skip."""
+"""Glob and Grep: matching, ordering, output modes, and what they skip.
+
+Every test runs twice: with ripgrep finding the files, and with the pure-Python
+walk (``COTERIE_RG=off``): the answers must be the same.
+"""
 
 from __future__ import annotations
 
@@ -9,11 +13,26 @@ import pytest
 
 from coterie.tools import GlobTool, GrepTool, PermissionPolicy, ToolContext
 from coterie.tools._dirfd import MAX_WALK_DEPTH
+from coterie.tools._ripgrep import RG_ENV, find_rg
 
 if TYPE_CHECKING:
     from pathlib import Path
 
 glob, grep = GlobTool(), GrepTool()
+
+
+@pytest.fixture(autouse=True, params=["ripgrep", "python"])
+def finder(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Which way files are found: ripgrep (which must be installed under CI) or the walk."""
+    if request.param == "python":
+        monkeypatch.setenv(RG_ENV, "off")
+    else:
+        monkeypatch.delenv(RG_ENV, raising=False)
+        if find_rg() is None:
+            if os.environ.get("CI") == "true":
+                pytest.fail("no rg binary (pip install ripgrep); CI must test the ripgrep path")
+            pytest.skip("no rg binary")
+    return str(request.param)
 
 
 def make(root: Path, files: dict[str, str | bytes], mtimes: bool = True) -> None:
