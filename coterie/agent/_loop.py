@@ -294,7 +294,13 @@ class AgentLoop:
         """Append to the history, and to the durable transcript if there is one."""
         self.messages.append(message)
         if self.transcript is not None:
-            totals = {"turns": self.turns, "cost": self.cost, "usage": self.usage.to_dict()}
+            totals: dict[str, Any] = {
+                "turns": self.turns,
+                "cost": self.cost,
+                "usage": self.usage.to_dict(),
+            }
+            if self.tools.shell_cwd is not None:  # where its Bash is: a restart goes on there
+                totals["shell_cwd"] = str(self.tools.shell_cwd)
             await self.transcript.append_message(message, prompt_id=prompt_id, meta=totals)
 
     def _remind(self) -> None:

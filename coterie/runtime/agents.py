@@ -13,6 +13,7 @@ the summarizer actor. Nothing is attached afterwards.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -31,7 +32,6 @@ from coterie.tools import PermissionGate, ToolContext
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
-    from pathlib import Path
 
     from coterie.actors import ActorContext
     from coterie.events import EventLog
@@ -42,6 +42,13 @@ if TYPE_CHECKING:
     from coterie.tools import Asker, TeamContext, ToolRegistry
 
 __all__ = ["Agents", "DurableDenials"]
+
+
+def _shell_cwd(meta: Mapping[str, Any]) -> Path | None:
+    """Where the agent's Bash was when its transcript last recorded it (Bash itself
+    checks it is still a directory it may work in)."""
+    kept = meta.get("shell_cwd")
+    return Path(kept) if isinstance(kept, str) and kept.startswith("/") else None
 
 
 @attrs.define
@@ -173,6 +180,7 @@ class Agents:
             protected_paths=(coterie_home(),),
             sandbox=prepared.sandbox,
             process_groups=records_dir(prepared.run_dir),
+            shell_cwd=_shell_cwd(transcript.meta),
         )
         funnel = Funnel(
             prepared.run_dir / "context" / name,

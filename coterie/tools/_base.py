@@ -69,13 +69,25 @@ class ToolContext:
     #: Where Bash records its process groups before they run (the run's
     #: ``procgroups/``), so that a later start kills what a kill -9 left; None: not recorded.
     process_groups: Path | None = None
+    #: The Bash tool's working directory, kept between its calls (None: the
+    #: workspace). Bash sets it; the runtime keeps it in the agent's transcript.
+    shell_cwd: Path | None = None
 
 
 class ShellSandbox(Protocol):
     """Runs a shell command under an OS sandbox (bubblewrap on Linux)."""
 
-    def wrap(self, argv: Sequence[str], ctx: ToolContext) -> list[str]:
-        """The argv that runs *argv* inside the sandbox, for the agent of *ctx*."""
+    def wrap(
+        self,
+        argv: Sequence[str],
+        ctx: ToolContext,
+        *,
+        command: str | None = None,
+        cwd: Path | None = None,
+    ) -> list[str]:
+        """The argv that runs *argv* inside the sandbox, for the agent of *ctx*, in
+        *cwd* (default: the workspace); *command* is the command the user asked for
+        (default: that of ``bash -c COMMAND``), which decides an exclusion."""
         ...
 
 

@@ -226,6 +226,7 @@ async def run_shell(
     pipe_grace: float = 0.2,
     env: Mapping[str, str] | None = None,
     records: Path | None = None,
+    pass_fds: Sequence[int] = (),
 ) -> ShellOutcome:
     """Run *command* with ``bash -c`` in *cwd*, for at most *time_limit* seconds.
 
@@ -234,7 +235,7 @@ async def run_shell(
     killed when the call ends, whichever way. A cancellation of the caller
     propagates after the group is gone. With *records* (a run's
     ``procgroups/``), the group is recorded there durably before the command
-    may do anything.
+    may do anything. *pass_fds* stay open in the command, with their numbers.
     """
     buffer = OutputBuffer(output_limit)
     command_argv = list(argv) if argv is not None else ["bash", "-c", command]
@@ -248,7 +249,7 @@ async def run_shell(
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            pass_fds=(gate_r,) if records is not None else (),
+            pass_fds=(*pass_fds, gate_r) if records is not None else tuple(pass_fds),
         )
     except BaseException:
         _close(gate_r, gate_w)

@@ -1,12 +1,21 @@
 """Bash: run a shell command in the workspace, Claude Code's way.
 
-Each call is a fresh ``bash -c`` in the workspace (no shell state carries
-over between calls), in its own process group, with a timeout in
+Each call is a fresh ``bash -c``, in its own process group, with a timeout in
 milliseconds (default 120000, at most 600000). Output is standard output and
 standard error interleaved, capped at 50,000 characters keeping head and
 tail. Whatever the command leaves running is killed with its group when the
 call ends: coterie guarantees no orphan survives, so ``run_in_background`` is
 refused rather than half-supported.
+
+The working directory persists between calls, as in Claude Code (models rely
+on it: ``cd sub`` then ``make``); variables and functions do not. The shell
+reports its directory when it exits (an ``EXIT`` trap printing a marker with a
+token fresh for each call, taken off the output); the next call starts there
+if it is still a directory inside the workspace or an additional directory,
+else in the workspace, and the model is told the directory was reset. A
+command that ends without reporting (killed, timed out, ``exec``) leaves the
+directory as it was. The permission checks take a command's relative paths
+against the same directory (``ToolContext.shell_cwd``).
 
 When the context has an OS sandbox (``ctx.sandbox``, bubblewrap on Linux:
 :mod:`coterie.tools.ossandbox`), the command runs inside it; the sandbox
@@ -16,8 +25,11 @@ the sandbox is not run at all: never silently unsandboxed.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
 import signal
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -28,6 +40,7 @@ from coterie.tools._base import ToolResult
 from coterie.tools._process import run_shell
 from coterie.tools.capabilities import Capabilities, Effect
 from coterie.tools.permissions.harddeny import hard_deny_reason
+from coterie.tools.sandbox import allowed_roots, check_inside
 
 if TYPE_CHECKING:
     from coterie.tools._base import ToolContext
@@ -82,8 +95,9 @@ class BashTool:
     name = "Bash"
     description = (
         "Executes a bash command in the workspace directory and returns its output (standard"
-        " output and standard error interleaved) and exit code. Each call starts a fresh"
-        " shell: cd and variables do not persist between calls. timeout is in milliseconds"
+        " output and standard error interleaved) and exit code. The working directory"
+        " persists between calls (a cd stays in effect, within the workspace and the"
+        " additional directories); variables and functions do not. timeout is in milliseconds"
         f" (default {DEFAULT_TIMEOUT_MS}, at most {MAX_TIMEOUT_MS}); on timeout the command"
         " and everything it started are killed. Output beyond"
         f" {MAX_OUTPUT_CHARS} characters is truncated in the middle. Processes left running"
@@ -112,27 +126,39 @@ class BashTool:
             )
         timeout_ms = int(input.get("timeout") or self.default_timeout_ms)
         timeout_ms = min(timeout_ms, MAX_TIMEOUT_MS)
-        argv = ["bash", "-c", input["command"]]
-        if ctx.sandbox is not None:
-            try:
-                # Wrapping may look through the workspace for Read-denied files.
-                argv = await trio.to_thread.run_sync(ctx.sandbox.wrap, argv, ctx)
-            except CoterieError as exc:
-                return ToolResult(
-                    f"Refused: the OS sandbox cannot run this command: {exc}", is_error=True
-                )
-        outcome = await run_shell(
-            input["command"],
-            argv=argv,
-            cwd=ctx.workspace,
-            time_limit=timeout_ms / 1000,
-            output_limit=self.output_limit,
-            kill_grace=self.kill_grace,
-            pipe_grace=self.pipe_grace,
-            env={**os.environ, **_QUIET_ENV},
-            records=ctx.process_groups,
-        )
+        cwd, reset = start_dir(ctx)
+        with _DirReport.open() as report:
+            argv = ["bash", "-c", _reporting(input["command"], report.write_fd)]
+            if ctx.sandbox is not None:
+                wrap = functools.partial(ctx.sandbox.wrap, command=input["command"], cwd=cwd)
+                try:
+                    # Wrapping may look through the workspace for Read-denied files.
+                    argv = await trio.to_thread.run_sync(wrap, argv, ctx)
+                except CoterieError as exc:
+                    return ToolResult(
+                        f"Refused: the OS sandbox cannot run this command: {exc}", is_error=True
+                    )
+            outcome = await run_shell(
+                input["command"],
+                argv=argv,
+                cwd=cwd,
+                time_limit=timeout_ms / 1000,
+                output_limit=self.output_limit,
+                kill_grace=self.kill_grace,
+                pipe_grace=self.pipe_grace,
+                env={**os.environ, **_QUIET_ENV},
+                records=ctx.process_groups,
+                pass_fds=(report.write_fd,),
+            )
+            reported = report.received()
         output = outcome.output.rstrip("\n")
+        notes = [reset] if reset else []
+        if reported is not None:
+            ctx.shell_cwd = reported if _admitted(reported, ctx) else None
+            if ctx.shell_cwd is None and reset is None:
+                notes.append(_reset_note(ctx))
+        if notes:
+            output = "\n".join([output, *notes]) if output else "\n".join(notes)
         if outcome.timed_out:
             text = (
                 f"Command timed out after {timeout_ms} ms; it was killed along with every"
@@ -146,6 +172,69 @@ class BashTool:
             status = f"Exit code: {code}"
         body = output if output else "(no output)"
         return ToolResult(f"{body}\n\n{status}", is_error=code != 0)
+
+
+def start_dir(ctx: ToolContext) -> tuple[Path, str | None]:
+    """Where the next command of *ctx*'s agent starts, and a note for the model when
+    its kept directory is no longer one it may work in (then: the workspace)."""
+    kept = ctx.shell_cwd
+    if kept is None:
+        return ctx.workspace, None
+    if _admitted(kept, ctx):
+        return kept, None
+    return ctx.workspace, _reset_note(ctx)
+
+
+def _admitted(path: Path, ctx: ToolContext) -> bool:
+    """Whether *path* is a directory inside the workspace or an additional directory."""
+    return os.path.isdir(path) and check_inside(Path(os.path.realpath(path)), allowed_roots(ctx))
+
+
+def _reset_note(ctx: ToolContext) -> str:
+    return f"Shell cwd was reset to {ctx.workspace}"
+
+
+def _reporting(command: str, fd: int) -> str:
+    """*command*, with the shell writing its directory to *fd* when it exits (the
+    exit status stays the command's: an EXIT trap does not change it)."""
+    return f"trap 'pwd -P >&{fd} 2>/dev/null' EXIT\n{command}"
+
+
+@attrs.define
+class _DirReport:
+    """The pipe a shell writes its last working directory to."""
+
+    read_fd: int
+    write_fd: int
+    _open: list[int] = attrs.field(factory=list)
+
+    @classmethod
+    def open(cls) -> _DirReport:
+        read_fd, write_fd = os.pipe()
+        return cls(read_fd, write_fd, [read_fd, write_fd])
+
+    def __enter__(self) -> _DirReport:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._close(*self._open)
+
+    def _close(self, *fds: int) -> None:
+        for fd in fds:
+            if fd in self._open:  # each once: a number closed twice may be someone else's
+                self._open.remove(fd)
+                os.close(fd)
+
+    def received(self) -> Path | None:
+        """The directory the shell reported (its last line), or None if it did not."""
+        self._close(self.write_fd)
+        os.set_blocking(self.read_fd, False)
+        data = b""
+        with contextlib.suppress(BlockingIOError):  # a background process holds it open
+            while len(data) < 65536 and (chunk := os.read(self.read_fd, 4096)):
+                data += chunk
+        lines = os.fsdecode(data).splitlines()
+        return Path(lines[-1]) if lines and lines[-1].startswith("/") else None
 
 
 def _signal_name(number: int) -> str:

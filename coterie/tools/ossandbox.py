@@ -285,11 +285,21 @@ class Bubblewrap:
             read_deny_rules=read_deny_rules,
         )
 
-    def wrap(self, argv: Sequence[str], ctx: ToolContext) -> list[str]:
-        """The ``bwrap`` command line running *argv* sandboxed in ``ctx.workspace``
-        (``bash -c COMMAND`` with an excluded COMMAND comes back unchanged). Raises
-        :class:`SandboxError` when the Read deny rules cannot be applied: then do not run."""
-        if len(argv) == 3 and argv[:2] == ["bash", "-c"] and self.settings.excludes(argv[2]):
+    def wrap(
+        self,
+        argv: Sequence[str],
+        ctx: ToolContext,
+        *,
+        command: str | None = None,
+        cwd: Path | None = None,
+    ) -> list[str]:
+        """The ``bwrap`` command line running *argv* sandboxed in *cwd* (default
+        ``ctx.workspace``); an excluded *command* (default: that of ``bash -c
+        COMMAND``) comes back unchanged. Raises :class:`SandboxError` when the Read
+        deny rules cannot be applied: then do not run."""
+        if command is None and len(argv) == 3 and argv[:2] == ["bash", "-c"]:
+            command = argv[2]
+        if command is not None and self.settings.excludes(command):
             return list(argv)
         hidden = [*self.hidden, *(_real(p) for p in ctx.protected_paths)]
         if ctx.read_denied is not None and self.read_deny_rules:
@@ -298,7 +308,7 @@ class Bubblewrap:
             self.executable,
             *self._base(),
             *self._mounts(hidden),
-            "--chdir", str(_real(ctx.workspace)),
+            "--chdir", str(_real(cwd or ctx.workspace)),
             "--",
             *argv,
         ]  # fmt: skip

@@ -225,7 +225,9 @@ def check_bash(
     parts, risks = _parts(command)
     unknown = tuple(dict.fromkeys(p.unknown for p in parts if p.unknown))
     places = protect.Places.of(ctx)
-    cwds, cwd_known = _directories(parts, places.workspace)
+    # Relative paths are taken against where the agent's shell is now (Bash keeps
+    # its working directory between calls).
+    cwds, cwd_known = _directories(parts, ctx.shell_cwd or places.workspace)
     bash_deny = next((r for r in deny if r.tool == "Bash"), None)
     if unknown and bash_deny is not None:
         refusal = Finding(
