@@ -62,6 +62,7 @@ class SubagentHost(Protocol):
         role_prompt: str | None = ...,
         gate: PermissionGate | None = ...,
         depth: int = ...,
+        parent: str | None = ...,
     ) -> AgentLoop: ...
 
     async def start_subagent(self, spec: ChildSpec) -> None: ...
@@ -100,6 +101,7 @@ class Subagents:
                 role_prompt=role_prompt,
                 gate=self.gate,
                 depth=self.depth + 1,
+                parent=self.parent.name,
             )
             return Subagent(loop)
 

@@ -269,7 +269,7 @@ class AgentLoop:
         if self.transcript is not None:
             await self.transcript.tool_started(call["id"], call["name"], call["input"])
         outcome = await execute_tool_call(
-            self.registry, self.gate, call["name"], call["input"], self.tools
+            self.registry, self.gate, call["name"], call["input"], self.tools, call_id=call["id"]
         )
         if self.transcript is not None:
             await self.transcript.tool_finished(

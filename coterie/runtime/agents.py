@@ -25,6 +25,7 @@ from coterie.autonomy import DenialTracker
 from coterie.context import Funnel, TokenCounter, TranscriptLog
 from coterie.fsutil import atomic_write
 from coterie.home import coterie_home
+from coterie.hooks import Actor, Hooks
 from coterie.mailbox import Durability
 from coterie.procgroups import records_dir
 from coterie.tools import PermissionGate, ToolContext
@@ -89,9 +90,18 @@ class Agents:
     #: The supervisor subagents start under.
     subagents: Supervisor
     system: str = attrs.field(init=False)
+    #: The run's hooks, which every agent's tool calls go through.
+    hooks: Hooks = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
         options = self.prepared.options
+        self.hooks = Hooks(
+            self.prepared.hooks,
+            session_id=self.prepared.run_id,
+            cwd=options.workdir,
+            permission_mode=self.prepared.policy.mode,
+            events=self.events,
+        )
         self.system = build_system_prompt(
             options.workdir,
             headless=self.asker is None,
@@ -106,8 +116,10 @@ class Agents:
 
     def transcript(self, actor: str) -> TranscriptLog:
         """*actor*'s durable transcript (reopened and repaired after a crash)."""
-        path = self.prepared.run_dir / "transcripts" / f"{actor}.log"
-        return TranscriptLog.open(path, Durability.BATCH)
+        return TranscriptLog.open(self._transcript_path(actor), Durability.BATCH)
+
+    def _transcript_path(self, actor: str) -> Path:
+        return self.prepared.run_dir / "transcripts" / f"{actor}.log"
 
     def gate(
         self, ctx: ActorContext, history: Callable[[], Sequence[Mapping[str, Any]]]
@@ -139,6 +151,7 @@ class Agents:
         asked_by: Callable[[], Sequence[Mapping[str, Any]]] | None = None,
         depth: int = 1,
         summarizer: Model | None = None,
+        parent: str | None = None,
     ) -> AgentLoop:
         """The loop of actor *ctx* in *role*, with *registry*'s tools.
 
@@ -147,7 +160,8 @@ class Agents:
         asked, for a teammate) and the agent's history. *depth* is the
         subagent nesting depth of this agent's own subagents. Compaction
         summaries come from the summarizer actor, or *summarizer* (a model
-        called directly, where no actor runs: ``coterie compact``).
+        called directly, where no actor runs: ``coterie compact``). *parent*
+        is the agent that started this one (a subagent's), as hooks are told.
         """
         prepared, options = self.prepared, self.prepared.options
         name = ctx.name
@@ -173,6 +187,7 @@ class Agents:
             protected_paths=(coterie_home(),),
             sandbox=prepared.sandbox,
             process_groups=records_dir(prepared.run_dir),
+            hooks=self.hooks.for_agent(Actor(name, role, parent), self._transcript_path(name)),
         )
         funnel = Funnel(
             prepared.run_dir / "context" / name,

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     from coterie.board import AsyncBoard
     from coterie.events import EventLog
+    from coterie.hooks import AgentHooks
     from coterie.tools.capabilities import Capabilities
 
 
@@ -69,6 +70,8 @@ class ToolContext:
     #: Where Bash records its process groups before they run (the run's
     #: ``procgroups/``), so that a later start kills what a kill -9 left; None: not recorded.
     process_groups: Path | None = None
+    #: The run's hooks as this agent fires them (None: no hooks).
+    hooks: AgentHooks | None = None
 
 
 class ShellSandbox(Protocol):
