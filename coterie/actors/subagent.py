@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from coterie.actors._context import ActorContext
     from coterie.agent import AgentLoop
     from coterie.events import EventLog
+    from coterie.hooks import AgentHooks
     from coterie.supervisors import ChildSpec
     from coterie.tools import PermissionGate, ToolRegistry
 
@@ -83,13 +84,22 @@ class Subagents:
     host: SubagentHost
     #: The nesting depth of the subagents this one starts.
     depth: int = 1
+    #: The parent's hooks: SubagentStart runs before each subagent starts.
+    hooks: AgentHooks | None = None
 
     async def __call__(self, description: str, prompt: str, kind: str) -> ToolResult:
         name = f"{self.parent.name[:40]}-sub-{new_id()[-8:].lower()}"
-        request = self.parent.request(name, PROMPT, {"text": prompt})
         self.parent.emit(
             "subagent.started", subagent=name, description=description, subagent_type=kind
         )
+        if self.hooks is not None and self.hooks.configured("SubagentStart"):
+            verdict = await self.hooks.fire("SubagentStart", agent_id=name, agent_type=kind)
+            if verdict.context:
+                prompt = (
+                    f'{prompt}\n\n<hook-feedback event="SubagentStart">{verdict.context}'
+                    "</hook-feedback>"
+                )
+        request = self.parent.request(name, PROMPT, {"text": prompt})
         registry = subagent_registry(self.registry, kind)
         role_prompt = SUBAGENT_PROMPT.format(parent=self.parent.name)
 

@@ -142,13 +142,18 @@ class Hooks:
             self.events.emit(type, **data)
 
 
-@attrs.frozen
+@attrs.define
 class AgentHooks:
-    """The run's hooks as one actor fires them."""
+    """The run's hooks as one actor fires them.
+
+    A hook answering ``continue: false`` asks the agent to stop; the turn loop
+    reads that with :meth:`take_stop` once the current step is done.
+    """
 
     hooks: Hooks
     actor: Actor
     transcript_path: Path | None = None
+    _stop: str | None = attrs.field(default=None, init=False)
 
     def configured(self, event: HookEvent) -> bool:
         """Whether any handler is configured for *event*."""
@@ -156,6 +161,14 @@ class AgentHooks:
 
     async def fire(self, event: HookEvent, **fields: Any) -> Verdict:
         """Run *event*'s handlers with this actor named in the input; their verdict."""
-        return await self.hooks.fire(
+        verdict = await self.hooks.fire(
             event, fields, actor=self.actor, transcript_path=self.transcript_path
         )
+        if verdict.stop and self._stop is None:
+            self._stop = verdict.stop_reason or f"A {event} hook stopped the agent."
+        return verdict
+
+    def take_stop(self) -> str | None:
+        """Why a hook asked the agent to stop (``continue: false``), once; else None."""
+        reason, self._stop = self._stop, None
+        return reason

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from coterie.supervisors import ChildSpec, Supervisor
     from coterie.tools import Asker, TeamContext, ToolRegistry
 
-__all__ = ["Agents", "DurableDenials"]
+__all__ = ["Agents", "DurableDenials", "run_hooks"]
 
 
 @attrs.define
@@ -79,6 +79,17 @@ class DurableDenials(DenialTracker):
             atomic_write(self.path, json.dumps(data).encode(), sync=True)
 
 
+def run_hooks(prepared: PreparedRun, events: EventLog | None) -> Hooks:
+    """The hooks of *prepared*'s run: its settings' hooks, its id as the session id."""
+    return Hooks(
+        prepared.hooks,
+        session_id=prepared.run_id,
+        cwd=prepared.options.workdir,
+        permission_mode=prepared.policy.mode,
+        events=events,
+    )
+
+
 @attrs.define
 class Agents:
     """What the agents of one run share, and how each one's loop is made."""
@@ -89,19 +100,16 @@ class Agents:
     asker: Asker | None
     #: The supervisor subagents start under.
     subagents: Supervisor
-    system: str = attrs.field(init=False)
     #: The run's hooks, which every agent's tool calls go through.
-    hooks: Hooks = attrs.field(init=False)
+    hooks: Hooks = attrs.field(
+        default=attrs.Factory(lambda self: run_hooks(self.prepared, self.events), takes_self=True)
+    )
+    #: What the SessionStart hooks gave as context, for the agents' system prompt.
+    session_context: str | None = None
+    system: str = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
         options = self.prepared.options
-        self.hooks = Hooks(
-            self.prepared.hooks,
-            session_id=self.prepared.run_id,
-            cwd=options.workdir,
-            permission_mode=self.prepared.policy.mode,
-            events=self.events,
-        )
         self.system = build_system_prompt(
             options.workdir,
             headless=self.asker is None,
@@ -109,6 +117,10 @@ class Agents:
             auto_mode=self.prepared.policy.mode == "auto",
             trusted=self.prepared.settings.trusted,
         )
+        if self.session_context:
+            self.system += (
+                f'\n\n<hook-feedback event="SessionStart">{self.session_context}</hook-feedback>'
+            )
 
     async def start_subagent(self, spec: ChildSpec) -> None:
         """Start a subagent's (isolated) spec under the subagents supervisor."""
@@ -174,7 +186,8 @@ class Agents:
         # Past the nesting limit the Task tool stays, and says why it cannot start one.
         starts = any(t.capabilities.needs == "subagents" for t in registry)
         nests = starts and depth <= MAX_DEPTH
-        launcher = Subagents(ctx, registry, gate, self, depth) if nests else None
+        hooks = self.hooks.for_agent(Actor(name, role, parent), self._transcript_path(name))
+        launcher = Subagents(ctx, registry, gate, self, depth, hooks) if nests else None
         tools = ToolContext(
             workspace=options.workdir,
             extra_dirs=list(prepared.extra_dirs),
@@ -187,7 +200,7 @@ class Agents:
             protected_paths=(coterie_home(),),
             sandbox=prepared.sandbox,
             process_groups=records_dir(prepared.run_dir),
-            hooks=self.hooks.for_agent(Actor(name, role, parent), self._transcript_path(name)),
+            hooks=hooks,
         )
         funnel = Funnel(
             prepared.run_dir / "context" / name,
@@ -197,6 +210,7 @@ class Agents:
             actor=name,
             events=self.events,
             transcript=transcript,
+            hooks=hooks,
         )
         return AgentLoop.from_transcript(
             transcript,
