@@ -31,6 +31,8 @@ __all__ = ["Ran", "run_handler"]
 OUTPUT_LIMIT = 1 << 20
 #: After the hook exits, how long a background child may hold its pipes open.
 _PIPE_GRACE = 0.2
+#: How long a killed group may take to be gone before the runner stops waiting.
+_KILL_WAIT = 5.0
 
 
 @attrs.frozen
@@ -105,8 +107,10 @@ async def _command(handler: Handler, payload: bytes, *, cwd: Path, env: Mapping[
             # Timed out or cancelled: the hook and everything it started go.
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGKILL)
-            with trio.CancelScope(shield=True), trio.move_on_after(5):
+            with trio.CancelScope(shield=True), trio.move_on_after(_KILL_WAIT):
                 await proc.wait()
+                while _group_exists(proc.pid):  # noqa: ASYNC110  (nothing signals it)
+                    await trio.sleep(0.01)
         with trio.CancelScope(shield=True):
             for stream in (proc.stdin, proc.stdout, proc.stderr):
                 await stream.aclose()
@@ -133,6 +137,16 @@ async def _post(handler: Handler, payload: bytes) -> Ran:
     if 200 <= response.status_code < 300:
         return Ran(0, stdout=body)
     return Ran(1, stderr=f"HTTP {response.status_code}: {body}")
+
+
+def _group_exists(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _decode(data: bytes | bytearray) -> str:
