@@ -335,3 +335,52 @@ def test_hook_runs_are_in_the_event_log(workspace: Path, home: Path, tmp_path: P
         False,
         "lead",
     )
+
+
+def test_task_created_exit_2_refuses_the_task(workspace: Path, home: Path, tmp_path: Path) -> None:
+    settings(home, on("TaskCreated", f"{LOG}; echo 'one task at a time' >&2; exit 2"))
+    scenario = write_scenario(
+        tmp_path / "s.json",
+        {
+            "lead": [
+                {"tool_uses": [create("first")]},
+                {"expect": "a TaskCreated hook refused it: one task at a time", "text": "none"},
+            ]
+        },
+    )
+    done = coterie(
+        "team", "-p", "--output-format", "json", *BYPASS, "--scenario", str(scenario), "go",
+        cwd=workspace, home=home,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["tasks"] == []
+    (seen,) = logged(workspace)
+    assert (seen["task_subject"], seen["agent"]["role"]) == ("first", "lead")
+
+
+def test_session_start_context_reaches_the_model(
+    workspace: Path, home: Path, tmp_path: Path
+) -> None:
+    """The context is in the request: a turn that forbids it fails saying so."""
+    settings(home, on("SessionStart", f"{LOG}; echo 'branch: feature-x'"))
+    scenario = write_scenario(
+        tmp_path / "s.json", {"lead": [{"expect_not": "branch: feature-x", "text": "ok"}]}
+    )
+    done = coterie("run", "-p", "--scenario", str(scenario), "go", cwd=workspace, home=home)
+    assert done.returncode == 1
+    assert "the request contains 'branch: feature-x'" in done.stdout + done.stderr
+    (seen,) = logged(workspace)
+    assert (seen["hook_event_name"], seen["source"]) == ("SessionStart", "startup")
+
+
+def test_a_permission_request_hook_approves_what_would_be_asked(
+    workspace: Path, home: Path, tmp_path: Path
+) -> None:
+    allow = {"hookSpecificOutput": {"decision": {"behavior": "allow"}}}
+    settings(home, on("PermissionRequest", f"{LOG}; printf '%s' '{json.dumps(allow)}'", "Write"))
+    scenario = write_scenario(tmp_path / "s.json", {"lead": [write("a.txt", "x"), {"text": "ok"}]})
+    done = coterie("run", "-p", "--scenario", str(scenario), "go", cwd=workspace, home=home)
+    assert done.returncode == 0, done.stderr
+    assert (workspace / "a.txt").read_text() == "x"
+    (seen,) = logged(workspace)
+    assert seen["tool_name"] == "Write"
