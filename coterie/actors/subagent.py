@@ -64,6 +64,7 @@ class SubagentHost(Protocol):
         gate: PermissionGate | None = ...,
         depth: int = ...,
         parent: str | None = ...,
+        agent_type: str | None = ...,
     ) -> AgentLoop: ...
 
     async def start_subagent(self, spec: ChildSpec) -> None: ...
@@ -112,6 +113,7 @@ class Subagents:
                 gate=self.gate,
                 depth=self.depth + 1,
                 parent=self.parent.name,
+                agent_type=kind,
             )
             return Subagent(loop)
 

@@ -273,7 +273,7 @@ class AgentLoop:
             return None
         fields: dict[str, Any] = {"stop_hook_active": active, "last_assistant_message": last_text}
         if event == "SubagentStop":
-            fields |= {"agent_id": self.actor, "agent_type": "general-purpose"}
+            fields |= {"agent_id": self.actor, "agent_type": hooks.actor.type}
         verdict = await hooks.fire(event, **fields)
         if hooks.take_stop() is not None or not verdict.blocked:
             return None

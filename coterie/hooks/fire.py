@@ -38,17 +38,21 @@ __all__ = ["Actor", "AgentHooks", "Hooks"]
 @attrs.frozen
 class Actor:
     """Who is acting: an agent's name, its role (lead, teammate, subagent) and,
-    for a subagent, the agent that started it."""
+    for a subagent, the agent that started it and its type."""
 
     name: str
     role: str
     parent: str | None = None
+    #: A subagent's type (``general-purpose``, ``Explore``...).
+    type: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The ``agent`` field of a hook input."""
         data: dict[str, Any] = {"name": self.name, "role": self.role}
         if self.parent is not None:
             data["parent"] = self.parent
+        if self.type is not None:
+            data["type"] = self.type
         return data
 
 

@@ -164,6 +164,7 @@ class Agents:
         depth: int = 1,
         summarizer: Model | None = None,
         parent: str | None = None,
+        agent_type: str | None = None,
     ) -> AgentLoop:
         """The loop of actor *ctx* in *role*, with *registry*'s tools.
 
@@ -173,7 +174,8 @@ class Agents:
         subagent nesting depth of this agent's own subagents. Compaction
         summaries come from the summarizer actor, or *summarizer* (a model
         called directly, where no actor runs: ``coterie compact``). *parent*
-        is the agent that started this one (a subagent's), as hooks are told.
+        is the agent that started this one and *agent_type* its type (a
+        subagent's), as hooks are told.
         """
         prepared, options = self.prepared, self.prepared.options
         name = ctx.name
@@ -186,7 +188,9 @@ class Agents:
         # Past the nesting limit the Task tool stays, and says why it cannot start one.
         starts = any(t.capabilities.needs == "subagents" for t in registry)
         nests = starts and depth <= MAX_DEPTH
-        hooks = self.hooks.for_agent(Actor(name, role, parent), self._transcript_path(name))
+        hooks = self.hooks.for_agent(
+            Actor(name, role, parent, agent_type), self._transcript_path(name)
+        )
         launcher = Subagents(ctx, registry, gate, self, depth, hooks) if nests else None
         tools = ToolContext(
             workspace=options.workdir,

@@ -227,7 +227,7 @@ def test_hooks_fire_for_a_teammates_and_its_subagents_tool_calls(
     name, agent = calls[2]
     assert name == "Write"
     assert agent["role"] == "subagent"
-    assert agent["parent"] == "alice"
+    assert (agent["parent"], agent["type"]) == ("alice", "general-purpose")
     assert agent["name"].startswith("alice-sub-")
     assert (workspace / "sub.txt").read_text() == "s"
 
@@ -384,3 +384,73 @@ def test_a_permission_request_hook_approves_what_would_be_asked(
     assert (workspace / "a.txt").read_text() == "x"
     (seen,) = logged(workspace)
     assert seen["tool_name"] == "Write"
+
+
+def test_subagent_start_and_stop_hooks_see_the_subagent(
+    workspace: Path, home: Path, tmp_path: Path
+) -> None:
+    """SubagentStart adds context to the subagent's prompt; SubagentStop keeps it going once."""
+    start = {"hookSpecificOutput": {"additionalContext": "use the fixtures in tests/data"}}
+    stop = (
+        'input=$(cat); echo "$input" >> "$CLAUDE_PROJECT_DIR/../hooks.jsonl";'
+        ' case "$input" in *\'"stop_hook_active": true\'*) exit 0;; esac;'
+        ' echo "list what you changed" >&2; exit 2'
+    )
+    settings(
+        home,
+        {
+            **on("SubagentStart", f"{LOG}; printf '%s' '{json.dumps(start)}'", "Explore"),
+            **on("SubagentStop", stop, "Explore"),
+        },
+    )
+    task = {"description": "look", "prompt": "find the tests", "subagent_type": "Explore"}
+    scenario = write_scenario(
+        tmp_path / "s.json",
+        {
+            "lead": [{"tool_uses": [{"name": "Task", "input": task}]}, {"text": "lead done"}],
+            "subagent": [
+                {"expect": "use the fixtures in tests/data", "text": "found them"},
+                {"expect": "list what you changed", "text": "nothing changed"},
+            ],
+        },
+    )
+    done = coterie(
+        "run", "-p", *BYPASS, "--scenario", str(scenario), "go", cwd=workspace, home=home
+    )
+    assert done.returncode == 0, done.stderr
+    seen = logged(workspace)
+    assert [(s["hook_event_name"], s.get("stop_hook_active")) for s in seen] == [
+        ("SubagentStart", None),
+        ("SubagentStop", False),
+        ("SubagentStop", True),
+    ]
+    assert seen[0]["agent_type"] == "Explore"
+    assert seen[1]["agent"]["role"] == "subagent"
+    assert seen[1]["agent"]["type"] == "Explore"
+
+
+def test_teammate_idle_exit_2_gives_the_teammate_another_turn(
+    workspace: Path, home: Path, tmp_path: Path
+) -> None:
+    script = (
+        f'{LOG}; n=$(wc -l < "$CLAUDE_PROJECT_DIR/../hooks.jsonl");'
+        ' [ "$n" -ge 2 ] && exit 0; echo "tidy up before idling" >&2; exit 2'
+    )
+    settings(home, on("TeammateIdle", script))
+    scenario = write_scenario(
+        tmp_path / "s.json",
+        {
+            "lead": [{"tool_uses": [create("work", "alice")]}, {"text": "planned"}, {"text": "ok"}],
+            "alice": [
+                {"text": "work done"},
+                {"expect": "tidy up before idling", "text": "tidied"},
+            ],
+        },
+    )
+    done = coterie(
+        "team", "-p", *BYPASS, "--teammate", "alice", "--scenario", str(scenario), "go",
+        cwd=workspace, home=home,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    seen = logged(workspace)
+    assert [(s["teammate_name"], s["task_id"]) for s in seen] == [("alice", "task_1")] * 2
