@@ -58,7 +58,8 @@ class Lead(Actor):
         if transcript is None or message.id not in transcript.prompt_ids:
             submitted = await self.loop.submit(text)
             if not isinstance(submitted, str):  # a hook blocked the prompt
-                await ctx.reply(message, RESULT, {**submitted.to_dict(), "wakeup": None})
+                result = await self.finish(ctx, message, submitted)
+                await ctx.reply(message, RESULT, {**result.to_dict(), "wakeup": None})
                 return
             text = submitted
         result = await self.work(ctx, message.id, text)

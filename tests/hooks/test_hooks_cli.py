@@ -454,3 +454,16 @@ def test_teammate_idle_exit_2_gives_the_teammate_another_turn(
     assert done.returncode == 0, done.stderr
     seen = logged(workspace)
     assert [(s["teammate_name"], s["task_id"]) for s in seen] == [("alice", "task_1")] * 2
+
+
+def test_a_blocked_prompt_ends_a_team_run_cleanly(
+    workspace: Path, home: Path, tmp_path: Path
+) -> None:
+    settings(home, on("UserPromptSubmit", "echo 'frozen until Monday' >&2; exit 2"))
+    scenario = write_scenario(tmp_path / "s.json", {"lead": [{"text": "never"}], "alice": []})
+    done = coterie(
+        "team", "-p", *BYPASS, "--teammate", "alice", "--scenario", str(scenario), "go",
+        cwd=workspace, home=home, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert "frozen until Monday" in done.stdout + done.stderr
