@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
         med = {k: statistics.median(v) for k, v in times.items()}
         print(
             f"{label:28} {med['raw']:7.3f}s {med['rg']:10.3f}s {med['walk']:8.3f}s "
-            f"{med['rg'] / med['raw']:8.2f}× {med['walk'] / med['raw']:6.2f}×",
+            f"{med['rg'] / med['raw']:8.2f}x {med['walk'] / med['raw']:6.2f}x",
             flush=True,
         )
     return 0

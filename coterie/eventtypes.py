@@ -50,6 +50,9 @@ EventType = Literal[
     "tool.failed",  # a tool raised; the error went back to the model
     "tool.todos",  # TodoWrite replaced the agent's todo list
     "permission.denied",  # the permission gate denied a call (by rule, mode or answer)
+    # -- hooks (coterie/hooks) -------------------------------------------------
+    "hook.ran",  # a hook handler answered (exit code, how long, whether it blocked)
+    "hook.failed",  # a hook handler could not run or answer (timeout, spawn error, HTTP)
     # -- context management (coterie/context) ----------------------------------
     "context.spilled",  # stage 1: a large tool result was saved to a file
     "context.archived",  # stage 2: old messages were moved to an archive file

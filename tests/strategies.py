@@ -548,3 +548,32 @@ def team_boards(draw: st.DrawFn, *, max_tasks: int = 8) -> list[Task]:
             )
         )
     return tasks
+
+
+# -- hooks ----------------------------------------------------------------------
+
+tool_names = st.from_regex(r"\A[A-Z][A-Za-z]{0,12}\Z") | st.builds(
+    lambda s, t: f"mcp__{s}__{t}",
+    st.from_regex(r"\A[a-z][a-z0-9]{0,6}\Z"),
+    st.from_regex(r"\A[a-z][a-z_]{0,8}\Z"),
+)
+hook_outputs = st.fixed_dictionaries(
+    {},
+    optional={
+        "continue": st.booleans(),
+        "stopReason": st.text(max_size=20),
+        "systemMessage": st.text(max_size=20),
+        "suppressOutput": st.booleans(),
+        "decision": st.sampled_from(["block", "approve", "allow", "other"]),
+        "reason": st.text(max_size=20),
+        "hookSpecificOutput": st.fixed_dictionaries(
+            {},
+            optional={
+                "permissionDecision": st.sampled_from(["allow", "deny", "ask", "defer", "x"]),
+                "permissionDecisionReason": st.text(max_size=20),
+                "updatedInput": st.dictionaries(st.text(max_size=5), st.integers(), max_size=2),
+                "additionalContext": st.text(max_size=20),
+            },
+        ),
+    },
+)

@@ -82,6 +82,11 @@ SURFACES: dict[str, set[str]] = {
         "TurnError", "Usage", "UsageLedger", "cost_usd", "is_known_model", "load_scenario",
         "model_from_env", "parse_scenario", "price_for", "serve_scenario", "validate_request"
     },
+    "coterie.hooks": {
+        "EVENTS", "HookEvent", "Handler", "HookConfig", "HookGroup", "HooksConfigError",
+        "load_hooks", "Actor", "AgentHooks", "Hooks", "matches", "Outcome", "Verdict",
+        "combine", "read_result",
+    },
     "coterie.runtime": {
         "MAX_RESTARTS", "RESTART_PERIOD", "USER", "AgentSession", "Agents", "Command",
         "DurableDenials", "PreparedRun", "RunOptions", "build_tree", "open_run", "prepare"

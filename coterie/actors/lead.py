@@ -53,7 +53,16 @@ class Lead(Actor):
         if message.kind != PROMPT:
             ctx.emit("actor.unexpected_message", kind=message.kind, sender=message.sender)
             return
-        result = await self.work(ctx, message.id, str(message.body["text"]))
+        text = str(message.body["text"])
+        transcript = self.loop.transcript
+        if transcript is None or message.id not in transcript.prompt_ids:
+            submitted = await self.loop.submit(text)
+            if not isinstance(submitted, str):  # a hook blocked the prompt
+                result = await self.finish(ctx, message, submitted)
+                await ctx.reply(message, RESULT, {**result.to_dict(), "wakeup": None})
+                return
+            text = submitted
+        result = await self.work(ctx, message.id, text)
         if self.goal is not None:
             result = await self.goal.pursue(ctx, self.loop, message.id, result, self.work)
         result = await self.finish(ctx, message, result)

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from coterie.actors._context import ActorContext
     from coterie.agent import AgentLoop
     from coterie.events import EventLog
+    from coterie.hooks import AgentHooks
     from coterie.supervisors import ChildSpec
     from coterie.tools import PermissionGate, ToolRegistry
 
@@ -62,6 +63,8 @@ class SubagentHost(Protocol):
         role_prompt: str | None = ...,
         gate: PermissionGate | None = ...,
         depth: int = ...,
+        parent: str | None = ...,
+        agent_type: str | None = ...,
     ) -> AgentLoop: ...
 
     async def start_subagent(self, spec: ChildSpec) -> None: ...
@@ -82,13 +85,22 @@ class Subagents:
     host: SubagentHost
     #: The nesting depth of the subagents this one starts.
     depth: int = 1
+    #: The parent's hooks: SubagentStart runs before each subagent starts.
+    hooks: AgentHooks | None = None
 
     async def __call__(self, description: str, prompt: str, kind: str) -> ToolResult:
         name = f"{self.parent.name[:40]}-sub-{new_id()[-8:].lower()}"
-        request = self.parent.request(name, PROMPT, {"text": prompt})
         self.parent.emit(
             "subagent.started", subagent=name, description=description, subagent_type=kind
         )
+        if self.hooks is not None and self.hooks.configured("SubagentStart"):
+            verdict = await self.hooks.fire("SubagentStart", agent_id=name, agent_type=kind)
+            if verdict.context:
+                prompt = (
+                    f'{prompt}\n\n<hook-feedback event="SubagentStart">{verdict.context}'
+                    "</hook-feedback>"
+                )
+        request = self.parent.request(name, PROMPT, {"text": prompt})
         registry = subagent_registry(self.registry, kind)
         role_prompt = SUBAGENT_PROMPT.format(parent=self.parent.name)
 
@@ -100,6 +112,8 @@ class Subagents:
                 role_prompt=role_prompt,
                 gate=self.gate,
                 depth=self.depth + 1,
+                parent=self.parent.name,
+                agent_type=kind,
             )
             return Subagent(loop)
 

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
     from coterie.context import CompactionReport, Funnel, TranscriptLog
     from coterie.events import EventLog, EventType
+    from coterie.hooks import HookEvent
     from coterie.models import Model, ModelReply, Retrying
     from coterie.tools import PermissionGate, ToolContext, ToolRegistry
 
@@ -86,6 +87,11 @@ class RunResult:
         if data["goal"] is None:
             del data["goal"]
         return data
+
+
+def _hook_text(event: str, text: str) -> dict[str, Any]:
+    """A text block carrying what a hook said, marked as the hook's (data, not the user's)."""
+    return {"type": "text", "text": f'<hook-feedback event="{event}">{text}</hook-feedback>'}
 
 
 def _metered(model: Model) -> MeteredModel:
@@ -198,6 +204,7 @@ class AgentLoop:
             return self._finish(text, subtype, started, turns_before)
 
         last_text = ""
+        stop_hook_active = False
         while True:
             limits = self.limits
             if limits.max_turns is not None and self.turns - turns_before >= limits.max_turns:
@@ -226,9 +233,51 @@ class AgentLoop:
             )
             last_text = reply.text or last_text
             if not reply.tool_uses:
-                return finish(last_text, "success")
+                reason = await self._stop_hooks(last_text, stop_hook_active)
+                if reason is None:
+                    return finish(last_text, "success")
+                # A Stop hook keeps the agent going: its reason is the next prompt.
+                stop_hook_active = True
+                await self._add({"role": "user", "content": [_hook_text("Stop", reason)]})
+                continue
             results = [await self._call(use) for use in reply.tool_uses]
             await self._add({"role": "user", "content": results})
+            halted = self.tools.hooks.take_stop() if self.tools.hooks is not None else None
+            if halted is not None:
+                return finish(halted, "success")
+
+    async def submit(self, prompt: str) -> str | RunResult:
+        """The user's *prompt* as UserPromptSubmit hooks let it through (with the
+        context they add), or, if one blocked it, the result saying so (the
+        prompt is not recorded and the model not called). Only a lead's prompts
+        are the user's; any other agent's come back unchanged."""
+        hooks = self.tools.hooks
+        if self.role != "lead" or hooks is None or not hooks.configured("UserPromptSubmit"):
+            return prompt
+        started = time.monotonic()
+        verdict = await hooks.fire("UserPromptSubmit", prompt=prompt)
+        halted = hooks.take_stop()
+        if verdict.blocked or halted is not None:
+            why = verdict.reason if verdict.blocked else halted
+            text = f"The prompt was blocked by a UserPromptSubmit hook: {why}"
+            return self._finish(text, "error_during_execution", started, self.turns)
+        if verdict.context:
+            return f"{prompt}\n\n{_hook_text('UserPromptSubmit', verdict.context)['text']}"
+        return prompt
+
+    async def _stop_hooks(self, last_text: str, active: bool) -> str | None:
+        """Why a Stop (a subagent's: SubagentStop) hook keeps the agent going, or None."""
+        hooks = self.tools.hooks
+        event: HookEvent = "SubagentStop" if self.role == "subagent" else "Stop"
+        if hooks is None or not hooks.configured(event):
+            return None
+        fields: dict[str, Any] = {"stop_hook_active": active, "last_assistant_message": last_text}
+        if event == "SubagentStop":
+            fields |= {"agent_id": self.actor, "agent_type": hooks.actor.type}
+        verdict = await hooks.fire(event, **fields)
+        if hooks.take_stop() is not None or not verdict.blocked:
+            return None
+        return verdict.reason or f"A {event} hook asked you to go on."
 
     async def compact(self, focus: str | None = None) -> CompactionReport:
         """``/compact [focus]``: summarise the history now (needs a funnel)."""
@@ -270,7 +319,7 @@ class AgentLoop:
         if self.transcript is not None:
             await self.transcript.tool_started(call["id"], call["name"], call["input"])
         outcome = await execute_tool_call(
-            self.registry, self.gate, call["name"], call["input"], self.tools
+            self.registry, self.gate, call["name"], call["input"], self.tools, call_id=call["id"]
         )
         if self.transcript is not None:
             await self.transcript.tool_finished(

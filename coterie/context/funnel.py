@@ -60,6 +60,7 @@ if TYPE_CHECKING:
 
     from coterie.context.transcript import TranscriptLog
     from coterie.events import EventLog, EventType
+    from coterie.hooks import AgentHooks
     from coterie.models import Model, Usage
 
 __all__ = ["CompactionReport", "ContextOverflow", "Funnel", "FunnelConfig"]
@@ -132,6 +133,8 @@ class Funnel:
     events: EventLog | None = None
     transcript: TranscriptLog | None = None
     fsync: bool = True
+    #: The agent's hooks: PreCompact and PostCompact run around a summary.
+    hooks: AgentHooks | None = None
     _store: Store = attrs.field(init=False)
     _scanned: int = attrs.field(init=False, default=0)
     _stages: list[int] = attrs.field(init=False, factory=list)
@@ -183,7 +186,7 @@ class Funnel:
         count = len(messages)
         await self._spill(messages)
         before = self.counter.count(messages)
-        await self._summarize(messages, todos=todos, goal=goal, focus=focus)
+        await self._summarize(messages, todos=todos, goal=goal, focus=focus, trigger="manual")
         return self._report(messages, before, count)
 
     async def reactive(
@@ -251,7 +254,7 @@ class Funnel:
             tail = choose_tail(messages, tokens=max(0, room), size=self._size)
             await self._archive(messages, tail, reason="budget")
         if self.counter.count(messages) > summary_over:
-            await self._summarize(messages, todos=todos, goal=goal, focus=None)
+            await self._summarize(messages, todos=todos, goal=goal, focus=None, trigger="auto")
 
     async def _spill(self, messages: list[Message]) -> None:
         if self._scanned > len(messages):
@@ -299,11 +302,20 @@ class Funnel:
         )
 
     async def _summarize(
-        self, messages: list[Message], *, todos: Todos, goal: str | None, focus: str | None
+        self,
+        messages: list[Message],
+        *,
+        todos: Todos,
+        goal: str | None,
+        focus: str | None,
+        trigger: str = "auto",
     ) -> None:
         starts = [i for i, m in enumerate(messages) if m.get("role") == "assistant"]
         if not starts:
             return  # nothing but the user's words: nothing to summarise
+        hooks = self.hooks
+        if hooks is not None and hooks.configured("PreCompact"):
+            await hooks.fire("PreCompact", trigger=trigger, custom_instructions=focus or "")
         tail: int | None = starts[-1]
         tail_tokens = sum(self._size(m) for m in messages[starts[-1] :])
         if tail_tokens > self.budget.goal * self.config.summary_tail_share:
@@ -345,6 +357,8 @@ class Funnel:
             tokens_before=before,
             tokens_after=self.counter.count(messages),
         )
+        if hooks is not None and hooks.configured("PostCompact"):
+            await hooks.fire("PostCompact", trigger=trigger, compact_summary=summary)
 
     # -- plumbing --------------------------------------------------------------
 

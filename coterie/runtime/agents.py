@@ -26,6 +26,7 @@ from coterie.autonomy import DenialTracker
 from coterie.context import Funnel, TokenCounter, TranscriptLog
 from coterie.fsutil import atomic_write
 from coterie.home import coterie_home
+from coterie.hooks import Actor, Hooks
 from coterie.mailbox import Durability
 from coterie.procgroups import records_dir
 from coterie.tools import PermissionGate, ToolContext
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
     from coterie.supervisors import ChildSpec, Supervisor
     from coterie.tools import Asker, TeamContext, ToolRegistry
 
-__all__ = ["Agents", "DurableDenials"]
+__all__ = ["Agents", "DurableDenials", "run_hooks"]
 
 
 def _shell_cwd(meta: Mapping[str, Any]) -> Path | None:
@@ -85,6 +86,17 @@ class DurableDenials(DenialTracker):
             atomic_write(self.path, json.dumps(data).encode(), sync=True)
 
 
+def run_hooks(prepared: PreparedRun, events: EventLog | None) -> Hooks:
+    """The hooks of *prepared*'s run: its settings' hooks, its id as the session id."""
+    return Hooks(
+        prepared.hooks,
+        session_id=prepared.run_id,
+        cwd=prepared.options.workdir,
+        permission_mode=prepared.policy.mode,
+        events=events,
+    )
+
+
 @attrs.define
 class Agents:
     """What the agents of one run share, and how each one's loop is made."""
@@ -95,6 +107,12 @@ class Agents:
     asker: Asker | None
     #: The supervisor subagents start under.
     subagents: Supervisor
+    #: The run's hooks, which every agent's tool calls go through.
+    hooks: Hooks = attrs.field(
+        default=attrs.Factory(lambda self: run_hooks(self.prepared, self.events), takes_self=True)
+    )
+    #: What the SessionStart hooks gave as context, for the agents' system prompt.
+    session_context: str | None = None
     system: str = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
@@ -106,6 +124,10 @@ class Agents:
             auto_mode=self.prepared.policy.mode == "auto",
             trusted=self.prepared.settings.trusted,
         )
+        if self.session_context:
+            self.system += (
+                f'\n\n<hook-feedback event="SessionStart">{self.session_context}</hook-feedback>'
+            )
 
     async def start_subagent(self, spec: ChildSpec) -> None:
         """Start a subagent's (isolated) spec under the subagents supervisor."""
@@ -113,8 +135,10 @@ class Agents:
 
     def transcript(self, actor: str) -> TranscriptLog:
         """*actor*'s durable transcript (reopened and repaired after a crash)."""
-        path = self.prepared.run_dir / "transcripts" / f"{actor}.log"
-        return TranscriptLog.open(path, Durability.BATCH)
+        return TranscriptLog.open(self._transcript_path(actor), Durability.BATCH)
+
+    def _transcript_path(self, actor: str) -> Path:
+        return self.prepared.run_dir / "transcripts" / f"{actor}.log"
 
     def gate(
         self, ctx: ActorContext, history: Callable[[], Sequence[Mapping[str, Any]]]
@@ -146,6 +170,8 @@ class Agents:
         asked_by: Callable[[], Sequence[Mapping[str, Any]]] | None = None,
         depth: int = 1,
         summarizer: Model | None = None,
+        parent: str | None = None,
+        agent_type: str | None = None,
     ) -> AgentLoop:
         """The loop of actor *ctx* in *role*, with *registry*'s tools.
 
@@ -154,7 +180,9 @@ class Agents:
         asked, for a teammate) and the agent's history. *depth* is the
         subagent nesting depth of this agent's own subagents. Compaction
         summaries come from the summarizer actor, or *summarizer* (a model
-        called directly, where no actor runs: ``coterie compact``).
+        called directly, where no actor runs: ``coterie compact``). *parent*
+        is the agent that started this one and *agent_type* its type (a
+        subagent's), as hooks are told.
         """
         prepared, options = self.prepared, self.prepared.options
         name = ctx.name
@@ -167,7 +195,10 @@ class Agents:
         # Past the nesting limit the Task tool stays, and says why it cannot start one.
         starts = any(t.capabilities.needs == "subagents" for t in registry)
         nests = starts and depth <= MAX_DEPTH
-        launcher = Subagents(ctx, registry, gate, self, depth) if nests else None
+        hooks = self.hooks.for_agent(
+            Actor(name, role, parent, agent_type), self._transcript_path(name)
+        )
+        launcher = Subagents(ctx, registry, gate, self, depth, hooks) if nests else None
         tools = ToolContext(
             workspace=options.workdir,
             extra_dirs=list(prepared.extra_dirs),
@@ -181,6 +212,7 @@ class Agents:
             sandbox=prepared.sandbox,
             process_groups=records_dir(prepared.run_dir),
             shell_cwd=_shell_cwd(transcript.meta),
+            hooks=hooks,
         )
         funnel = Funnel(
             prepared.run_dir / "context" / name,
@@ -190,6 +222,7 @@ class Agents:
             actor=name,
             events=self.events,
             transcript=transcript,
+            hooks=hooks,
         )
         return AgentLoop.from_transcript(
             transcript,

@@ -22,6 +22,7 @@ import attrs
 
 from coterie.autonomy import parse_loop_spec
 from coterie.context import Budget
+from coterie.hooks import HookConfig, load_hooks
 from coterie.models import MeteredModel, model_from_env
 from coterie.runs import create_run, find_run, read_config
 from coterie.runtime.options import RunOptions
@@ -36,6 +37,7 @@ from coterie.tools import (
     probe_sandbox,
 )
 from coterie.tools.permissions import USER_SETTINGS
+from coterie.tools.permissions.settings import settings_files
 
 if TYPE_CHECKING:
     from coterie.models import Model
@@ -62,6 +64,9 @@ class PreparedRun:
     #: What the user must be told once, before the run starts (settings ignored in
     #: an untrusted folder, a sandbox that cannot work here, ...).
     notices: tuple[str, ...] = ()
+    #: The ``hooks`` of the settings files that apply (parsed whole: a malformed
+    #: entry stops the run before it starts).
+    hooks: HookConfig = attrs.field(factory=HookConfig)
 
     @property
     def workdir(self) -> Path:
@@ -91,9 +96,20 @@ def prepare(
         recorded = RunOptions.from_json(read_config(run_dir, verified=True))
         settings, policy, extra = _policy(recorded)
         sandbox, policy, notices = _sandbox(settings, policy, recorded, extra)
+        hooks = _hooks(recorded, settings)
+        notices = (*notices, *_ignored_hooks(hooks))
         the_model = _model(model, recorded, run_dir)
         return PreparedRun(
-            recorded, run_dir.name, run_dir, settings, policy, the_model, extra, sandbox, notices
+            recorded,
+            run_dir.name,
+            run_dir,
+            settings,
+            policy,
+            the_model,
+            extra,
+            sandbox,
+            notices,
+            hooks,
         )
     if isinstance(model, str):
         options = attrs.evolve(options, model=model)
@@ -108,6 +124,8 @@ def prepare(
     options = attrs.evolve(options, add_dirs=tuple(Path(d).resolve() for d in options.add_dirs))
     settings, policy, extra = _policy(options)
     sandbox, policy, notices = _sandbox(settings, policy, options, extra)
+    hooks = _hooks(options, settings)
+    notices = (*notices, *_ignored_hooks(hooks))
     run_id, run_dir = create_run(workdir, options.to_json())
     try:
         the_model = _model(model, options, run_dir)
@@ -115,8 +133,18 @@ def prepare(
         shutil.rmtree(run_dir)  # no credentials or a bad scenario: leave no empty run behind
         raise
     return PreparedRun(
-        options, run_id, run_dir, settings, policy, the_model, extra, sandbox, notices
+        options, run_id, run_dir, settings, policy, the_model, extra, sandbox, notices, hooks
     )
+
+
+def _hooks(options: RunOptions, settings: PermissionSettings) -> HookConfig:
+    """The hooks of the settings files: the user's always, the project's and the
+    local file's only in a trusted workspace (their hooks run programs)."""
+    user = options.user_settings or USER_SETTINGS
+    files = settings_files(options.workdir, user)
+    # The user's file alone: the list for a workspace that has no settings.
+    mine = settings_files(Path("/nonexistent/coterie-no-workspace"), user)
+    return load_hooks([(path, path in mine or settings.trusted) for path in files])
 
 
 def _policy(
@@ -131,6 +159,13 @@ def _policy(
     policy = attrs.evolve(policy, workspace_trusted=settings.trusted)
     extra = (*options.add_dirs, *(Path(d).resolve() for d in settings.additional_directories))
     return settings, policy, tuple(dict.fromkeys(extra))
+
+
+def _ignored_hooks(hooks: HookConfig) -> tuple[str, ...]:
+    return tuple(
+        f"{path}: its hooks were ignored: the workspace is not trusted"
+        for path in hooks.ignored_files
+    )
 
 
 def _sandbox(

@@ -31,10 +31,11 @@ from coterie.agent import RunResult
 from coterie.board import open_board
 from coterie.events import EventLog
 from coterie.fsutil import raise_fd_limit
+from coterie.hooks import Actor
 from coterie.mailbox import PostOffice
 from coterie.procgroups import reap_workspace
 from coterie.runs import COMPLETED, FAILED, RUNNING, hold_run, read_state, runs_root, write_state
-from coterie.runtime.agents import Agents
+from coterie.runtime.agents import Agents, run_hooks
 from coterie.runtime.integrity import BoardDamage, check_pending_request, check_tasks
 from coterie.runtime.tree import build_tree
 from coterie.supervisors import DynamicSupervisor
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from coterie.board import AsyncBoard
+    from coterie.hooks import AgentHooks
     from coterie.runtime.options import RunOptions
     from coterie.runtime.prepare import PreparedRun
     from coterie.tools import Asker, PermissionPolicy
@@ -168,7 +170,22 @@ async def open_run(prepared: PreparedRun, asker: Asker | None) -> AsyncIterator[
             post = PostOffice(run_dir / "mailboxes", events=events)
             try:
                 subagents = DynamicSupervisor("subagents", events=events)
-                agents = Agents(prepared, events, post, asker, subagents)
+                hooks = run_hooks(prepared, events)
+                lead_hooks = hooks.for_agent(Actor("lead", "lead"))
+                resumed = (run_dir / "transcripts" / "lead.log").exists()
+                started = await lead_hooks.fire(
+                    "SessionStart", source="resume" if resumed else "startup"
+                )
+                boards.push_async_callback(_session_end, lead_hooks)
+                agents = Agents(
+                    prepared,
+                    events,
+                    post,
+                    asker,
+                    subagents,
+                    hooks=hooks,
+                    session_context=started.context,
+                )
                 root = build_tree(agents, team)
                 user = ActorContext(name=USER, mailbox=post.open(USER), post=post, events=events)
                 async with trio.open_nursery() as nursery:
@@ -190,6 +207,18 @@ async def open_run(prepared: PreparedRun, asker: Asker | None) -> AsyncIterator[
             finally:
                 with trio.CancelScope(shield=True):
                     await post.aclose()
+
+
+#: Seconds SessionEnd hooks may hold up the end of a run (they are shielded
+#: from a cancellation, so a stopping run must not wait on them for long).
+SESSION_END_GRACE = 10.0
+
+
+async def _session_end(hooks: AgentHooks) -> None:
+    if not hooks.configured("SessionEnd"):
+        return
+    with trio.CancelScope(shield=True), trio.move_on_after(SESSION_END_GRACE):
+        await hooks.fire("SessionEnd", reason="other")
 
 
 def _on_board_change(wakeups: Wakeups, events: EventLog) -> Callable[[object], None]:

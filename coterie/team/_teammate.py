@@ -49,6 +49,8 @@ if TYPE_CHECKING:
 #: An idle teammate looks at the board at least this often (for changes made
 #: by other processes, and leases that expired).
 POLL_SECONDS = 5.0
+#: How many times TaskCompleted (or TeammateIdle) hooks may send a teammate back to work.
+HOOK_ROUNDS = 5
 PLAN_NOTE = (
     "You are in plan mode: investigate with read-only tools and answer with your plan for"
     " this task. The lead must approve the plan before you change anything."
@@ -162,10 +164,60 @@ class Teammate(Actor):
             decision = self.machine.turned(result.is_error, result.result)
             while isinstance(decision, ProposePlan):
                 decision = await self._propose(ctx, decision)
+            decision = await self._task_completed(ctx, task, decision)
             nursery.cancel_scope.cancel()
         await self._settle(ctx, decision)
         team_ctx.current_task = None
+        await self._idle_hooks(ctx, task)
         await proto.tell(ctx, self.team.lead, proto.Idle(task.id))
+
+    # -- HOOKS (TaskCompleted, TeammateIdle) -------------------------------------
+
+    async def _task_completed(self, ctx: ActorContext, task: Task, settle: Settle) -> Settle:
+        """TaskCompleted hooks see a task about to be completed; one that blocks
+        (exit 2) keeps it open and its reason is the teammate's next prompt. Past
+        :data:`HOOK_ROUNDS` refusals the task fails (a refusal is never overridden)."""
+        hooks = self.loop.tools.hooks
+        rounds = 0
+        while (
+            settle.status == "completed" and hooks is not None and hooks.configured("TaskCompleted")
+        ):
+            verdict = await hooks.fire(
+                "TaskCompleted",
+                task_id=task.id,
+                task_subject=task.subject,
+                task_description=task.description,
+                teammate_name=ctx.name,
+                result=settle.result,
+            )
+            if not verdict.blocked:
+                break
+            reason = verdict.reason or "A TaskCompleted hook refused it."
+            rounds += 1
+            if rounds > HOOK_ROUNDS:
+                why = f"TaskCompleted hooks refused to complete it {HOOK_ROUNDS} times: {reason}"
+                return Settle(task.id, "failed", why)
+            prompt = (
+                f'<hook-feedback event="TaskCompleted">{reason}</hook-feedback>\n'
+                f"{task.id} is not complete yet: address this, then end your turn again."
+            )
+            result = await self._turn(f"{task.id}.task-completed.{rounds}", prompt)
+            settle = Settle(task.id, "failed" if result.is_error else "completed", result.result)
+        return settle
+
+    async def _idle_hooks(self, ctx: ActorContext, task: Task) -> None:
+        """TeammateIdle hooks see the teammate about to go idle; one that blocks
+        (exit 2) gives it one more turn with the reason, up to :data:`HOOK_ROUNDS`."""
+        hooks = self.loop.tools.hooks
+        if hooks is None or not hooks.configured("TeammateIdle"):
+            return
+        for rounds in range(1, HOOK_ROUNDS + 1):
+            verdict = await hooks.fire("TeammateIdle", teammate_name=ctx.name, task_id=task.id)
+            if not verdict.blocked:
+                return
+            reason = verdict.reason or "A TeammateIdle hook asked you to go on."
+            prompt = f'<hook-feedback event="TeammateIdle">{reason}</hook-feedback>'
+            await self._turn(f"{task.id}.teammate-idle.{rounds}", prompt)
 
     async def _propose(self, ctx: ActorContext, proposal: ProposePlan) -> ProposePlan | Settle:
         """Ask the lead to approve the plan, take its answer, revise or carry it out."""

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     from coterie.board import AsyncBoard
     from coterie.events import EventLog
+    from coterie.hooks import AgentHooks
     from coterie.tools.capabilities import Capabilities
 
 
@@ -72,6 +73,8 @@ class ToolContext:
     #: The Bash tool's working directory, kept between its calls (None: the
     #: workspace). Bash sets it; the runtime keeps it in the agent's transcript.
     shell_cwd: Path | None = None
+    #: The run's hooks as this agent fires them (None: no hooks).
+    hooks: AgentHooks | None = None
 
 
 class ShellSandbox(Protocol):

@@ -17,13 +17,14 @@ import attrs
 from coterie.errors import CoterieError
 from coterie.tools._base import ToolResult
 from coterie.tools._schema import validate
+from coterie.tools.permissions.policy import Decision
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
 
     from coterie.events import EventType
+    from coterie.hooks import AgentHooks
     from coterie.tools._base import Tool, ToolContext
-    from coterie.tools.permissions.policy import Decision
 
 __all__ = ["Authorizer", "ToolRegistry", "UnknownTool", "execute_tool_call"]
 
@@ -35,8 +36,15 @@ class UnknownTool(CoterieError, LookupError):
 class Authorizer(Protocol):
     """Anything that decides whether a tool call may run (a :class:`PermissionGate`)."""
 
-    async def authorize(self, tool: Tool, input: dict[str, Any], ctx: ToolContext) -> Decision:
-        """Allow or deny this call; "ask" must already have been resolved."""
+    async def authorize(
+        self, tool: Tool, input: dict[str, Any], ctx: ToolContext, *, hook: Decision | None = None
+    ) -> Decision:
+        """Allow or deny this call; "ask" must already have been resolved.
+
+        *hook* is a PreToolUse hook's permission decision, passed only when a
+        hook gave one (so an authorizer that takes no ``hook`` still works
+        where no hook decides).
+        """
         ...
 
 
@@ -105,11 +113,19 @@ async def execute_tool_call(
     name: str,
     input: Any,
     ctx: ToolContext,
+    *,
+    call_id: str | None = None,
 ) -> ToolResult:
-    """Run one ``tool_use``: look up, validate, authorize, run; errors become results.
+    """Run one ``tool_use``: look up, validate, hooks, authorize, run; errors become results.
 
     *gate* ``None`` skips the permission check (for embedders who vet calls
-    themselves, and for tests); the turn loop always passes one.
+    themselves, and for tests); the turn loop always passes one. With
+    ``ctx.hooks``, PreToolUse runs before the gate (it may block the call,
+    rewrite its input, which is validated again, or give a permission
+    decision the gate weighs: never over a deny or ask rule), and PostToolUse
+    or PostToolUseFailure after the tool (their reasons and context are
+    added to the result the model reads). *call_id* is the ``tool_use`` id
+    the hooks are told.
     """
     if name not in registry:
         available = ", ".join(registry.names()) or "none"
@@ -122,20 +138,87 @@ async def execute_tool_call(
     problems = validate(tool.input_schema, input)
     if problems:
         return ToolResult(f"Invalid input for {name}: " + "; ".join(problems) + ".", is_error=True)
+    hooks = ctx.hooks
+    hooked: Decision | None = None
+    if hooks is not None and hooks.configured("PreToolUse"):
+        verdict = await hooks.fire(
+            "PreToolUse", tool_name=name, tool_input=input, tool_use_id=call_id
+        )
+        if verdict.blocked:
+            reason = verdict.reason or "Blocked by a PreToolUse hook."
+            _emit(ctx, "tool.denied", tool=name, reason=reason, rule="hook:PreToolUse")
+            return ToolResult(f"A PreToolUse hook blocked {name}: {reason}", is_error=True)
+        if verdict.updated_input is not None:
+            input = verdict.updated_input
+            problems = validate(tool.input_schema, input)
+            if problems:
+                return ToolResult(
+                    f"A PreToolUse hook rewrote the input of {name} into one that does not"
+                    " fit its schema: " + "; ".join(problems) + ".",
+                    is_error=True,
+                )
+        if verdict.permission is not None:
+            hooked = Decision(
+                verdict.permission,
+                verdict.reason or f"A PreToolUse hook said {verdict.permission}.",
+                "hook:PreToolUse",
+            )
     if gate is not None:
-        decision = await gate.authorize(tool, input, ctx)
+        if hooked is None:
+            decision = await gate.authorize(tool, input, ctx)
+        else:
+            decision = await gate.authorize(tool, input, ctx, hook=hooked)
         if decision.behavior != "allow":
             _emit(ctx, "tool.denied", tool=name, reason=decision.reason, rule=decision.rule)
             return ToolResult(
                 f"Permission to use {name} was denied. {decision.reason}", is_error=True
             )
     try:
-        return await tool.run(input, ctx)
+        result = await tool.run(input, ctx)
     except Exception as exc:
         # A bug in one tool must not end the agent's turn loop; cancellation
         # and KeyboardInterrupt are BaseExceptions and pass through untouched.
         _emit(ctx, "tool.failed", tool=name, error=f"{type(exc).__name__}: {exc}")
-        return ToolResult(f"{name} failed unexpectedly: {type(exc).__name__}: {exc}", is_error=True)
+        result = ToolResult(
+            f"{name} failed unexpectedly: {type(exc).__name__}: {exc}", is_error=True
+        )
+    if hooks is not None:
+        result = await _after(hooks, name, input, call_id, result)
+    return result
+
+
+async def _after(
+    hooks: AgentHooks, name: str, input: dict[str, Any], call_id: str | None, result: ToolResult
+) -> ToolResult:
+    """PostToolUse (or PostToolUseFailure): what its hooks add to the result."""
+    if result.is_error:
+        if not hooks.configured("PostToolUseFailure"):
+            return result
+        verdict = await hooks.fire(
+            "PostToolUseFailure",
+            tool_name=name,
+            tool_input=input,
+            tool_use_id=call_id,
+            error=result.content,
+        )
+    else:
+        if not hooks.configured("PostToolUse"):
+            return result
+        verdict = await hooks.fire(
+            "PostToolUse",
+            tool_name=name,
+            tool_input=input,
+            tool_use_id=call_id,
+            tool_response=result.content,
+        )
+    notes = [verdict.reason] if verdict.blocked and verdict.reason else []
+    if verdict.context:
+        notes.append(verdict.context)
+    if not notes:
+        return result
+    event = "PostToolUseFailure" if result.is_error else "PostToolUse"
+    added = "".join(f'\n\n<hook-feedback event="{event}">{note}</hook-feedback>' for note in notes)
+    return ToolResult(result.content + added, is_error=result.is_error)
 
 
 def _emit(ctx: ToolContext, type: EventType, **data: Any) -> None:

@@ -37,6 +37,7 @@ from coterie.tools.capabilities import Capabilities, Effect
 
 if TYPE_CHECKING:
     from coterie.board import Task, Unset
+    from coterie.hooks import HookEvent
     from coterie.tools._base import TeamContext, ToolContext
 
 __all__ = ["TaskCreateTool", "TaskGetTool", "TaskListTool", "TaskUpdateTool"]
@@ -128,6 +129,16 @@ class TaskCreateTool:
         if owner is not None and (problem := bad_owner(team, owner)):
             return problem
         blockers = input.get("blocked_by", [])
+        refused = await _hook_refusal(
+            ctx,
+            "TaskCreated",
+            task_id=None,
+            task_subject=input["subject"],
+            task_description=input["description"],
+            owner=owner,
+        )
+        if refused is not None:
+            return ToolResult(f"Could not create the task: {refused}", is_error=True)
         try:
             task = await team.board.create(input["subject"], input["description"], blockers, owner)
         except _REFUSED as exc:
@@ -196,7 +207,11 @@ class TaskUpdateTool:
             elif status is TaskStatus.IN_PROGRESS:
                 return _cannot_start(before, team)
             if status is not None and not team.is_lead:
-                return await _teammate_finishes(team, before, status, input)
+                return await _teammate_finishes(team, before, status, input, ctx)
+            if status is TaskStatus.COMPLETED:
+                refused = await _completion_refused(ctx, before, input.get("result"))
+                if refused is not None:
+                    return refused
             after = await team.board.update(
                 task_id,
                 status=status,
@@ -233,8 +248,37 @@ def _cannot_start(task: Task, team: TeamContext) -> ToolResult:
     )
 
 
+async def _hook_refusal(ctx: ToolContext, event: HookEvent, **fields: Any) -> str | None:
+    """Why *event*'s hooks refuse (exit 2, ``decision: block``), or None."""
+    hooks = ctx.hooks
+    if hooks is None or not hooks.configured(event):
+        return None
+    verdict = await hooks.fire(event, **fields)
+    if not verdict.blocked:
+        return None
+    return f"a {event} hook refused it: {verdict.reason or 'no reason given'}"
+
+
+async def _completion_refused(
+    ctx: ToolContext, task: Task, result: str | None
+) -> ToolResult | None:
+    """The refusal of TaskCompleted hooks to let *task* be completed, or None."""
+    refused = await _hook_refusal(
+        ctx,
+        "TaskCompleted",
+        task_id=task.id,
+        task_subject=task.subject,
+        task_description=task.description,
+        teammate_name=ctx.agent,
+        result=result,
+    )
+    if refused is None:
+        return None
+    return ToolResult(f"Could not complete {task.id}: {refused}. It stays open.", is_error=True)
+
+
 async def _teammate_finishes(
-    team: TeamContext, before: Task, status: TaskStatus, input: dict[str, Any]
+    team: TeamContext, before: Task, status: TaskStatus, input: dict[str, Any], ctx: ToolContext
 ) -> ToolResult:
     """A teammate completes, fails or hands back a task it holds (the board checks it does)."""
     if "owner" in input or "add_blocked_by" in input:
@@ -261,6 +305,9 @@ async def _teammate_finishes(
                 is_error=True,
             )
         else:
+            refused = await _completion_refused(ctx, before, result)
+            if refused is not None:
+                return refused
             after = await board.complete(before.id, me, result)
     except NotTaskOwner as exc:
         return ToolResult(

@@ -73,13 +73,33 @@ class PermissionGate:
         finally:
             self._capped = outer
 
-    async def authorize(self, tool: Tool, input: dict[str, Any], ctx: ToolContext) -> Decision:
-        """An "allow" or "deny" decision for this call; never "ask"."""
+    async def authorize(
+        self, tool: Tool, input: dict[str, Any], ctx: ToolContext, *, hook: Decision | None = None
+    ) -> Decision:
+        """An "allow" or "deny" decision for this call; never "ask".
+
+        *hook* is a PreToolUse hook's decision: "ask" makes a call the policy
+        allows ask all the same; "allow" answers only the mode's own question
+        (no rule's: a deny rule still denies, an ask rule, a protected path or
+        a risky command still asks), as Claude Code's "allow skips the prompt
+        but not deny or ask rules". Before a person (or the headless refusal)
+        is asked, PermissionRequest hooks may answer; a Notification hook hears
+        that a prompt is shown.
+        """
         policy = self.policy if self._capped is None else self._capped
         decision = policy.check(tool, input, ctx)
+        if hook is not None and hook.behavior == "ask" and decision.behavior == "allow":
+            decision = Decision("ask", hook.reason, hook.rule)
+        allowed = hook is not None and hook.behavior == "allow"
+        if hook is not None and allowed and decision.behavior == "ask" and decision.rule is None:
+            decision = Decision("allow", hook.reason, hook.rule)
         if decision.behavior != "ask":
             self._record(ctx, tool.name, decision)
             return decision
+        answered = await self._permission_hooks(tool, input, ctx, decision)
+        if answered is not None:
+            self._record(ctx, tool.name, answered, asked=True)
+            return answered
         if self.asker is None:
             decision = Decision(
                 "deny",
@@ -114,6 +134,35 @@ class PermissionGate:
                 )
         self._record(ctx, tool.name, decision, asked=True)
         return decision
+
+    async def _permission_hooks(
+        self, tool: Tool, input: dict[str, Any], ctx: ToolContext, decision: Decision
+    ) -> Decision | None:
+        """A PermissionRequest hook's answer to *decision*'s question, if one gave it;
+        tells Notification hooks that a person is about to be asked."""
+        hooks = ctx.hooks
+        if hooks is None:
+            return None
+        if hooks.configured("PermissionRequest"):
+            verdict = await hooks.fire(
+                "PermissionRequest",
+                tool_name=tool.name,
+                tool_input=input,
+                permission_suggestions=[],
+            )
+            if verdict.blocked:
+                return Decision(
+                    "deny", verdict.reason or "A PermissionRequest hook denied it.", "hook"
+                )
+            if verdict.permission == "allow":
+                return Decision("allow", verdict.reason or "Allowed by a hook.", "hook")
+        if self.asker is not None and hooks.configured("Notification"):
+            await hooks.fire(
+                "Notification",
+                message=f"coterie needs your permission to use {tool.name}",
+                notification_type="permission_prompt",
+            )
+        return None
 
     def _record(self, ctx: ToolContext, tool: str, decision: Decision, asked: bool = False) -> None:
         if ctx.events is not None and decision.behavior == "deny":

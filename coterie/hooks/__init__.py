@@ -1,0 +1,42 @@
+"""Claude Code's hooks: the user's own programs run at points of a run.
+
+This package owns the ``hooks`` key of the settings files (:mod:`.config`:
+parsing, with a clear error naming the file), the matchers (:mod:`.matching`),
+the sans-io reading of what a hook answered and the combination of several
+answers to one event (:mod:`.outcome`), the thin Trio layer that runs the
+handlers (:mod:`.runner`: command handlers in a process group of their own,
+``http`` handlers POSTing the same JSON) and the :class:`Hooks` of a run with
+the :class:`AgentHooks` each actor fires them through (:mod:`.fire`).
+
+It knows nothing of tools, agents or actors: the runtime builds one
+:class:`Hooks` per run and gives each agent its :class:`AgentHooks`; the
+places that fire an event (the tool registry, the permission gate, the turn
+loop, the task tools, the teammate, the subagent launcher, the session) read
+the :class:`Verdict` they get back.
+"""
+
+from __future__ import annotations
+
+from coterie.hooks.catalogue import EVENTS, HookEvent
+from coterie.hooks.config import Handler, HookConfig, HookGroup, HooksConfigError, load_hooks
+from coterie.hooks.fire import Actor, AgentHooks, Hooks
+from coterie.hooks.matching import matches
+from coterie.hooks.outcome import Outcome, Verdict, combine, read_result
+
+__all__ = [
+    "EVENTS",
+    "Actor",
+    "AgentHooks",
+    "Handler",
+    "HookConfig",
+    "HookEvent",
+    "HookGroup",
+    "Hooks",
+    "HooksConfigError",
+    "Outcome",
+    "Verdict",
+    "combine",
+    "load_hooks",
+    "matches",
+    "read_result",
+]

@@ -1,0 +1,210 @@
+"""The ``hooks`` key of the settings files, parsed completely before a run starts.
+
+Claude Code's shape::
+
+    {"hooks": {"PreToolUse": [
+        {"matcher": "Bash", "hooks": [{"type": "command", "command": "...", "timeout": 30}]}
+    ]}}
+
+Handlers are ``command`` (run with ``sh -c``) or ``http`` (the input POSTed as
+JSON to ``url``, with optional ``headers``); ``timeout`` is in seconds
+(default 60). Anything else is refused with :class:`HooksConfigError` naming
+the file and the place, one line: a hook that silently did not run would be
+a guard that silently did not guard. The files of every layer are merged in
+order (user, project, local); a file that does not apply (the project's and
+the local file of an untrusted workspace) is only noted.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any, Literal
+
+import attrs
+
+from coterie.errors import CoterieError
+from coterie.hooks.catalogue import EVENTS, MATCHED_ON, HookEvent
+from coterie.hooks.matching import check_matcher, matches
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+    from pathlib import Path
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "Handler",
+    "HookConfig",
+    "HookGroup",
+    "HooksConfigError",
+    "load_hooks",
+]
+
+#: Seconds a hook may run unless its ``timeout`` says otherwise (Claude Code's).
+DEFAULT_TIMEOUT = 60.0
+
+_GROUP_KEYS = frozenset({"matcher", "hooks"})
+_COMMAND_KEYS = frozenset({"type", "command", "timeout"})
+_HTTP_KEYS = frozenset({"type", "url", "headers", "timeout"})
+
+
+class HooksConfigError(CoterieError, ValueError):
+    """A settings file's ``hooks`` is malformed; the message names the file and place."""
+
+
+@attrs.frozen
+class Handler:
+    """One hook handler: a command to run, or a URL to POST to."""
+
+    type: Literal["command", "http"]
+    #: The command line (``command``) or the URL (``http``).
+    target: str
+    timeout: float = DEFAULT_TIMEOUT
+    headers: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def label(self) -> str:
+        """How events and messages name this handler."""
+        return self.target if self.type == "command" else f"POST {self.target}"
+
+
+@attrs.frozen
+class HookGroup:
+    """A matcher and the handlers that run when it matches."""
+
+    event: HookEvent
+    matcher: str | None
+    handlers: tuple[Handler, ...]
+
+
+@attrs.frozen
+class HookConfig:
+    """Every hook group of the files that apply, in file order."""
+
+    groups: tuple[HookGroup, ...] = ()
+    #: Files whose hooks apply.
+    files: tuple[Path, ...] = ()
+    #: Files that set hooks which were ignored (an untrusted workspace's).
+    ignored_files: tuple[Path, ...] = ()
+
+    @classmethod
+    def parse(cls, data: Any, path: Path) -> HookConfig:
+        """The ``hooks`` value *data* of the file *path* (refused whole if malformed)."""
+        if not isinstance(data, dict):
+            raise _error(path, "hooks", "must be an object of event names")
+        groups: list[HookGroup] = []
+        for event, entries in data.items():
+            if event not in EVENTS:
+                raise _error(path, f"hooks.{event}", f"unknown event (known: {', '.join(EVENTS)})")
+            if not isinstance(entries, list):
+                raise _error(path, f"hooks.{event}", "must be a list of matcher groups")
+            for i, entry in enumerate(entries):
+                groups.append(_group(event, entry, path, f"hooks.{event}[{i}]"))
+        return cls(tuple(groups), (path,))
+
+    @classmethod
+    def merge(cls, configs: Iterable[HookConfig]) -> HookConfig:
+        """The groups of *configs* in order (lowest precedence first)."""
+        groups: list[HookGroup] = []
+        files: list[Path] = []
+        ignored: list[Path] = []
+        for config in configs:
+            groups.extend(config.groups)
+            files.extend(config.files)
+            ignored.extend(config.ignored_files)
+        return cls(tuple(groups), tuple(files), tuple(ignored))
+
+    def handlers(self, event: HookEvent, value: str | None = None) -> tuple[Handler, ...]:
+        """The handlers *event* runs for *value* (the field its matcher reads), each
+        identical handler once, in configuration order."""
+        found: dict[Handler, None] = {}
+        keyed = event in MATCHED_ON
+        for group in self.groups:
+            if group.event != event:
+                continue
+            if keyed and not matches(group.matcher, value or ""):
+                continue
+            for handler in group.handlers:
+                found.setdefault(handler, None)
+        return tuple(found)
+
+    def has(self, event: HookEvent) -> bool:
+        """Whether any group is configured for *event* (a cheap test before building input)."""
+        return any(g.event == event for g in self.groups)
+
+
+def load_hooks(files: Sequence[tuple[Path, bool]]) -> HookConfig:
+    """The hooks of the settings *files*, each ``(path, applies)``, lowest precedence
+    first; a file that does not apply but sets hooks is listed as ignored."""
+    configs: list[HookConfig] = []
+    for path, applies in files:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            continue
+        except (OSError, ValueError) as exc:
+            raise HooksConfigError(f"{path}: cannot read the settings: {exc}") from None
+        if not isinstance(data, dict) or "hooks" not in data:
+            continue
+        if not applies:
+            configs.append(HookConfig(ignored_files=(path,)))
+            continue
+        configs.append(HookConfig.parse(data["hooks"], path))
+    return HookConfig.merge(configs)
+
+
+def _error(path: Path, where: str, what: str) -> HooksConfigError:
+    return HooksConfigError(f"{path}: {where}: {what}")
+
+
+def _group(event: HookEvent, entry: Any, path: Path, where: str) -> HookGroup:
+    if not isinstance(entry, dict):
+        raise _error(path, where, 'must be an object with "hooks" (and "matcher")')
+    unknown = sorted(set(entry) - _GROUP_KEYS)
+    if unknown:
+        raise _error(path, where, f"unknown key {unknown[0]!r} (expected matcher, hooks)")
+    matcher = entry.get("matcher")
+    if matcher is not None:
+        if not isinstance(matcher, str):
+            raise _error(path, f"{where}.matcher", "must be a string")
+        problem = check_matcher(matcher)
+        if problem is not None:
+            raise _error(path, f"{where}.matcher", problem)
+    handlers = entry.get("hooks")
+    if not isinstance(handlers, list) or not handlers:
+        raise _error(path, f"{where}.hooks", "must be a non-empty list of handlers")
+    return HookGroup(
+        event,
+        matcher,
+        tuple(_handler(h, path, f"{where}.hooks[{i}]") for i, h in enumerate(handlers)),
+    )
+
+
+def _handler(data: Any, path: Path, where: str) -> Handler:
+    if not isinstance(data, dict):
+        raise _error(path, where, "must be an object")
+    kind = data.get("type")
+    if kind not in ("command", "http"):
+        raise _error(
+            path, f"{where}.type", f"{kind!r} is not supported (coterie runs command and http)"
+        )
+    allowed = _COMMAND_KEYS if kind == "command" else _HTTP_KEYS
+    unknown = sorted(set(data) - allowed)
+    if unknown:
+        raise _error(
+            path, where, f"unknown key {unknown[0]!r} (expected {', '.join(sorted(allowed))})"
+        )
+    key = "command" if kind == "command" else "url"
+    target = data.get(key)
+    if not isinstance(target, str) or not target.strip():
+        raise _error(path, f"{where}.{key}", "must be a non-empty string")
+    if kind == "http" and not target.startswith(("http://", "https://")):
+        raise _error(path, f"{where}.url", "must be an http:// or https:// URL")
+    timeout = data.get("timeout", DEFAULT_TIMEOUT)
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+        raise _error(path, f"{where}.timeout", "must be a positive number of seconds")
+    headers = data.get("headers", {})
+    if not isinstance(headers, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in headers.items()
+    ):
+        raise _error(path, f"{where}.headers", "must be an object of strings")
+    return Handler(kind, target, float(timeout), tuple(sorted(headers.items())))

@@ -1,0 +1,178 @@
+"""The hooks of a run, and the view each actor fires them through.
+
+One :class:`Hooks` per run (built by the runtime from the settings) holds
+the configuration and what every hook input carries: the session id (the
+run id), the workspace, the permission mode. Each agent gets an
+:class:`AgentHooks` naming it, so that every actor's tool calls (the lead's,
+a teammate's, a subagent's) go through the same hooks, and each input says
+who acted: Claude Code's fields plus ``agent``: ``{"name", "role",
+"parent"}``. The handlers of one event run in parallel; their outcomes are
+combined in configuration order (:func:`~coterie.hooks.outcome.combine`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import trio
+
+from coterie.hooks.catalogue import MATCHED_ON
+from coterie.hooks.outcome import Outcome, Verdict, combine, failed, read_result
+from coterie.hooks.runner import Ran, run_handler
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from coterie.events import EventLog
+    from coterie.eventtypes import EventType
+    from coterie.hooks.catalogue import HookEvent
+    from coterie.hooks.config import Handler, HookConfig
+
+__all__ = ["Actor", "AgentHooks", "Hooks"]
+
+
+@attrs.frozen
+class Actor:
+    """Who is acting: an agent's name, its role (lead, teammate, subagent) and,
+    for a subagent, the agent that started it and its type."""
+
+    name: str
+    role: str
+    parent: str | None = None
+    #: A subagent's type (``general-purpose``, ``Explore``...).
+    type: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``agent`` field of a hook input."""
+        data: dict[str, Any] = {"name": self.name, "role": self.role}
+        if self.parent is not None:
+            data["parent"] = self.parent
+        if self.type is not None:
+            data["type"] = self.type
+        return data
+
+
+@attrs.frozen
+class Hooks:
+    """The hooks of one run."""
+
+    config: HookConfig
+    session_id: str
+    cwd: Path
+    permission_mode: str
+    events: EventLog | None = None
+
+    def for_agent(self, actor: Actor, transcript_path: Path | None = None) -> AgentHooks:
+        """The hooks as *actor* fires them (its transcript named in every input)."""
+        return AgentHooks(self, actor, transcript_path)
+
+    def configured(self, event: HookEvent) -> bool:
+        """Whether any handler is configured for *event*."""
+        return self.config.has(event)
+
+    async def fire(
+        self,
+        event: HookEvent,
+        fields: dict[str, Any],
+        *,
+        actor: Actor | None = None,
+        transcript_path: Path | None = None,
+    ) -> Verdict:
+        """Run *event*'s matching handlers on an input of *fields*; their verdict."""
+        key = MATCHED_ON.get(event)
+        handlers = self.config.handlers(event, str(fields.get(key, "")) if key else None)
+        if not handlers:
+            return Verdict()
+        data: dict[str, Any] = {
+            "session_id": self.session_id,
+            "transcript_path": str(transcript_path) if transcript_path is not None else None,
+            "cwd": str(self.cwd),
+            "permission_mode": self.permission_mode,
+            "hook_event_name": event,
+            **fields,
+        }
+        if actor is not None:
+            data["agent"] = actor.to_json()
+        payload = json.dumps(data).encode()
+        env = {**os.environ, "CLAUDE_PROJECT_DIR": str(self.cwd)}
+        outcomes: list[Outcome | None] = [None] * len(handlers)
+
+        async def one(i: int, handler: Handler) -> None:
+            started = time.monotonic()
+            ran = await run_handler(handler, payload, cwd=self.cwd, env=env)
+            outcomes[i] = self._outcome(event, handler, ran, started, actor)
+
+        async with trio.open_nursery() as nursery:
+            for i, handler in enumerate(handlers):
+                nursery.start_soon(one, i, handler)
+        return combine([o for o in outcomes if o is not None])
+
+    def _outcome(
+        self, event: HookEvent, handler: Handler, ran: Ran, started: float, actor: Actor | None
+    ) -> Outcome:
+        ms = int((time.monotonic() - started) * 1000)
+        who = actor.name if actor is not None else None
+        if ran.exit_code is None:
+            outcome = failed(event, ran.error or "no answer")
+            self._emit(
+                "hook.failed",
+                event=event,
+                handler=handler.label,
+                error=ran.error,
+                ms=ms,
+                blocked=outcome.blocked,
+                actor=who,
+            )
+            return outcome
+        outcome = read_result(event, ran.exit_code, ran.stdout, ran.stderr)
+        self._emit(
+            "hook.ran",
+            event=event,
+            handler=handler.label,
+            exit_code=ran.exit_code,
+            ms=ms,
+            blocked=outcome.blocked,
+            notice=outcome.notice,
+            actor=who,
+        )
+        return outcome
+
+    def _emit(self, type: EventType, **data: Any) -> None:
+        if self.events is not None:
+            self.events.emit(type, **data)
+
+
+@attrs.define
+class AgentHooks:
+    """The run's hooks as one actor fires them.
+
+    A hook answering ``continue: false`` asks the agent to stop; the turn loop
+    reads that with :meth:`take_stop` once the current step is done.
+    """
+
+    hooks: Hooks
+    actor: Actor
+    transcript_path: Path | None = None
+    _stop: str | None = attrs.field(default=None, init=False)
+
+    def configured(self, event: HookEvent) -> bool:
+        """Whether any handler is configured for *event*."""
+        return self.hooks.configured(event)
+
+    async def fire(self, event: HookEvent, **fields: Any) -> Verdict:
+        """Run *event*'s handlers with this actor named in the input; their verdict."""
+        verdict = await self.hooks.fire(
+            event, fields, actor=self.actor, transcript_path=self.transcript_path
+        )
+        if verdict.stop and self._stop is None:
+            self._stop = verdict.stop_reason or f"A {event} hook stopped the agent."
+        return verdict
+
+    def take_stop(self) -> str | None:
+        """Why a hook asked the agent to stop (``continue: false``), once; else None."""
+        reason, self._stop = self._stop, None
+        return reason
