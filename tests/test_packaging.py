@@ -50,7 +50,8 @@ def derived_pins() -> dict[str, Version]:
 def test_every_runtime_dependency_has_a_floor() -> None:
     for req in requirements():
         assert [s.operator for s in req.specifier if s.operator == ">="] == [">="], str(req)
-        assert req.marker is None and not req.extras, str(req)
+        assert req.marker is None, str(req)
+        assert not req.extras, str(req)
 
 
 def test_the_floors_script_pins_exactly_the_declared_floors() -> None:
@@ -93,4 +94,5 @@ def test_the_dev_extra_has_the_linters_and_the_readme_names_it() -> None:
     assert {canonicalize_name(r.name) for r in dev} >= {"ruff", "mypy", "coterie"}
     readme = (REPO / "README.md").read_text()
     assert "pip install -e '.[dev]'" in readme
-    assert "ruff check" in readme and "mypy" in readme
+    assert "ruff check" in readme
+    assert "mypy" in readme
