@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import subprocess
 import sys
 import tomllib
@@ -96,3 +97,11 @@ def test_the_dev_extra_has_the_linters_and_the_readme_names_it() -> None:
     assert "pip install -e '.[dev]'" in readme
     assert "ruff check" in readme
     assert "mypy" in readme
+
+
+def test_nothing_cites_a_file_outside_the_repository() -> None:
+    # The design contract and style guide are not shipped: cite docs/ instead.
+    outside = re.compile(r"DESIGN(?:\.md| §)|STYLE\.md|\.\./shared/")
+    paths = [REPO / "README.md", *(REPO / "docs").rglob("*.md"), *(REPO / "coterie").rglob("*.py")]
+    cited = [str(p.relative_to(REPO)) for p in paths if outside.search(p.read_text())]
+    assert cited == []
