@@ -1,4 +1,4 @@
-"""The coterie home: per-user state that no tool may write (DESIGN §8).
+"""The coterie home: per-user state that no tool may write (docs/context.md).
 
 ``$COTERIE_HOME``, else ``~/.coterie``. It holds each workspace's runs
 (``projects/<workspace key>/runs/``, like Claude Code's

@@ -1,4 +1,4 @@
-"""Messages: the only thing actors exchange (DESIGN §2).
+"""Messages: the only thing actors exchange (docs/runtime.md).
 
 A :class:`Message` is a frozen attrs object whose body is plain JSON. It is
 validated when it is made, so a bad name or a body that is not JSON fails at

@@ -332,7 +332,7 @@ def _user(texts: list[str]) -> Message:
 
 # -- autonomy: durations, loop specs, delays, verdicts, classifier transcripts ---
 
-#: Every unit word a duration may use and its length in seconds (DESIGN §7, issue 6).
+#: Every unit word a duration may use and its length in seconds (docs/autonomy.md, issue 6).
 DURATION_UNITS: dict[str, int] = {
     **dict.fromkeys(["s", "sec", "secs", "second", "seconds"], 1),
     **dict.fromkeys(["m", "min", "mins", "minute", "minutes"], 60),

@@ -1,4 +1,4 @@
-"""The AutoModeClassifier (``--auto``, DESIGN §7) and the asker the permission gate uses.
+"""The AutoModeClassifier (``--auto``, docs/autonomy.md) and the asker the permission gate uses.
 
 Theory of operation. In permission mode ``auto`` the policy allows read-only
 tools and denies what deny rules, the hard deny list or the sandbox forbid;

@@ -1,4 +1,4 @@
-"""The GoalEvaluator (``--goal COND``, DESIGN §7): judges a goal from a transcript.
+"""The GoalEvaluator (``--goal COND``, docs/autonomy.md): judges a goal from a transcript.
 
 After each turn of the pursuing agent, its driver asks the evaluator
 (:func:`evaluate_goal`) whether COND holds, sending the agent's transcript

@@ -2,7 +2,7 @@
 
 This package owns one agent's conversation with its model: call the model,
 run the tools it asks for through the permission gate, feed the results
-back, until a reply asks for no tool or a limit is reached (DESIGN §5). It
+back, until a reply asks for no tool or a limit is reached (docs/engine.md). It
 uses ``coterie.models`` and ``coterie.tools`` through their public names and
 knows nothing of mailboxes or supervision: the Lead actor
 (``coterie.actors.lead``) runs it inside the runtime, and the composition

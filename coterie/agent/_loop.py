@@ -1,4 +1,4 @@
-"""The turn loop: model, tools, results, repeat (DESIGN §5).
+"""The turn loop: model, tools, results, repeat (docs/engine.md).
 
 Theory of operation: ``run(prompt)`` appends the prompt to the transcript and
 loops: check the limits, let the compaction funnel (if any) bring the

@@ -1,4 +1,4 @@
-"""The pure, sans-io part of ``--goal``, ``--loop`` and ``--auto`` (DESIGN §7, issue 6).
+"""The pure, sans-io part of ``--goal``, ``--loop`` and ``--auto`` (docs/autonomy.md, issue 6).
 
 This package owns the parsers and decisions that let a run go on unattended:
 durations and ``--loop`` specs with the ``ScheduleWakeup`` delay clamp

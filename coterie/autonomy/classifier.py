@@ -1,4 +1,4 @@
-"""The Auto Mode classifier's prompt and requests (DESIGN §7).
+"""The Auto Mode classifier's prompt and requests (docs/autonomy.md).
 
 Theory of operation. Both stages share one system prompt (the rules and the
 answer format), so a provider's prompt cache serves the second stage; the

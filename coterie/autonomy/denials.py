@@ -1,4 +1,4 @@
-"""When Auto Mode stops deciding alone: the denial limits (DESIGN §7).
+"""When Auto Mode stops deciding alone: the denial limits (docs/autonomy.md).
 
 Theory of operation. Events in, a decision out, no I/O:
 

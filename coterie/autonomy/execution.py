@@ -3,7 +3,7 @@
 An allow rule is decided before the classifier is asked, so ``Bash(*)`` or
 ``Bash(python:*)`` would let the agent run any code without review: the
 interpreter's argument is a program. Such rules are set aside for the
-session (DESIGN §7); narrow rules (``Bash(npm test)``, ``Bash(python -m
+session (docs/autonomy.md); narrow rules (``Bash(npm test)``, ``Bash(python -m
 pytest *)``) stay.
 
 A Bash rule grants arbitrary execution when its specifier, in Claude Code's

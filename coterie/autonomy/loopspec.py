@@ -1,4 +1,4 @@
-"""``--loop SPEC``: an optional interval and the prompt to run (DESIGN §7).
+"""``--loop SPEC``: an optional interval and the prompt to run (docs/autonomy.md).
 
 Theory of operation. A SPEC has a *fixed* interval when it starts with a
 duration token matching ``^[0-9]+[smhd]$`` (``5m check the build``) or ends

@@ -1,6 +1,6 @@
 """The Auto Mode classifier's rules: built-ins from a JSON asset, extended in settings.
 
-Four sections (DESIGN §7): ``environment`` (facts about where the agent
+Four sections (docs/autonomy.md): ``environment`` (facts about where the agent
 works), ``hard_deny`` (never, whatever the user said), ``soft_deny`` (not
 unless the user clearly asked, or an allow exception covers it) and
 ``allow`` (exceptions to soft deny). The built-ins ship as

@@ -1,4 +1,4 @@
-"""What the Auto Mode classifier sees of a conversation (DESIGN §7).
+"""What the Auto Mode classifier sees of a conversation (docs/autonomy.md).
 
 Theory of operation. The classifier must judge the agent's *actions* against
 what the *user* asked, without being talked into anything by the content the

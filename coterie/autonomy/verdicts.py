@@ -1,6 +1,6 @@
 """Reading the evaluators' answers: goal verdicts and Auto Mode block verdicts.
 
-Both parsers fail towards the safe side, and say why (DESIGN §7):
+Both parsers fail towards the safe side, and say why (docs/autonomy.md):
 
 * a goal verdict that cannot be trusted counts as **not met** (so a broken
   evaluator never ends a pursuit), with ``valid=False`` and a reason that is

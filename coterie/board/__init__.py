@@ -1,4 +1,4 @@
-"""The task board of a run (DESIGN §6): durable, atomic across threads and processes.
+"""The task board of a run (docs/teams.md): durable, atomic across threads and processes.
 
 This package owns the board directory of a run (``<run_dir>/board/``): an
 append-only log of operations (torn tail cut off, damaged records skipped

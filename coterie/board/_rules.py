@@ -1,7 +1,7 @@
 """The rules of the board: which changes are allowed, as records to write.
 
 Each function reads a :class:`BoardState`, checks one request against the
-rules of DESIGN §6 and returns the log record(s) that carry it out (without
+rules of docs/teams.md and returns the log record(s) that carry it out (without
 sequence number or time), or raises one of the errors of ``_errors.py``
 naming what is wrong. Nothing here writes or mutates anything.
 

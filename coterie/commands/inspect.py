@@ -8,7 +8,7 @@ message history from the ``team.message`` events of ``events.jsonl``.
 
 Runs are named by id or a unique prefix of it (as ``coterie runs`` lists
 them); without one, the most recent run of the workspace is meant. For
-``inbox`` the run id is optional too: ``coterie inbox ACTOR`` (DESIGN §9)
+``inbox`` the run id is optional too: ``coterie inbox ACTOR`` (docs/teams.md)
 reads the latest run, ``coterie inbox RUN_ID ACTOR`` a given one; a single
 argument naming an existing run is taken as a run id with the actor missing.
 

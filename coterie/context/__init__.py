@@ -1,4 +1,4 @@
-"""An agent's context (DESIGN §8, issue 4): durable transcripts and compaction.
+"""An agent's context (docs/context.md, issue 4): durable transcripts and compaction.
 
 This package owns what an agent's conversation becomes over a long run: the
 crash-safe, append-only transcript of each actor (``transcript``), the token

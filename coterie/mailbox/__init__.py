@@ -1,4 +1,4 @@
-"""Durable mailboxes: how actors receive messages (DESIGN §2).
+"""Durable mailboxes: how actors receive messages (docs/runtime.md).
 
 This package owns message storage and delivery: the file-backed record log
 (the default), the in-memory mailbox for tests, and the post office that

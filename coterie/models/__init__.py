@@ -1,4 +1,4 @@
-"""Model clients (DESIGN §4): the real Anthropic client, the scripted model, and
+"""Model clients (docs/engine.md): the real Anthropic client, the scripted model, and
 the mock Messages-API server.
 
 This package owns talking to models and replaying scenarios. It knows nothing

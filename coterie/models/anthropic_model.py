@@ -1,4 +1,4 @@
-"""The real model client: ``anthropic.AsyncAnthropic`` under Trio (DESIGN §4).
+"""The real model client: ``anthropic.AsyncAnthropic`` under Trio (docs/engine.md).
 
 The SDK's HTTP stack (httpx on anyio) detects Trio and runs on it, so no
 asyncio loop is involved. Retries are ours, not the SDK's (it gets

@@ -1,4 +1,4 @@
-"""``coterie mock-server``: a scenario served over the Messages API (DESIGN §4).
+"""``coterie mock-server``: a scenario served over the Messages API (docs/engine.md).
 
 A small HTTP/1.1 server on Trio and h11 answering ``POST /v1/messages`` (JSON
 and SSE streaming) and ``POST /v1/messages/count_tokens`` from a scenario,

@@ -139,7 +139,7 @@ def cost_usd(model: str, usage: Usage) -> float:
 
 @attrs.define
 class UsageLedger:
-    """Token usage and cost per actor, summed over calls (DESIGN §4).
+    """Token usage and cost per actor, summed over calls (docs/engine.md).
 
     A run has one, behind its :class:`~coterie.models.MeteredModel`; a model
     client given one records its own calls in it too (for standalone use).

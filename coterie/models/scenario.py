@@ -1,4 +1,4 @@
-"""Scenario files (DESIGN §4): parsing, validation and track selection.
+"""Scenario files (docs/scenarios.md): parsing, validation and track selection.
 
 A scenario is parsed once, completely, before anything runs: every problem is
 refused with a :class:`ScenarioError` naming the file and the place in it
@@ -22,7 +22,7 @@ import attrs
 
 from coterie.models._base import ScenarioError, Usage
 
-#: Track names follow actor names (DESIGN §2); every role name matches too.
+#: Track names follow actor names (docs/runtime.md); every role name matches too.
 TRACK_NAME = re.compile(r"\A[a-z0-9][a-z0-9_-]{0,63}\Z")
 #: The pattern the Messages API enforces for ``tool_use`` ids.
 TOOL_USE_ID = re.compile(r"\A[A-Za-z0-9_-]{1,128}\Z")

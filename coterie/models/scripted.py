@@ -1,4 +1,4 @@
-"""The scripted model: replays a scenario file offline (DESIGN §4)."""
+"""The scripted model: replays a scenario file offline (docs/scenarios.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The supervision tree of a run, built in one place (DESIGN §3).
+"""The supervision tree of a run, built in one place (docs/runtime.md).
 
 ::
 

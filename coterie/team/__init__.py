@@ -1,4 +1,4 @@
-"""Teams (DESIGN §3, §6): a lead and teammates as supervised actors on one task board.
+"""Teams (docs/teams.md): a lead and teammates as supervised actors on one task board.
 
 This package owns the team's behaviours: the lead in a team (plan, then lead
 until every task is done, then the shutdown protocol), the teammates'

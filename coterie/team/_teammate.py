@@ -1,6 +1,6 @@
 """A teammate: the Trio driver of :class:`~coterie.team._teammate_rules.TeammateMachine`.
 
-The cycle's decisions (IDLE → WORK or PLANNING → IDLE, DESIGN §6) are the
+The cycle's decisions (IDLE → WORK or PLANNING → IDLE, docs/teams.md) are the
 pure machine's; this driver does the I/O. In IDLE it reads the mailbox (a
 shutdown request first, then other members' messages), then takes a task:
 the one it holds already (after a restart), else one the board gives it by

@@ -1,4 +1,4 @@
-"""Tools and permission gates (DESIGN §5).
+"""Tools and permission gates (docs/engine.md).
 
 This package owns the tool registry, the built-in tools with Claude Code's
 names and input schemas, the workspace sandbox, and the permission gates

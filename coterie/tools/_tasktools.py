@@ -1,4 +1,4 @@
-"""The board's team tools: TaskCreate, TaskUpdate, TaskList, TaskGet (DESIGN §6).
+"""The board's team tools: TaskCreate, TaskUpdate, TaskList, TaskGet (docs/teams.md).
 
 Who may change what. The lead's ``TaskUpdate`` is the board's general
 ``update``, so the board's rules decide. A teammate changes the *status* of

@@ -119,7 +119,7 @@ def _team_member_only(tool: Tool) -> bool:
 
 
 def team_tools() -> list[Tool]:
-    """Fresh instances of the five team tools, in DESIGN §6's order."""
+    """Fresh instances of the five team tools, in the order docs/teams.md lists them."""
     return builtin_tools(_team_member_only)
 
 

@@ -1,4 +1,4 @@
-"""The team tools (DESIGN §6): TaskCreate, TaskUpdate, TaskList, TaskGet, SendMessage.
+"""The team tools (docs/teams.md): TaskCreate, TaskUpdate, TaskList, TaskGet, SendMessage.
 
 They work on the run's durable task board (:mod:`coterie.board`) and send
 through the team runtime's mailboxes, both reached through

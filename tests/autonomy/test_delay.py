@@ -1,4 +1,4 @@
-"""clamp_delay: ScheduleWakeup's delay within 60..3600 s, rounded half up (DESIGN §7)."""
+"""clamp_delay: ScheduleWakeup's delay within 60..3600 s, rounded half up (docs/autonomy.md)."""
 
 from __future__ import annotations
 

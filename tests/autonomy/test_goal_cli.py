@@ -20,7 +20,7 @@ GOAL = "done.txt exists"
 
 
 def verdict(ok: bool, reason: str, **extra: Any) -> dict[str, Any]:
-    """An evaluator turn answering DESIGN §7's JSON."""
+    """An evaluator turn answering the verdict JSON of docs/autonomy.md."""
     return {"text": json.dumps({"ok": ok, "reason": reason, **extra})}
 
 

@@ -1,4 +1,4 @@
-"""parse_goal_verdict: exactly DESIGN §7's JSON, anything else is not met."""
+"""parse_goal_verdict: exactly the verdict JSON of docs/autonomy.md, anything else is not met."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""parse_loop_spec: a leading duration token or a trailing ``every N unit`` (DESIGN §7)."""
+"""parse_loop_spec: a leading duration token or a trailing ``every N unit`` (docs/autonomy.md)."""
 
 from __future__ import annotations
 

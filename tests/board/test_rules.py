@@ -1,4 +1,4 @@
-"""The rules of the board (DESIGN §6), one behaviour per test, through the sync API."""
+"""The rules of the board (docs/teams.md), one behaviour per test, through the sync API."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The board under random operations, checked against a naive model of DESIGN §6.
+"""The board under random operations, checked against a naive model of docs/teams.md.
 
 Two :class:`Board` objects share one directory, standing in for two
 processes; each step goes through one of them at random. Time is fake. The

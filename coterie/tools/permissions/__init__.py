@@ -1,4 +1,4 @@
-"""Permission rules, settings, the policy and the gate (DESIGN §5).
+"""Permission rules, settings, the policy and the gate (docs/engine.md).
 
 Owns: parsing Claude Code's rule syntax (``Bash(npm run test *)``,
 ``Read(./secrets/**)``), loading and merging its settings files, reading

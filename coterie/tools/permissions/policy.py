@@ -1,6 +1,6 @@
 """The permission policy: pure logic from a tool call to allow, deny or ask.
 
-Theory of operation. :meth:`PermissionPolicy.check` walks DESIGN §5's gates
+Theory of operation. :meth:`PermissionPolicy.check` walks the gates of docs/engine.md
 in order and the first that decides wins:
 
 1. deny rules, and for Bash the hard deny list (no mode can lift either);
