@@ -102,7 +102,7 @@ SURFACES: dict[str, set[str]] = {
     "coterie.tools": {
         # the interface, the registry and the one call the loop makes
         "Tool", "ShellSandbox",
-        "ToolContext", "ToolResult", "FileStamp", "TeamContext", "ToolRegistry",
+        "ToolContext", "ToolResult", "FileStamp", "TeamContext", "ToolRegistry", "ToolSource",
         "Authorizer", "UnknownTool", "execute_tool_call",
         # capabilities and the catalogue chosen by them
         "Access", "Capabilities", "Effect", "Need", "PathInput", "BUILTIN_TOOLS", "Provides",

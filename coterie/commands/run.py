@@ -66,6 +66,7 @@ def agent_options(args: argparse.Namespace) -> dict[str, Any]:
         "goal": args.goal,
         "max_goal_iterations": args.max_goal_iterations,
         "add_dirs": args.add_dir,
+        "mcp_configs": args.mcp_config,
         "max_turns": args.max_turns,
         "max_budget_usd": args.max_budget_usd,
         "context_window": args.context_window,

@@ -14,6 +14,7 @@ interrupted runs.
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from coterie.autonomy import parse_loop_spec
+from coterie.mcpclient import load_servers
 from coterie.context import Budget
 from coterie.models import MeteredModel, model_from_env
 from coterie.runs import create_run, find_run, read_config
@@ -38,6 +40,7 @@ from coterie.tools import (
 from coterie.tools.permissions import USER_SETTINGS
 
 if TYPE_CHECKING:
+    from coterie.mcpclient import ServerConfig
     from coterie.models import Model
 
 __all__ = ["PreparedRun", "prepare"]
@@ -62,6 +65,8 @@ class PreparedRun:
     #: What the user must be told once, before the run starts (settings ignored in
     #: an untrusted folder, a sandbox that cannot work here, ...).
     notices: tuple[str, ...] = ()
+    #: The MCP servers the run connects to (``coterie.mcpclient.load_servers``).
+    mcp_servers: tuple[ServerConfig, ...] = ()
 
     @property
     def workdir(self) -> Path:
@@ -91,9 +96,19 @@ def prepare(
         recorded = RunOptions.from_json(read_config(run_dir, verified=True))
         settings, policy, extra = _policy(recorded)
         sandbox, policy, notices = _sandbox(settings, policy, recorded, extra)
+        servers, notices = _mcp(recorded, settings.trusted, notices)
         the_model = _model(model, recorded, run_dir)
         return PreparedRun(
-            recorded, run_dir.name, run_dir, settings, policy, the_model, extra, sandbox, notices
+            recorded,
+            run_dir.name,
+            run_dir,
+            settings,
+            policy,
+            the_model,
+            extra,
+            sandbox,
+            notices,
+            servers,
         )
     if isinstance(model, str):
         options = attrs.evolve(options, model=model)
@@ -105,9 +120,14 @@ def prepare(
         team_names(None, options.teammates)
     if options.loop is not None:
         parse_loop_spec(options.loop)  # a usage error before anything is created
-    options = attrs.evolve(options, add_dirs=tuple(Path(d).resolve() for d in options.add_dirs))
+    options = attrs.evolve(
+        options,
+        add_dirs=tuple(Path(d).resolve() for d in options.add_dirs),
+        mcp_configs=tuple(Path(f).resolve() for f in options.mcp_configs),
+    )
     settings, policy, extra = _policy(options)
     sandbox, policy, notices = _sandbox(settings, policy, options, extra)
+    servers, notices = _mcp(options, settings.trusted, notices)
     run_id, run_dir = create_run(workdir, options.to_json())
     try:
         the_model = _model(model, options, run_dir)
@@ -115,8 +135,22 @@ def prepare(
         shutil.rmtree(run_dir)  # no credentials or a bad scenario: leave no empty run behind
         raise
     return PreparedRun(
-        options, run_id, run_dir, settings, policy, the_model, extra, sandbox, notices
+        options, run_id, run_dir, settings, policy, the_model, extra, sandbox, notices, servers
     )
+
+
+def _mcp(
+    options: RunOptions, trusted: bool, notices: tuple[str, ...]
+) -> tuple[tuple[ServerConfig, ...], tuple[str, ...]]:
+    """The MCP servers of the run (a bad file is a usage error now), and the notices."""
+    servers, said = load_servers(
+        options.workdir,
+        trusted=trusted,
+        home=Path(os.path.expanduser("~")),
+        files=options.mcp_configs,
+        env=os.environ,
+    )
+    return servers, (*notices, *said)
 
 
 def _policy(
