@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -29,6 +28,7 @@ from coterie.errors import CoterieError
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
+    from pathlib import Path
 
 __all__ = [
     "HttpServer",
@@ -42,7 +42,7 @@ __all__ = [
 
 #: A server's name: what ``mcp__<server>__<tool>`` is made of (no ``__`` inside,
 #: so the tool's name says unambiguously which server it belongs to).
-SERVER_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_))*$")
+SERVER_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?=[A-Za-z0-9-]))*$")
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
@@ -107,9 +107,7 @@ def parse_servers(data: Any, source: str, env: Mapping[str, str]) -> list[Server
 def _server(name: str, entry: Any, source: str, env: Mapping[str, str]) -> ServerConfig:
     where = f"{source}: server {name!r}"
     if not SERVER_NAME.match(name) or len(name) > 64:
-        raise McpConfigError(
-            f"{where}: a name is letters, digits, '-' and single '_' (at most 64)"
-        )
+        raise McpConfigError(f"{where}: a name is letters, digits, '-' and single '_' inside (at most 64)")
     if not isinstance(entry, dict):
         raise McpConfigError(f"{where} must be an object")
     kind = entry.get("type", "stdio" if "command" in entry else None)

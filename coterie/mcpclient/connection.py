@@ -19,7 +19,7 @@ never sent again, since it may have had its effect.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 import trio
@@ -49,7 +49,7 @@ class McpTool:
     fails closed and asks (or follows a rule) as for any command.
     """
 
-    capabilities: ClassVar[Capabilities] = Capabilities(effect=Effect.EXECUTION)
+    capabilities = Capabilities(effect=Effect.EXECUTION)
 
     connection: Connection
     #: The tool's own name on its server.

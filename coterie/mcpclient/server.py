@@ -59,7 +59,7 @@ class Timing:
     ping_every: float = 5.0
     #: Seconds a ping may take.
     ping_timeout: float = 10.0
-    backoff: Backoff = Backoff(initial=0.5, factor=2.0, max=30.0)
+    backoff: Backoff = attrs.field(factory=lambda: Backoff(initial=0.5, factor=2.0, max=30.0))
     #: The supervisor gives up after this many restarts within ``period`` seconds.
     max_restarts: int = 5
     period: float = 60.0
@@ -71,10 +71,13 @@ def server_spec(
     workdir: Path,
     logs: Path,
     events: EventLog | None,
-    timing: Timing = Timing(),
+    timing: Timing | None = None,
 ) -> ChildSpec:
-    """The child running *connection*'s server under a restarting supervisor of its own."""
-    name = connection.name
+    """The child running *connection*'s server under a restarting supervisor of its own
+    (a stdio server's stderr goes to ``logs/<server>.log``)."""
+    name, timing = connection.name, timing or Timing()
+    if isinstance(connection.config, StdioServer):
+        logs.mkdir(parents=True, exist_ok=True)
 
     async def worker(*, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         await _serve(connection, workdir, logs, events, timing, task_status)
@@ -162,7 +165,6 @@ async def _transport(connection: Connection, workdir: Path, logs: Path) -> Async
     if isinstance(config, StdioServer):
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
-        logs.mkdir(parents=True, exist_ok=True)
         params = StdioServerParameters(
             command=config.command, args=list(config.args), env=dict(config.env), cwd=workdir
         )
@@ -193,5 +195,3 @@ def _reason(exc: BaseException) -> str:
         return "it did not answer in time"
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
-
-

@@ -45,7 +45,7 @@ class McpServers:
     """The run's MCP connections, in configuration order."""
 
     connections: tuple[Connection, ...]
-    timing: Timing = Timing()
+    timing: Timing = attrs.field(factory=Timing)
 
     @classmethod
     def of(

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING
 import attrs
 
 from coterie.autonomy import parse_loop_spec
-from coterie.mcpclient import load_servers
 from coterie.context import Budget
+from coterie.mcpclient import load_servers
 from coterie.models import MeteredModel, model_from_env
 from coterie.runs import create_run, find_run, read_config
 from coterie.runtime.options import RunOptions

@@ -59,7 +59,7 @@ __all__ = [
 PATH_RULE_KINDS = frozenset({"Read", "Edit", "Write"})
 _TOOL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 #: ``mcp__server`` or ``mcp__server__*``: every tool of one MCP server.
-_MCP_SERVER = re.compile(r"^mcp__((?:[A-Za-z0-9-]|_(?!_))+)(?:__\*)?$")
+_MCP_SERVER = re.compile(r"^mcp__([A-Za-z0-9](?:[A-Za-z0-9-]|_(?=[A-Za-z0-9-]))*)(?:__\*)?$")
 
 
 class RuleError(CoterieError, ValueError):
