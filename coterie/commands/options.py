@@ -62,7 +62,7 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="FILE",
-        help="load MCP servers from this JSON file ({\"mcpServers\": ...}; repeatable)",
+        help='load MCP servers from this JSON file ({"mcpServers": ...}; repeatable)',
     )
     parser.add_argument(
         "--context-window",

@@ -329,7 +329,7 @@ async def drive(
         if cause is not None:  # e.g. an agent that could not start on a full disk
             storage.fail(describe(cause))
         else:
-            err.print(f"[red]error:[/] {group.exceptions[0]}")
+            err.print(f"[red]error:[/] {group.exceptions[0]}", soft_wrap=True)
     finally:
         stop = getattr(view, "stop", None)
         if result is None and stop is not None:

@@ -107,7 +107,9 @@ def parse_servers(data: Any, source: str, env: Mapping[str, str]) -> list[Server
 def _server(name: str, entry: Any, source: str, env: Mapping[str, str]) -> ServerConfig:
     where = f"{source}: server {name!r}"
     if not SERVER_NAME.match(name) or len(name) > 64:
-        raise McpConfigError(f"{where}: a name is letters, digits, '-' and single '_' inside (at most 64)")
+        raise McpConfigError(
+            f"{where}: a name is letters, digits, '-' and single '_' inside (at most 64)"
+        )
     if not isinstance(entry, dict):
         raise McpConfigError(f"{where} must be an object")
     kind = entry.get("type", "stdio" if "command" in entry else None)

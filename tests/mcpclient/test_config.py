@@ -58,8 +58,17 @@ def test_expansion_covers_command_args_env_url_and_headers() -> None:
     env = {"BIN": "/opt/srv", "TOKEN": "t0k"}
     data = {
         "mcpServers": {
-            "a": {"type": "stdio", "command": "${BIN}", "args": ["--x=${Y:-1}"], "env": {"T": "${TOKEN}"}},
-            "b": {"type": "http", "url": "http://${HOST:-127.0.0.1}/mcp", "headers": {"A": "Bearer ${TOKEN}"}},
+            "a": {
+                "type": "stdio",
+                "command": "${BIN}",
+                "args": ["--x=${Y:-1}"],
+                "env": {"T": "${TOKEN}"},
+            },
+            "b": {
+                "type": "http",
+                "url": "http://${HOST:-127.0.0.1}/mcp",
+                "headers": {"A": "Bearer ${TOKEN}"},
+            },
         }
     }
     a, b = parse_servers(data, "f", env)
@@ -73,16 +82,24 @@ def test_any_json_parses_or_is_one_config_error(data: object) -> None:
     try:
         parse_servers(data, "cfg.json", {})
     except McpConfigError as exc:
-        assert "cfg.json" in str(exc)
-        assert "\n" not in str(exc)
+        message = str(exc)
+    else:
+        return
+    assert "cfg.json" in message
+    assert "\n" not in message
 
 
 @given(st.dictionaries(st.text(max_size=8), json_values, max_size=3), mcp_server_names)
-def test_any_server_entry_parses_or_is_one_config_error(entry: dict[str, object], name: str) -> None:
+def test_any_server_entry_parses_or_is_one_config_error(
+    entry: dict[str, object], name: str
+) -> None:
     try:
         parse_servers({"mcpServers": {name: entry}}, "cfg.json", {})
     except McpConfigError as exc:
-        assert str(exc).startswith("cfg.json: server")
+        message = str(exc)
+    else:
+        return
+    assert message.startswith("cfg.json: server")
 
 
 @pytest.mark.parametrize("bad", ["a__b", "_x", "x_", "", "a b", "x" * 65])
@@ -108,7 +125,8 @@ def test_project_servers_are_read_only_in_a_trusted_workspace(tmp_path: Path) ->
     _write(ws / ".mcp.json", {"p": {"command": "p"}})
     servers, notices = load_servers(ws, trusted=False, home=home, env={})
     assert servers == ()
-    assert len(notices) == 1 and ".mcp.json" in notices[0]
+    assert len(notices) == 1
+    assert ".mcp.json" in notices[0]
     servers, notices = load_servers(ws, trusted=True, home=home, env={})
     assert [s.name for s in servers] == ["p"]
     assert notices == ()

@@ -12,7 +12,8 @@ from coterie.mcpclient import Connection, StdioServer, cap_output, render_conten
 
 async def test_a_call_while_starting_answers_at_once() -> None:
     result = await Connection(StdioServer("s", "x")).call("t", {})
-    assert result.is_error and "still starting" in result.content
+    assert result.is_error
+    assert "still starting" in result.content
 
 
 async def test_a_call_while_restarting_says_the_server_is_restarting() -> None:
@@ -27,7 +28,8 @@ async def test_a_call_after_giving_up_says_it_will_not_come_back() -> None:
     connection = Connection(StdioServer("s", "x"))
     connection.gave_up("it kept exiting")
     result = await connection.call("t", {})
-    assert result.is_error and "will not be restarted" in result.content
+    assert result.is_error
+    assert "will not be restarted" in result.content
 
 
 def test_tools_stay_listed_while_the_server_restarts() -> None:
