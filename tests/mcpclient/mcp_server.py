@@ -5,7 +5,7 @@ serves streamable HTTP on 127.0.0.1 at a port the system picks, printing its
 URL as the first line of standard output. Each start leaves a file
 ``mcp-started.<pid>`` in its working directory, so a test can count starts.
 Its tools: ``echo`` (the text back), ``add``, ``shout`` (read-only, says so),
-``big`` (a long answer) and ``die`` (the process exits mid-call, as a crash).
+``big`` (a long answer), ``nap`` (a slow one) and ``die`` (the process exits mid-call, as a crash).
 """
 
 from __future__ import annotations
@@ -43,6 +43,15 @@ def shout(text: str) -> str:
 def big(n: int) -> str:
     """An answer of n characters."""
     return "x" * n
+
+
+@app.tool()
+async def nap(seconds: float) -> str:
+    """Answer after some seconds."""
+    import anyio
+
+    await anyio.sleep(seconds)
+    return "rested"
 
 
 @app.tool()

@@ -245,3 +245,23 @@ def test_a_bad_mcp_config_is_a_one_line_usage_error(
     [line] = result.stderr.strip().splitlines()
     assert "bad.json" in line
     assert says in line
+
+
+def test_output_is_capped_and_slow_calls_time_out(workspace: Path, home: Path) -> None:
+    """MAX_MCP_OUTPUT_TOKENS cuts a long answer; MCP_TOOL_TIMEOUT (ms) bounds a call."""
+    config = stdio_config(workspace / "mcp.json")
+    result = coterie(
+        "run",
+        "go",
+        "-p",
+        "--scenario",
+        str(SCENARIOS / "limits.json"),
+        "--mcp-config",
+        str(config),
+        *BYPASS,
+        cwd=workspace,
+        home=home,
+        env={"MAX_MCP_OUTPUT_TOKENS": "10", "MCP_TOOL_TIMEOUT": "500"},
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "Limits held, and the server still answers."
