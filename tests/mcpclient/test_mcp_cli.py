@@ -265,3 +265,25 @@ def test_output_is_capped_and_slow_calls_time_out(workspace: Path, home: Path) -
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "Limits held, and the server still answers."
+
+
+def test_a_teammate_gets_the_runs_mcp_tools(workspace: Path, home: Path) -> None:
+    config = stdio_config(workspace / "mcp.json")
+    result = coterie(
+        "team",
+        "-p",
+        "--teammate",
+        "alice",
+        "--scenario",
+        str(SCENARIOS / "team_call.json"),
+        "--mcp-config",
+        str(config),
+        *BYPASS,
+        "go",
+        cwd=workspace,
+        home=home,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "alice got the answer"
+    calls = [e for e in of_type(workspace, "agent.tool_result") if e["actor"] == "alice"]
+    assert [(c["name"], c["is_error"]) for c in calls] == [("mcp__tst__echo", False)]
