@@ -49,6 +49,9 @@ EventType = Literal[
     "tool.denied",  # the registry did not run a call its authorizer denied
     "tool.failed",  # a tool raised; the error went back to the model
     "tool.todos",  # TodoWrite replaced the agent's todo list
+    # -- MCP servers (coterie/mcpclient) ---------------------------------------
+    "mcp.connected",  # an MCP server's session is up; its tools are offered
+    "mcp.failed",  # an MCP server could not start or stopped; final when not restarted
     "permission.denied",  # the permission gate denied a call (by rule, mode or answer)
     # -- hooks (coterie/hooks) -------------------------------------------------
     "hook.ran",  # a hook handler answered (exit code, how long, whether it blocked)

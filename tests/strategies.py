@@ -577,3 +577,9 @@ hook_outputs = st.fixed_dictionaries(
         ),
     },
 )
+# -- MCP (coterie/mcpclient) -------------------------------------------------
+#: Names an MCP server may have: letters, digits, '-' and single '_' inside.
+mcp_server_names = st.from_regex(r"\A[A-Za-z0-9](?:[A-Za-z0-9-]|_(?=[A-Za-z0-9-])){0,20}\Z")
+#: Environment variable names, and texts around ``${...}`` references.
+env_names = st.from_regex(r"\A[A-Za-z_][A-Za-z0-9_]{0,10}\Z")
+plain_texts = st.text(alphabet=st.characters(blacklist_characters="$"), max_size=20)

@@ -73,6 +73,12 @@ SURFACES: dict[str, set[str]] = {
         "MailboxStatistics", "MailboxWriter", "MemoryMailbox", "Position", "PostOffice",
         "open_file_mailbox", "peek_mailbox"
     },
+    "coterie.mcpclient": {
+        "Connection", "HttpServer", "McpConfigError", "McpServerDown", "McpServers", "McpTool",
+        "ServerConfig", "Status", "StdioServer", "Timing", "cap_output", "expand",
+        "load_servers", "parse_servers", "render_content", "seconds_from_env", "server_spec",
+        "tool_name"
+    },
     "coterie.models": {
         "DEFAULT_MODEL", "DEFAULT_MODEL_PRICE", "ROLES", "AnthropicModel", "MeteredModel",
         "MockServer", "Model", "ModelAPIError", "ModelError", "ModelPrice", "ModelReply",
@@ -108,7 +114,7 @@ SURFACES: dict[str, set[str]] = {
     "coterie.tools": {
         # the interface, the registry and the one call the loop makes
         "Tool", "ShellSandbox",
-        "ToolContext", "ToolResult", "FileStamp", "TeamContext", "ToolRegistry",
+        "ToolContext", "ToolResult", "FileStamp", "TeamContext", "ToolRegistry", "ToolSource",
         "Authorizer", "UnknownTool", "execute_tool_call",
         # capabilities and the catalogue chosen by them
         "Access", "Capabilities", "Effect", "Need", "PathInput", "BUILTIN_TOOLS", "Provides",

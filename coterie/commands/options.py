@@ -58,6 +58,13 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
         help="another directory the sandbox admits (repeatable)",
     )
     parser.add_argument(
+        "--mcp-config",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help='load MCP servers from this JSON file ({"mcpServers": ...}; repeatable)',
+    )
+    parser.add_argument(
         "--context-window",
         type=_positive_int,
         metavar="TOKENS",

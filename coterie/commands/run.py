@@ -66,6 +66,7 @@ def agent_options(args: argparse.Namespace) -> dict[str, Any]:
         "goal": args.goal,
         "max_goal_iterations": args.max_goal_iterations,
         "add_dirs": args.add_dir,
+        "mcp_configs": args.mcp_config,
         "max_turns": args.max_turns,
         "max_budget_usd": args.max_budget_usd,
         "context_window": args.context_window,
@@ -328,7 +329,7 @@ async def drive(
         if cause is not None:  # e.g. an agent that could not start on a full disk
             storage.fail(describe(cause))
         else:
-            err.print(f"[red]error:[/] {group.exceptions[0]}")
+            err.print(f"[red]error:[/] {group.exceptions[0]}", soft_wrap=True)
     finally:
         stop = getattr(view, "stop", None)
         if result is None and stop is not None:

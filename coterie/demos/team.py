@@ -75,6 +75,7 @@ def run(console: ConsoleType, workdir: Path | None) -> int:
         # The scenario's commands are fixed and run in a fresh directory.
         permission_mode="bypassPermissions",
         add_dir=[],
+        mcp_config=[],
         max_turns=None,
         max_budget_usd=None,
         context_window=None,

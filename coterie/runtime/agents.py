@@ -28,6 +28,7 @@ from coterie.fsutil import atomic_write
 from coterie.home import coterie_home
 from coterie.hooks import Actor, Hooks
 from coterie.mailbox import Durability
+from coterie.mcpclient import McpServers
 from coterie.procgroups import records_dir
 from coterie.tools import PermissionGate, ToolContext
 
@@ -114,9 +115,12 @@ class Agents:
     #: What the SessionStart hooks gave as context, for the agents' system prompt.
     session_context: str | None = None
     system: str = attrs.field(init=False)
+    #: The run's MCP servers: every agent's registry is joined with their tools.
+    mcp: McpServers = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
         options = self.prepared.options
+        self.mcp = McpServers.of(self.prepared.mcp_servers)
         self.system = build_system_prompt(
             options.workdir,
             headless=self.asker is None,

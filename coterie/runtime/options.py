@@ -85,6 +85,8 @@ class RunOptions:
     loop: str | None = None
     #: The most ticks of a loop.
     max_ticks: int = attrs.field(default=100, validator=_positive)
+    #: ``--mcp-config``: further MCP configuration files (Claude Code's format).
+    mcp_configs: tuple[Path, ...] = attrs.field(default=(), converter=_paths)
 
     @property
     def is_team(self) -> bool:

@@ -14,6 +14,7 @@ interrupted runs.
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,6 +24,7 @@ import attrs
 from coterie.autonomy import parse_loop_spec
 from coterie.context import Budget
 from coterie.hooks import HookConfig, load_hooks
+from coterie.mcpclient import load_servers
 from coterie.models import MeteredModel, model_from_env
 from coterie.runs import create_run, find_run, read_config
 from coterie.runtime.options import RunOptions
@@ -40,6 +42,7 @@ from coterie.tools.permissions import USER_SETTINGS
 from coterie.tools.permissions.settings import settings_files
 
 if TYPE_CHECKING:
+    from coterie.mcpclient import ServerConfig
     from coterie.models import Model
 
 __all__ = ["PreparedRun", "prepare"]
@@ -67,6 +70,8 @@ class PreparedRun:
     #: The ``hooks`` of the settings files that apply (parsed whole: a malformed
     #: entry stops the run before it starts).
     hooks: HookConfig = attrs.field(factory=HookConfig)
+    #: The MCP servers the run connects to (``coterie.mcpclient.load_servers``).
+    mcp_servers: tuple[ServerConfig, ...] = ()
 
     @property
     def workdir(self) -> Path:
@@ -98,6 +103,7 @@ def prepare(
         sandbox, policy, notices = _sandbox(settings, policy, recorded, extra)
         hooks = _hooks(recorded, settings)
         notices = (*notices, *_ignored_hooks(hooks))
+        servers, notices = _mcp(recorded, settings.trusted, notices)
         the_model = _model(model, recorded, run_dir)
         return PreparedRun(
             recorded,
@@ -110,6 +116,7 @@ def prepare(
             sandbox,
             notices,
             hooks,
+            servers,
         )
     if isinstance(model, str):
         options = attrs.evolve(options, model=model)
@@ -121,11 +128,16 @@ def prepare(
         team_names(None, options.teammates)
     if options.loop is not None:
         parse_loop_spec(options.loop)  # a usage error before anything is created
-    options = attrs.evolve(options, add_dirs=tuple(Path(d).resolve() for d in options.add_dirs))
+    options = attrs.evolve(
+        options,
+        add_dirs=tuple(Path(d).resolve() for d in options.add_dirs),
+        mcp_configs=tuple(Path(f).resolve() for f in options.mcp_configs),
+    )
     settings, policy, extra = _policy(options)
     sandbox, policy, notices = _sandbox(settings, policy, options, extra)
     hooks = _hooks(options, settings)
     notices = (*notices, *_ignored_hooks(hooks))
+    servers, notices = _mcp(options, settings.trusted, notices)
     run_id, run_dir = create_run(workdir, options.to_json())
     try:
         the_model = _model(model, options, run_dir)
@@ -133,7 +145,17 @@ def prepare(
         shutil.rmtree(run_dir)  # no credentials or a bad scenario: leave no empty run behind
         raise
     return PreparedRun(
-        options, run_id, run_dir, settings, policy, the_model, extra, sandbox, notices, hooks
+        options,
+        run_id,
+        run_dir,
+        settings,
+        policy,
+        the_model,
+        extra,
+        sandbox,
+        notices,
+        hooks,
+        servers,
     )
 
 
@@ -145,6 +167,20 @@ def _hooks(options: RunOptions, settings: PermissionSettings) -> HookConfig:
     # The user's file alone: the list for a workspace that has no settings.
     mine = settings_files(Path("/nonexistent/coterie-no-workspace"), user)
     return load_hooks([(path, path in mine or settings.trusted) for path in files])
+
+
+def _mcp(
+    options: RunOptions, trusted: bool, notices: tuple[str, ...]
+) -> tuple[tuple[ServerConfig, ...], tuple[str, ...]]:
+    """The MCP servers of the run (a bad file is a usage error now), and the notices."""
+    servers, said = load_servers(
+        options.workdir,
+        trusted=trusted,
+        home=Path(os.path.expanduser("~")),
+        files=options.mcp_configs,
+        env=os.environ,
+    )
+    return servers, (*notices, *said)
 
 
 def _policy(

@@ -3,7 +3,8 @@
 ::
 
     root (one_for_one)
-    ├── services (one_for_one): summarizer, [evaluator], [scheduler], [classifier]
+    ├── services (one_for_one): summarizer, [evaluator], [scheduler], [classifier],
+    │                           [mcp-<server>-sup → mcp-<server>, ...]
     └── team (one_for_one): lead, [alice-sup → alice, ...], subagents (dynamic)
 
 A solo run is a team with no teammates: the same tree, the same path, the
@@ -82,6 +83,9 @@ def _services(agents: Agents) -> list[ChildSpec]:
     if prepared.policy.mode == "auto":
         rules = prepared.settings.auto_mode_rules
         children.append(classifier_spec(model, post, rules=rules, events=events))
+    # Last: the agents start once every MCP server's first connection is tried.
+    logs = prepared.run_dir / "mcp"
+    children.extend(agents.mcp.specs(workdir=prepared.workdir, logs=logs, events=events))
     return children
 
 
@@ -96,7 +100,7 @@ def _solo_registry(agents: Agents) -> ToolRegistry:
     """The built-in tools and Task; ``ScheduleWakeup`` only during a dynamic loop."""
     loop = agents.prepared.options.loop
     dynamic = loop is not None and parse_loop_spec(loop).dynamic
-    return builtin_registry(Provides(subagents=True, loop=dynamic))
+    return builtin_registry(Provides(subagents=True, loop=dynamic)).joined(agents.mcp)
 
 
 def _solo(agents: Agents) -> list[ChildSpec]:
@@ -113,7 +117,7 @@ def _team(agents: Agents, team: Team) -> list[ChildSpec]:
         loop = agents.loop(
             ctx,
             "lead",
-            team.registry(lead=True),
+            team.registry(lead=True).joined(agents.mcp),
             role_prompt=team.lead_prompt(),
             team=team.context(ctx),
         )
@@ -128,7 +132,7 @@ def _team(agents: Agents, team: Team) -> list[ChildSpec]:
             loop = agents.loop(
                 ctx,
                 "teammate",
-                team.registry(lead=False),
+                team.registry(lead=False).joined(agents.mcp),
                 role_prompt=team.teammate_prompt(ctx.name),
                 team=team.context(ctx),
                 asked_by=lambda: the_user_asked(team.request),

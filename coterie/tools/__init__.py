@@ -12,7 +12,13 @@ tools (:mod:`coterie.tools.catalogue`) are derived from those declarations.
 """
 
 from coterie.tools._base import FileStamp, ShellSandbox, TeamContext, Tool, ToolContext, ToolResult
-from coterie.tools._registry import Authorizer, ToolRegistry, UnknownTool, execute_tool_call
+from coterie.tools._registry import (
+    Authorizer,
+    ToolRegistry,
+    ToolSource,
+    UnknownTool,
+    execute_tool_call,
+)
 from coterie.tools.bash import BashTool
 from coterie.tools.capabilities import Access, Capabilities, Effect, Need, PathInput
 from coterie.tools.catalogue import (
@@ -118,6 +124,7 @@ __all__ = [
     "ShellSandbox",
     "ToolContext",
     "ToolRegistry",
+    "ToolSource",
     "ToolResult",
     "UnknownTool",
     "WriteTool",

@@ -20,13 +20,13 @@ from coterie.tools._schema import validate
 from coterie.tools.permissions.policy import Decision
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator
+    from collections.abc import Callable, Iterable, Iterator, Sequence
 
     from coterie.events import EventType
     from coterie.hooks import AgentHooks
     from coterie.tools._base import Tool, ToolContext
 
-__all__ = ["Authorizer", "ToolRegistry", "UnknownTool", "execute_tool_call"]
+__all__ = ["Authorizer", "ToolRegistry", "ToolSource", "UnknownTool", "execute_tool_call"]
 
 
 class UnknownTool(CoterieError, LookupError):
@@ -48,23 +48,62 @@ class Authorizer(Protocol):
         ...
 
 
+class ToolSource(Protocol):
+    """Tools that come and go while a run goes on (an MCP server's, as it connects)."""
+
+    def tools(self) -> Sequence[Tool]:
+        """The tools on offer now; a name shadowed by a registered tool is left out."""
+        ...
+
+
+@attrs.frozen
+class _Selected:
+    """A source's tools for which *where* holds."""
+
+    source: ToolSource
+    where: Callable[[Tool], bool]
+
+    def tools(self) -> Sequence[Tool]:
+        return [t for t in self.source.tools() if self.where(t)]
+
+
 @attrs.define
 class ToolRegistry:
-    """The tools an agent may call, by name, in registration order."""
+    """The tools an agent may call, by name: the registered ones in registration
+    order, then those its sources offer at the moment (read on every look-up)."""
 
     _tools: dict[str, Tool] = attrs.field(init=False, factory=dict)
+    _sources: tuple[ToolSource, ...] = attrs.field(default=(), alias="sources")
 
     @classmethod
-    def of(cls, tools: Iterable[Tool]) -> ToolRegistry:
-        """A registry of *tools*, in that order (a duplicate name is a ``ValueError``)."""
-        registry = cls()
+    def of(cls, tools: Iterable[Tool], sources: Iterable[ToolSource] = ()) -> ToolRegistry:
+        """A registry of *tools*, in that order (a duplicate name is a ``ValueError``),
+        then of what *sources* offer."""
+        registry = cls(sources=tuple(sources))
         for tool in tools:
             registry.register(tool)
         return registry
 
+    def joined(self, source: ToolSource) -> ToolRegistry:
+        """A new registry of the same tools and sources, and *source*'s tools after them."""
+        return ToolRegistry.of(self._tools.values(), (*self._sources, source))
+
     def select(self, where: Callable[[Tool], bool]) -> ToolRegistry:
-        """A new registry of the same tool objects for which *where* holds, in order."""
-        return ToolRegistry.of(t for t in self._tools.values() if where(t))
+        """A new registry of the same tool objects for which *where* holds, in order
+        (a source's tools are chosen by *where* as they come)."""
+        return ToolRegistry.of(
+            (t for t in self._tools.values() if where(t)),
+            (_Selected(s, where) for s in self._sources),
+        )
+
+    def _all(self) -> dict[str, Tool]:
+        if not self._sources:
+            return self._tools
+        tools = dict(self._tools)
+        for source in self._sources:
+            for tool in source.tools():
+                tools.setdefault(tool.name, tool)
+        return tools
 
     def register(self, tool: Tool) -> None:
         """Add *tool*; a second tool with the same name is a ``ValueError``."""
@@ -75,22 +114,22 @@ class ToolRegistry:
     def get(self, name: str) -> Tool:
         """The tool called *name*, or :class:`UnknownTool`."""
         try:
-            return self._tools[name]
+            return self._all()[name]
         except KeyError:
             raise UnknownTool(name) from None
 
     def names(self) -> list[str]:
-        """Registered tool names, in registration order."""
-        return list(self._tools)
+        """Tool names, in registration order, then the sources' in theirs."""
+        return list(self._all())
 
     def __contains__(self, name: object) -> bool:
-        return name in self._tools
+        return name in self._all()
 
     def __iter__(self) -> Iterator[Tool]:
-        return iter(self._tools.values())
+        return iter(list(self._all().values()))
 
     def __len__(self) -> int:
-        return len(self._tools)
+        return len(self._all())
 
     def schemas(self) -> list[dict[str, Any]]:
         """``[{name, description, input_schema}]`` for the Messages API ``tools`` field.
@@ -103,7 +142,7 @@ class ToolRegistry:
                 "description": t.description,
                 "input_schema": copy.deepcopy(t.input_schema),
             }
-            for t in self._tools.values()
+            for t in self._all().values()
         ]
 
 

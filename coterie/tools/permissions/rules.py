@@ -25,6 +25,10 @@ every tool whose capabilities say it writes the path its input names, a
 
 ``WebFetch(domain:example.com)`` parses and matches a ``url`` input's host;
 coterie has no WebFetch tool yet.
+
+MCP rules name a server's tools as Claude Code does: ``mcp__github`` and
+``mcp__github__*`` cover every tool of the server ``github``,
+``mcp__github__create_issue`` that one tool; they take no specifier.
 """
 
 from __future__ import annotations
@@ -54,6 +58,8 @@ __all__ = [
 #: The rule kinds whose specifier is a path pattern (Claude Code's syntax).
 PATH_RULE_KINDS = frozenset({"Read", "Edit", "Write"})
 _TOOL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
+#: ``mcp__server`` or ``mcp__server__*``: every tool of one MCP server.
+_MCP_SERVER = re.compile(r"^mcp__([A-Za-z0-9](?:[A-Za-z0-9-]|_(?=[A-Za-z0-9-]))*)(?:__\*)?$")
 
 
 class RuleError(CoterieError, ValueError):
@@ -82,6 +88,9 @@ class Rule:
         ``Edit`` and ``Read`` rules any tool declaring it writes or reads a path."""
         if self.tool == tool.name:
             return True
+        server = _MCP_SERVER.match(self.tool)
+        if server is not None:
+            return tool.name.startswith(f"mcp__{server.group(1)}__")
         if self.tool == "Edit":
             return tool.capabilities.edits_files
         if self.tool == "Read":
@@ -147,11 +156,17 @@ def parse_rule(text: str, *, root: Path | None = None, source: str | None = None
     if "(" not in stripped:
         if ")" in stripped:
             raise RuleError(f"permission rule {text!r}{where} has ')' without '('")
-        _check_tool(stripped, text, where)
+        if not _MCP_SERVER.match(stripped):
+            _check_tool(stripped, text, where)
         return Rule(stripped, stripped, None, root, source)
     tool, _, rest = stripped.partition("(")
     tool = tool.strip()
     _check_tool(tool, text, where)
+    if tool.startswith("mcp__"):
+        raise RuleError(
+            f"permission rule {text!r}{where}: MCP rules take no specifier;"
+            " write mcp__server or mcp__server__tool"
+        )
     if not rest.endswith(")"):
         raise RuleError(f"permission rule {text!r}{where} must end with ')': write Tool(specifier)")
     specifier = rest[:-1].strip()

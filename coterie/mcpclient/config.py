@@ -1,0 +1,217 @@
+"""MCP server configuration in Claude Code's format, and where it is read from.
+
+A file holds ``{"mcpServers": {NAME: SERVER}}``, a server being
+``{"type": "stdio", "command", "args"?, "env"?}`` (``type`` may be left out
+when ``command`` is given) or ``{"type": "http", "url", "headers"?}``
+(``streamable-http`` is accepted as a spelling of ``http``). In ``command``,
+``args``, ``env``, ``url`` and ``headers`` values, ``${VAR}`` is the
+environment variable VAR and ``${VAR:-default}`` VAR or, when it is unset or
+empty, *default*; a ``${VAR}`` that is unset is an error, as in Claude Code.
+
+Where servers come from (:func:`load_servers`), later sources overriding
+earlier ones by name: the user's ``~/.claude.json`` (its ``mcpServers``, then
+the ``projects[WORKSPACE].mcpServers`` of the local scope), the workspace's
+``.mcp.json`` only when the workspace is trusted (else it is reported once as
+ignored), then each ``--mcp-config FILE``. Parsing is pure: a bad file is one
+:class:`McpConfigError` naming the file and the problem.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from coterie.errors import CoterieError
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+    from pathlib import Path
+
+__all__ = [
+    "HttpServer",
+    "McpConfigError",
+    "ServerConfig",
+    "StdioServer",
+    "expand",
+    "load_servers",
+    "parse_servers",
+]
+
+#: A server's name: what ``mcp__<server>__<tool>`` is made of (no ``__`` inside,
+#: so the tool's name says unambiguously which server it belongs to).
+SERVER_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?=[A-Za-z0-9-]))*$")
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+class McpConfigError(CoterieError, ValueError):
+    """An MCP configuration file is malformed; the message names the file and the problem."""
+
+
+@attrs.frozen
+class StdioServer:
+    """A server run as a child process, spoken to over its stdin and stdout."""
+
+    name: str
+    command: str
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    #: The file the server was configured in.
+    source: str = ""
+
+
+@attrs.frozen
+class HttpServer:
+    """A server reached over MCP's streamable HTTP transport."""
+
+    name: str
+    url: str
+    headers: tuple[tuple[str, str], ...] = ()
+    source: str = ""
+
+
+ServerConfig = StdioServer | HttpServer
+
+
+def expand(text: str, env: Mapping[str, str]) -> str:
+    """*text* with ``${VAR}`` and ``${VAR:-default}`` replaced from *env*.
+
+    Raises :class:`KeyError` naming a variable that is unset and has no default.
+    """
+
+    def one(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        value = env.get(name)
+        if default is not None:
+            return value if value else default
+        if value is None:
+            raise KeyError(name)
+        return value
+
+    return _VAR.sub(one, text)
+
+
+def parse_servers(data: Any, source: str, env: Mapping[str, str]) -> list[ServerConfig]:
+    """The servers of one file's JSON *data* (``{"mcpServers": {...}}``), expanded
+    with *env*; :class:`McpConfigError` naming *source* if anything is wrong."""
+    if not isinstance(data, dict):
+        raise McpConfigError(f"{source}: expected a JSON object with an mcpServers key")
+    servers = data.get("mcpServers", {})
+    if not isinstance(servers, dict):
+        raise McpConfigError(f"{source}: mcpServers must be an object of named servers")
+    return [_server(name, entry, source, env) for name, entry in servers.items()]
+
+
+def _server(name: str, entry: Any, source: str, env: Mapping[str, str]) -> ServerConfig:
+    where = f"{source}: server {name!r}"
+    if not SERVER_NAME.match(name) or len(name) > 64:
+        raise McpConfigError(
+            f"{where}: a name is letters, digits, '-' and single '_' inside (at most 64)"
+        )
+    if not isinstance(entry, dict):
+        raise McpConfigError(f"{where} must be an object")
+    kind = entry.get("type", "stdio" if "command" in entry else None)
+    try:
+        if kind == "stdio":
+            command = _text(entry.get("command"), f"{where}: command")
+            args = _texts(entry.get("args", []), f"{where}: args")
+            pairs = _pairs(entry.get("env", {}), f"{where}: env")
+            return StdioServer(
+                name,
+                expand(command, env),
+                tuple(expand(a, env) for a in args),
+                tuple((k, expand(v, env)) for k, v in pairs),
+                source,
+            )
+        if kind in ("http", "streamable-http"):
+            url = expand(_text(entry.get("url"), f"{where}: url"), env)
+            if not url.startswith(("http://", "https://")):
+                raise McpConfigError(f"{where}: url must start with http:// or https://")
+            pairs = _pairs(entry.get("headers", {}), f"{where}: headers")
+            return HttpServer(name, url, tuple((k, expand(v, env)) for k, v in pairs), source)
+    except KeyError as exc:
+        raise McpConfigError(
+            f"{where}: environment variable {exc.args[0]} is not set"
+            " (write ${VAR:-default} for a default)"
+        ) from None
+    raise McpConfigError(f"{where}: type must be 'stdio' or 'http', got {kind!r}")
+
+
+def _text(value: Any, what: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise McpConfigError(f"{what} must be a non-empty string")
+    return value
+
+
+def _texts(value: Any, what: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise McpConfigError(f"{what} must be a list of strings")
+    return value
+
+
+def _pairs(value: Any, what: str) -> list[tuple[str, str]]:
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise McpConfigError(f"{what} must be an object of strings")
+    return list(value.items())
+
+
+def read_file(path: Path, env: Mapping[str, str], *, required: bool) -> list[ServerConfig]:
+    """The servers configured in *path* (none if it is missing and not *required*)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        if required:
+            raise McpConfigError(f"{path}: no such MCP config file") from None
+        return []
+    except OSError as exc:
+        raise McpConfigError(f"{path}: cannot be read: {exc.strerror}") from None
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise McpConfigError(f"{path}: not valid JSON: {exc}") from None
+    return parse_servers(data, str(path), env)
+
+
+def _user_servers(home: Path, workdir: Path, env: Mapping[str, str]) -> list[ServerConfig]:
+    """The user's servers in ``~/.claude.json``, then the workspace's local-scope ones."""
+    path = home / ".claude.json"
+    found = read_file(path, env, required=False)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return found
+    project = data.get("projects", {}).get(str(workdir)) if isinstance(data, dict) else None
+    if isinstance(project, dict) and "mcpServers" in project:
+        found += parse_servers(project, f"{path} (projects[{str(workdir)!r}])", env)
+    return found
+
+
+def load_servers(
+    workdir: Path,
+    *,
+    trusted: bool,
+    home: Path,
+    files: Iterable[Path] = (),
+    env: Mapping[str, str],
+) -> tuple[tuple[ServerConfig, ...], tuple[str, ...]]:
+    """Every server the run gets, by name (the last source wins), and the notices to
+    show once (a ``.mcp.json`` ignored in an untrusted workspace)."""
+    chosen: dict[str, ServerConfig] = {}
+    notices: list[str] = []
+    for server in _user_servers(home, workdir, env):
+        chosen[server.name] = server
+    project = workdir / ".mcp.json"
+    if trusted:
+        for server in read_file(project, env, required=False):
+            chosen[server.name] = server
+    elif project.is_file():
+        notices.append(
+            f"{workdir} is not trusted, so its .mcp.json servers were ignored;"
+            f" `coterie trust {workdir}` trusts it"
+        )
+    for path in files:
+        for server in read_file(path, env, required=True):
+            chosen[server.name] = server
+    return tuple(chosen.values()), tuple(notices)

@@ -1,0 +1,199 @@
+"""The supervised actor of one MCP server: connect, list its tools, watch it.
+
+:func:`server_spec` is the child the run's ``services`` supervisor starts
+for a server: a supervisor of its own (so its crashes are counted apart
+from every other service's) restarting, with exponential backoff, a worker
+that opens the transport (a child process over stdio, in its own process
+group, its stderr kept in the run's ``mcp/<server>.log``; or streamable
+HTTP), initialises the session, lists the tools and hands them to the
+:class:`~coterie.mcpclient.connection.Connection`. It reports started once
+that first attempt is over, connected or not, so the agents start with the
+tools of the servers that came up (as Claude Code waits for its servers).
+The worker then watches the session: a ping after each interval, at once
+when a call saw the connection break; a failed ping is a crash, and the
+supervisor starts the server again after its backoff. When the supervisor
+gives up, the connection says so for the rest of the run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import trio
+
+from coterie.errors import CoterieError
+from coterie.mcpclient.config import HttpServer, StdioServer
+from coterie.supervisors import (
+    AutoShutdown,
+    Backoff,
+    ChildSpec,
+    Restart,
+    Strategy,
+    Supervisor,
+    SupervisorGaveUp,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+    from pathlib import Path
+
+    from coterie.events import EventLog
+    from coterie.mcpclient.connection import Connection
+
+__all__ = ["McpServerDown", "Timing", "server_spec"]
+
+
+class McpServerDown(CoterieError, ConnectionError):
+    """An MCP server could not be reached, or stopped answering (a crash of its actor)."""
+
+
+@attrs.frozen
+class Timing:
+    """How long a server is waited for, and how its restarts are paced."""
+
+    #: Seconds to connect and list the tools (``MCP_TIMEOUT``).
+    startup: float = 30.0
+    #: Seconds between pings of an idle connection.
+    ping_every: float = 5.0
+    #: Seconds a ping may take.
+    ping_timeout: float = 10.0
+    backoff: Backoff = attrs.field(factory=lambda: Backoff(initial=0.5, factor=2.0, max=30.0))
+    #: The supervisor gives up after this many restarts within ``period`` seconds.
+    max_restarts: int = 5
+    period: float = 60.0
+
+
+def server_spec(
+    connection: Connection,
+    *,
+    workdir: Path,
+    logs: Path,
+    events: EventLog | None,
+    timing: Timing | None = None,
+) -> ChildSpec:
+    """The child running *connection*'s server under a restarting supervisor of its own
+    (a stdio server's stderr goes to ``logs/<server>.log``)."""
+    name, timing = connection.name, timing or Timing()
+    if isinstance(connection.config, StdioServer):
+        logs.mkdir(parents=True, exist_ok=True)
+
+    async def worker(*, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        await _serve(connection, workdir, logs, events, timing, task_status)
+
+    child = ChildSpec(
+        f"mcp-{name}", worker, restart=Restart.TRANSIENT, significant=True, reports_started=True
+    )
+    supervisor = Supervisor(
+        f"mcp-{name}-sup",
+        [child],
+        strategy=Strategy.ONE_FOR_ONE,
+        max_restarts=timing.max_restarts,
+        period=timing.period,
+        backoff=timing.backoff,
+        auto_shutdown=AutoShutdown.ANY_SIGNIFICANT,
+        events=events,
+    )
+
+    async def start(*, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        try:
+            await supervisor.run(task_status=task_status)
+        except SupervisorGaveUp as exc:
+            connection.gave_up(connection.reason or str(exc))
+            if events is not None:
+                events.emit("mcp.failed", server=name, reason=connection.reason, final=True)
+
+    return ChildSpec(
+        f"mcp-{name}-sup", start, restart=Restart.TRANSIENT, kind="supervisor", reports_started=True
+    )
+
+
+async def _serve(
+    connection: Connection,
+    workdir: Path,
+    logs: Path,
+    events: EventLog | None,
+    timing: Timing,
+    task_status: trio.TaskStatus[None],
+) -> None:
+    from mcp.client.session import ClientSession
+
+    started = False
+    try:
+        async with (
+            _transport(connection, workdir, logs) as streams,
+            ClientSession(streams[0], streams[1]) as session,
+        ):
+            with trio.fail_after(timing.startup):
+                await session.initialize()
+                listed = await session.list_tools()
+            connection.connected(session, listed.tools)
+            if events is not None:
+                events.emit(
+                    "mcp.connected",
+                    server=connection.name,
+                    transport=_kind(connection),
+                    tools=[t.name for t in connection.tools()],
+                )
+            task_status.started()
+            started = True
+            await _watch(connection, session, timing)
+    except (Exception, trio.TooSlowError) as exc:
+        reason = _reason(exc)
+        connection.lost(reason)
+        if events is not None:
+            events.emit("mcp.failed", server=connection.name, reason=reason, final=False)
+        if not started:
+            task_status.started()
+        raise McpServerDown(f"MCP server {connection.name!r}: {reason}") from exc
+
+
+async def _watch(connection: Connection, session: Any, timing: Timing) -> None:
+    """Return never; raise once the server stops answering pings."""
+    while True:
+        with trio.move_on_after(timing.ping_every):
+            await connection.suspected()
+        with trio.fail_after(timing.ping_timeout):
+            await session.send_ping()
+        connection.cleared()
+
+
+@contextlib.asynccontextmanager
+async def _transport(connection: Connection, workdir: Path, logs: Path) -> AsyncIterator[Any]:
+    config = connection.config
+    if isinstance(config, StdioServer):
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+
+        params = StdioServerParameters(
+            command=config.command, args=list(config.args), env=dict(config.env), cwd=workdir
+        )
+        with (logs / f"{config.name}.log").open("a", encoding="utf-8") as errlog:
+            async with stdio_client(params, errlog=errlog) as streams:
+                yield streams
+        return
+    assert isinstance(config, HttpServer)
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    # The MCP transports' own defaults: a server may hold a response stream open.
+    timeout = httpx2.Timeout(30.0, read=300.0)
+    async with (
+        httpx2.AsyncClient(headers=dict(config.headers), timeout=timeout) as client,
+        streamable_http_client(config.url, http_client=client) as streams,
+    ):
+        yield streams
+
+
+def _kind(connection: Connection) -> str:
+    return "stdio" if isinstance(connection.config, StdioServer) else "http"
+
+
+def _reason(exc: BaseException) -> str:
+    """The first leaf of *exc* (an exception group's), in one line."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if isinstance(exc, trio.TooSlowError):
+        return "it did not answer in time"
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
