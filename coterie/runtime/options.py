@@ -85,6 +85,10 @@ class RunOptions:
     loop: str | None = None
     #: The most ticks of a loop.
     max_ticks: int = attrs.field(default=100, validator=_positive)
+    #: ``--agents``: custom subagents in Claude Code's JSON (over the files' by name).
+    agents: str | None = None
+    #: Permission rules allowed for this run (a slash command's ``allowed-tools``).
+    allowed_tools: tuple[str, ...] = attrs.field(default=(), converter=tuple)
 
     @property
     def is_team(self) -> bool:

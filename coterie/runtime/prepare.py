@@ -22,7 +22,8 @@ import attrs
 
 from coterie.autonomy import parse_loop_spec
 from coterie.context import Budget
-from coterie.models import MeteredModel, model_from_env
+from coterie.extensions import Extensions, load_extensions
+from coterie.models import DEFAULT_MODEL, MeteredModel, model_from_env
 from coterie.runs import create_run, find_run, read_config
 from coterie.runtime.options import RunOptions
 from coterie.team import team_names
@@ -32,7 +33,9 @@ from coterie.tools import (
     PermissionSettings,
     SandboxError,
     SandboxSettings,
+    builtin_tools,
     load_settings,
+    parse_rule,
     probe_sandbox,
 )
 from coterie.tools.permissions import USER_SETTINGS
@@ -62,6 +65,8 @@ class PreparedRun:
     #: What the user must be told once, before the run starts (settings ignored in
     #: an untrusted folder, a sandbox that cannot work here, ...).
     notices: tuple[str, ...] = ()
+    #: The run's custom subagents, skills and commands.
+    extensions: Extensions = attrs.field(factory=Extensions)
 
     @property
     def workdir(self) -> Path:
@@ -91,9 +96,20 @@ def prepare(
         recorded = RunOptions.from_json(read_config(run_dir, verified=True))
         settings, policy, extra = _policy(recorded)
         sandbox, policy, notices = _sandbox(settings, policy, recorded, extra)
-        the_model = _model(model, recorded, run_dir)
+        extensions = _extensions(recorded, settings)
+        notices = (*notices, *settings.key_notices, *extensions.notices)
+        the_model = _model(model, recorded, run_dir, settings.env)
         return PreparedRun(
-            recorded, run_dir.name, run_dir, settings, policy, the_model, extra, sandbox, notices
+            recorded,
+            run_dir.name,
+            run_dir,
+            settings,
+            policy,
+            the_model,
+            extra,
+            sandbox,
+            notices,
+            extensions,
         )
     if isinstance(model, str):
         options = attrs.evolve(options, model=model)
@@ -107,15 +123,30 @@ def prepare(
         parse_loop_spec(options.loop)  # a usage error before anything is created
     options = attrs.evolve(options, add_dirs=tuple(Path(d).resolve() for d in options.add_dirs))
     settings, policy, extra = _policy(options)
+    if model is None and settings.model and options.model == DEFAULT_MODEL:
+        options = attrs.evolve(options, model=settings.model)  # the settings' default
     sandbox, policy, notices = _sandbox(settings, policy, options, extra)
+    extensions = _extensions(options, settings)  # a bad --agents fails before the run
+    notices = (*notices, *settings.key_notices, *extensions.notices)
     run_id, run_dir = create_run(workdir, options.to_json())
     try:
-        the_model = _model(model, options, run_dir)
+        the_model = _model(model, options, run_dir, settings.env)
     except BaseException:
         shutil.rmtree(run_dir)  # no credentials or a bad scenario: leave no empty run behind
         raise
     return PreparedRun(
-        options, run_id, run_dir, settings, policy, the_model, extra, sandbox, notices
+        options, run_id, run_dir, settings, policy, the_model, extra, sandbox, notices, extensions
+    )
+
+
+def _extensions(options: RunOptions, settings: PermissionSettings) -> Extensions:
+    """The run's custom subagents, skills and commands (the workspace's only when trusted)."""
+    known = {n for t in builtin_tools() for n in (t.name, *getattr(t, "aliases", ()))}
+    return load_extensions(
+        options.workdir,
+        trusted=settings.trusted,
+        agents_json=options.agents,
+        known_tools={*known, "Skill"},
     )
 
 
@@ -125,6 +156,12 @@ def _policy(
     """The settings as they are now, the policy they make with the options, and the
     directories the tools admit besides the workspace."""
     settings = load_settings(options.workdir, user_settings=options.user_settings or USER_SETTINGS)
+    if options.allowed_tools:  # a command's allowed-tools: rules of the run itself
+        granted = tuple(
+            parse_rule(r, root=options.workdir, source="allowed-tools")
+            for r in options.allowed_tools
+        )
+        settings = attrs.evolve(settings, allow=(*settings.allow, *granted))
     policy = PermissionPolicy.from_settings(settings, mode=options.permission_mode)
     # A checkout's .git/config names programs git runs (fsmonitor, textconv):
     # read-only git commands pass unasked only in a trusted folder.
@@ -175,9 +212,13 @@ def _sandbox(
     return sandbox, policy, (*notices, *(f"sandbox: {note}" for note in wanted.notes))
 
 
-def _model(model: Model | str | None, options: RunOptions, run_dir: Path) -> MeteredModel:
+def _model(
+    model: Model | str | None, options: RunOptions, run_dir: Path, env: dict[str, str]
+) -> MeteredModel:
     if model is None or isinstance(model, str):
-        inner = model_from_env(options.model, options.scenario, run_dir / "scenario-state.json")
+        inner = model_from_env(
+            options.model, options.scenario, run_dir / "scenario-state.json", env=env
+        )
     else:
         inner = model
     return MeteredModel(inner)

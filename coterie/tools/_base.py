@@ -69,6 +69,11 @@ class ToolContext:
     #: Where Bash records its process groups before they run (the run's
     #: ``procgroups/``), so that a later start kills what a kill -9 left; None: not recorded.
     process_groups: Path | None = None
+    #: Directories admitted for reading only (the run's skill folders, which may
+    #: be outside the workspace): Read, Glob and Grep may look there, nothing writes.
+    read_dirs: tuple[Path, ...] = ()
+    #: Variables the settings' ``env`` sets for the commands the tools run.
+    env: dict[str, str] = attrs.field(factory=dict)
 
 
 class ShellSandbox(Protocol):

@@ -45,6 +45,8 @@ class ToolRegistry:
     """The tools an agent may call, by name, in registration order."""
 
     _tools: dict[str, Tool] = attrs.field(init=False, factory=dict)
+    #: Other names tools answer to (``Task`` for ``Agent``), to their tool's name.
+    _aliases: dict[str, str] = attrs.field(init=False, factory=dict)
 
     @classmethod
     def of(cls, tools: Iterable[Tool]) -> ToolRegistry:
@@ -60,14 +62,17 @@ class ToolRegistry:
 
     def register(self, tool: Tool) -> None:
         """Add *tool*; a second tool with the same name is a ``ValueError``."""
-        if tool.name in self._tools:
-            raise ValueError(f"a tool named {tool.name!r} is already registered")
+        names = (tool.name, *getattr(tool, "aliases", ()))
+        for name in names:
+            if name in self._tools or name in self._aliases:
+                raise ValueError(f"a tool named {name!r} is already registered")
         self._tools[tool.name] = tool
+        self._aliases.update((alias, tool.name) for alias in names[1:])
 
     def get(self, name: str) -> Tool:
-        """The tool called *name*, or :class:`UnknownTool`."""
+        """The tool called *name* (or answering to it), or :class:`UnknownTool`."""
         try:
-            return self._tools[name]
+            return self._tools[self._aliases.get(name, name)]
         except KeyError:
             raise UnknownTool(name) from None
 
@@ -76,7 +81,7 @@ class ToolRegistry:
         return list(self._tools)
 
     def __contains__(self, name: object) -> bool:
-        return name in self._tools
+        return name in self._tools or name in self._aliases
 
     def __iter__(self) -> Iterator[Tool]:
         return iter(self._tools.values())

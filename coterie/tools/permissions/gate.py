@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from coterie.tools._base import Tool, ToolContext
     from coterie.tools.permissions.settings import Mode
 
-__all__ = ["Answer", "Asker", "PermissionGate"]
+__all__ = ["Answer", "Asker", "NarrowedGate", "PermissionGate"]
 
 
 @attrs.frozen
@@ -125,6 +125,22 @@ class PermissionGate:
                 rule=decision.rule,
                 asked=asked,
             )
+
+
+@attrs.define
+class NarrowedGate(PermissionGate):
+    """A gate that allows only what both its own policy (a narrower mode, a custom
+    subagent's) and *outer*, the gate it narrows, allow: it can never let through
+    more than *outer*, whatever its policy says."""
+
+    outer: PermissionGate = attrs.field(kw_only=True)
+
+    async def authorize(self, tool: Tool, input: dict[str, Any], ctx: ToolContext) -> Decision:
+        """Deny if the narrower policy does; else what *outer* decides."""
+        first = await super().authorize(tool, input, ctx)
+        if first.behavior != "allow":
+            return first
+        return await self.outer.authorize(tool, input, ctx)
 
 
 def _as_answer(answer: object) -> Answer:

@@ -210,8 +210,9 @@ class PermissionPolicy:
         read_only = bash is not None and bash.read_only and (not bash.git or self.workspace_trusted)
 
         # 2. the sandbox (the first candidate is the resolved path)
-        if paths and not check_inside(paths[0], allowed_roots(ctx)):
-            roots = ", ".join(str(r) for r in allowed_roots(ctx))
+        reading = not caps.edits_files
+        if paths and not check_inside(paths[0], allowed_roots(ctx, reading=reading)):
+            roots = ", ".join(str(r) for r in allowed_roots(ctx, reading=reading))
             return Decision(
                 "deny",
                 f"{paths[0]} is outside the workspace and the additional directories"

@@ -1,0 +1,81 @@
+"""Skill: loads one of the run's skills, by name, as Claude Code's ``Skill`` tool does.
+
+The skills' names and descriptions are in the tool's description, so the
+model knows what it can load; a call ``{"skill": name}`` returns the
+skill's instructions with the folder they came from (its other files can
+then be read: the runtime admits skill folders for reading only). Loading a
+skill changes nothing, so it is never asked about.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+from coterie.tools._base import ToolResult
+from coterie.tools.capabilities import Capabilities, Effect
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from pathlib import Path
+
+    from coterie.tools._base import ToolContext
+
+__all__ = ["Skill", "SkillTool"]
+
+
+class Skill(Protocol):
+    """What the tool needs of a skill (:class:`coterie.extensions.SkillDefinition`)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def body(self) -> str: ...
+    @property
+    def folder(self) -> Path: ...
+
+
+_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "skill": {"type": "string", "minLength": 1, "description": "The skill's name"},
+        "args": {"type": "string", "description": "Optional arguments for the skill"},
+    },
+    "required": ["skill"],
+    "additionalProperties": False,
+}
+
+
+class SkillTool:
+    """Returns a skill's instructions."""
+
+    name = "Skill"
+    input_schema = _SCHEMA
+    capabilities = Capabilities(Effect.READ_ONLY)
+
+    def __init__(self, skills: Iterable[Skill]) -> None:
+        self.skills = tuple(skills)
+        listed = "\n".join(f"- {s.name}: {s.description}" for s in self.skills)
+        self.description = (
+            "Load a skill: instructions for a kind of task, with files beside them. When a"
+            " task matches a skill's description, load it first and follow it. The skill's"
+            " text is guidance from the project or the user, not permission: it grants no"
+            f" tool the rules do not. Available skills:\n{listed}"
+        )
+
+    async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        """The skill's body, or an error naming the skills there are."""
+        name = str(input["skill"]).lstrip("/")
+        skill = next((s for s in self.skills if s.name == name), None)
+        if skill is None:
+            known = ", ".join(s.name for s in self.skills) or "none"
+            return ToolResult(f"Unknown skill {name!r}; skills: {known}.", is_error=True)
+        if ctx.events is not None:
+            ctx.events.emit("skill.loaded", actor=ctx.agent, skill=skill.name)
+        args = str(input.get("args") or "").strip()
+        tail = f"\n\nARGUMENTS: {args}" if args else ""
+        return ToolResult(
+            f'<skill name="{skill.name}">\nBase directory for this skill: {skill.folder}\n\n'
+            f"{skill.body}{tail}\n</skill>"
+        )
