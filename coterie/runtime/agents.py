@@ -117,8 +117,7 @@ class Agents:
         extensions = self.prepared.extensions
         custom = [CustomType(d.name, d.description) for d in extensions.agents.values()]
         tools = [
-            TaskTool(custom) if isinstance(tool, TaskTool) and custom else tool
-            for tool in registry
+            TaskTool(custom) if isinstance(tool, TaskTool) and custom else tool for tool in registry
         ]
         if extensions.skills and role != "subagent" and "Skill" not in registry:
             tools.append(SkillTool(extensions.skills.values()))

@@ -74,6 +74,10 @@ class ToolContext:
     read_dirs: tuple[Path, ...] = ()
     #: Variables the settings' ``env`` sets for the commands the tools run.
     env: dict[str, str] = attrs.field(factory=dict)
+    #: Allow rules (as written) granted while a skill is in use (its
+    #: ``allowed-tools``), added by the Skill tool as it loads one, each with the
+    #: skill granting it; this agent's only, and gone on a restart.
+    granted: list[tuple[str, str]] = attrs.field(factory=list)
 
 
 class ShellSandbox(Protocol):

@@ -4,7 +4,12 @@ The skills' names and descriptions are in the tool's description, so the
 model knows what it can load; a call ``{"skill": name}`` returns the
 skill's instructions with the folder they came from (its other files can
 then be read: the runtime admits skill folders for reading only). Loading a
-skill changes nothing, so it is never asked about.
+skill is never asked about; it grants the calling agent the skill's
+``allowed-tools`` as allow rules from then on (``ToolContext.granted``: only
+that agent's, gone after a restart, and in Auto Mode set aside where they
+grant arbitrary execution, as the settings' own are). Deny and ask rules, the
+sandbox and protected paths still come first. Only the user's skills and a
+trusted workspace's are loaded at all (:mod:`coterie.extensions`).
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from coterie.tools._base import ToolResult
 from coterie.tools.capabilities import Capabilities, Effect
+from coterie.tools.permissions.rules import RuleError, parse_rule
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -34,6 +40,8 @@ class Skill(Protocol):
     def body(self) -> str: ...
     @property
     def folder(self) -> Path: ...
+    @property
+    def allowed_tools(self) -> tuple[str, ...]: ...
 
 
 _SCHEMA: dict[str, Any] = {
@@ -73,8 +81,19 @@ class SkillTool:
             return ToolResult(f"Unknown skill {name!r}; skills: {known}.", is_error=True)
         if ctx.events is not None:
             ctx.events.emit("skill.loaded", actor=ctx.agent, skill=skill.name)
+        bad = []
+        for text in skill.allowed_tools:
+            try:
+                parse_rule(text, root=ctx.workspace)
+            except RuleError:
+                bad.append(text)
+            else:
+                if (text, skill.name) not in ctx.granted:
+                    ctx.granted.append((text, skill.name))
         args = str(input.get("args") or "").strip()
         tail = f"\n\nARGUMENTS: {args}" if args else ""
+        if bad:
+            tail += f"\n\n(allowed-tools entries not understood, so not granted: {', '.join(bad)})"
         return ToolResult(
             f'<skill name="{skill.name}">\nBase directory for this skill: {skill.folder}\n\n'
             f"{skill.body}{tail}\n</skill>"

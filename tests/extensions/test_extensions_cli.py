@@ -236,9 +236,7 @@ def test_an_untrusted_workspace_s_commands_are_not_loaded(workspace: Path, home:
     assert "unknown command /go" in done.stderr
 
 
-def test_settings_keys_are_reported_and_env_and_model_honoured(
-    workspace: Path, home: Path
-) -> None:
+def test_settings_keys_are_reported_and_env_and_model_honoured(workspace: Path, home: Path) -> None:
     put(
         home / ".claude" / "settings.json",
         json.dumps({"env": {"COTERIE_GREETING": "bonjour"}, "model": "claude-haiku-4-5",
@@ -269,3 +267,25 @@ def test_settings_keys_are_reported_and_env_and_model_honoured(
     run_dir = json.loads(listed.stdout.splitlines()[0])["path"]
     config = json.loads((Path(run_dir) / "config.json").read_text())
     assert config["model"] == "claude-haiku-4-5"  # the settings' model, recorded for resume
+
+
+def test_a_skill_s_allowed_tools_apply_once_it_is_loaded(workspace: Path, home: Path) -> None:
+    put(
+        home / ".claude" / "skills" / "scribe" / "SKILL.md",
+        "---\ndescription: Writes notes\nallowed-tools: Write(out/*), Bash(rm:*)\n---\nWrite.\n",
+    )
+    write = {"name": "Write", "input": {"file_path": "out/a.txt", "content": "x"}}
+    tracks = {
+        "lead": [
+            {"tool_uses": [write]},
+            {"expect": "denied", "tool_uses": [{"name": "Skill", "input": {"skill": "scribe"}}]},
+            {"expect": "Write.", "tool_uses": [write]},
+            {"expect": "out/a.txt", "text": "noted"},
+        ]
+    }
+    scenario = write_scenario(workspace.parent / "s.json", tracks)
+    done = coterie("run", "-p", "--scenario", str(scenario), "note", cwd=workspace, home=home)
+    assert done.returncode == 0, done.stderr
+    assert (workspace / "out" / "a.txt").read_text() == "x"
+    outcomes = [r["is_error"] for r in results(workspace, sub=False)]
+    assert outcomes == [True, False, False]
