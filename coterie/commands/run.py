@@ -105,6 +105,7 @@ async def run_prompt(args: argparse.Namespace, console: Console, err: Console) -
         prompt = expansion.prompt
         model = model or expansion.command.model
         options["allowed_tools"] = expansion.command.allowed_tools
+        options["allowed_tools_scope"] = expansion.command.scope
     options["model"] = model
 
     def agent() -> AbstractAsyncContextManager[AgentSession]:

@@ -89,6 +89,9 @@ class RunOptions:
     agents: str | None = None
     #: Permission rules allowed for this run (a slash command's ``allowed-tools``).
     allowed_tools: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    #: Whose they are: ``user`` (the caller's, or a user command's) or ``project``
+    #: (a workspace command's: they hold only while the workspace is trusted).
+    allowed_tools_scope: str = "user"
 
     @property
     def is_team(self) -> bool:

@@ -156,7 +156,9 @@ def _policy(
     """The settings as they are now, the policy they make with the options, and the
     directories the tools admit besides the workspace."""
     settings = load_settings(options.workdir, user_settings=options.user_settings or USER_SETTINGS)
-    if options.allowed_tools:  # a command's allowed-tools: rules of the run itself
+    # A command's allowed-tools: rules of the run itself, a workspace command's only
+    # while the workspace is trusted (a resume after `coterie trust --revoke` loses them).
+    if options.allowed_tools and (options.allowed_tools_scope == "user" or settings.trusted):
         granted = tuple(
             parse_rule(r, root=options.workdir, source="allowed-tools")
             for r in options.allowed_tools
