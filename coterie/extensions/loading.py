@@ -132,7 +132,12 @@ def load_extensions(
             agents[definition.name] = definition
     if known_tools:
         for definition in agents.values():
-            unknown = [t for t in definition.tools or () if t not in known_tools]
+            # MCP tools (mcp__server__tool) are known only once their servers run.
+            unknown = [
+                t
+                for t in definition.tools or ()
+                if t not in known_tools and not t.startswith("mcp__")
+            ]
             if unknown:
                 notices.append(
                     f"agent {definition.name} ({definition.source}): unknown tools"
