@@ -256,9 +256,9 @@ async def _ask_trust(workdir: Path, console: Console, err: Console) -> None:
     console.print(f"[bold yellow]?[/] Do you trust the files in [bold]{escape(str(workdir))}[/]?")
     console.print(
         "  [dim]Trusting it lets its .claude settings widen what coterie may do (allow"
-        " rules, defaultMode, additionalDirectories, sandbox) and lets coterie run git"
-        " there; its deny and ask rules apply either way. `coterie trust --revoke`"
-        " undoes it.[/]"
+        " rules, defaultMode, additionalDirectories, sandbox, env, model), loads its"
+        " .claude agents, skills and commands, and lets coterie run git there; its deny"
+        " and ask rules apply either way. `coterie trust --revoke` undoes it.[/]"
     )
     console.print(escape("  trust this folder? [y/N] "), end="")
     answer = await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)

@@ -168,3 +168,13 @@ def test_subfolders_are_namespaces(tmp_path: Path) -> None:
 def test_expanding_never_fails_but_by_command_error(prompt: str) -> None:
     with contextlib.suppress(CommandError):
         expand(prompt, command("Do $ARGUMENTS and $1 $9"))
+
+
+def test_the_run_records_its_agents_and_allowed_tools_for_resume() -> None:
+    from coterie.runtime import RunOptions
+
+    options = RunOptions(
+        agents='{"a": {}}', allowed_tools=["Write(x)"], allowed_tools_scope="project"
+    )
+    again = RunOptions.from_json(json.loads(json.dumps(options.to_json())))
+    assert again == options
