@@ -73,7 +73,7 @@ def agent_options(args: argparse.Namespace) -> dict[str, Any]:
         "max_budget_usd": args.max_budget_usd,
         "context_window": args.context_window,
         "compact_at": args.compact_at,
-        "agents": args.agents,
+        "agents": getattr(args, "agents", None),  # demos build their own Namespace
     }
 
 
