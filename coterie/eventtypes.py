@@ -73,6 +73,9 @@ EventType = Literal[
     # -- subagents (coterie/actors/subagent.py) --------------------------------
     "subagent.started",  # the Agent/Task tool started a one-shot subagent
     "subagent.finished",  # that subagent ended and its result went to its parent
+    # -- extensions (coterie/extensions, coterie/tools/skill.py) -----------------
+    "skill.loaded",  # the Skill tool gave an agent a skill's instructions
+    "command.expanded",  # a /command prompt was expanded from its file
     # -- team (coterie/team, coterie/runtime) ----------------------------------
     "team.message",  # a message between team members (lead, teammates)
     "team.message_ignored",  # the lead dropped a message of a kind it does not take

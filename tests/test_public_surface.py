@@ -124,6 +124,8 @@ SURFACES: dict[str, set[str]] = {
         "BashTool", "ReadTool", "WriteTool", "EditTool", "GlobTool", "GrepTool", "TodoWriteTool",
         "TaskCreateTool", "TaskUpdateTool", "TaskListTool", "TaskGetTool", "SendMessageTool",
         "ApprovePlanTool", "TaskTool", "ScheduleWakeupTool", "BROADCAST", "last_wakeup",
+        # custom subagents and skills (coterie.extensions supplies them)
+        "CustomType", "custom_registry", "Skill", "SkillTool", "NarrowedGate",
         "todo_reminder",
         # permissions and the sandbox
         "Answer", "Asker", "Decision", "Mode", "PermissionGate", "PermissionMode",
@@ -138,7 +140,12 @@ SURFACES: dict[str, set[str]] = {
         "Mode", "PermissionGate", "PermissionMode", "PermissionPolicy", "PermissionSettings",
         "Rule", "RuleError", "SettingsError", "ShellAnalysis", "analyze", "command_views",
         "hard_deny_reason", "load_settings", "load_settings_file", "merge_settings",
-        "parse_rule"
+        "parse_rule", "NarrowedGate"
+    },
+    "coterie.extensions": {
+        "AgentDefinition", "AgentsError", "CommandDefinition", "CommandError", "Expansion",
+        "Extensions", "FrontmatterError", "SkillDefinition", "expand", "load_extensions",
+        "parse_agents_json", "parse_frontmatter"
     },
     "coterie.ui": {
         "ConsoleView", "JsonView", "StreamJsonView", "TerminalAsker", "TextView", "View"

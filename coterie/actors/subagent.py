@@ -8,28 +8,39 @@ those of its type that its parent has too. It runs under a supervisor of its
 own (crashes restart it from its transcript; past the restart intensity its
 parent gets an error result) as a dynamic child of the ``team`` supervisor,
 answers its one prompt and stops. Nesting is bounded by :data:`MAX_DEPTH`.
+
+A custom subagent (``.claude/agents/*.md``, ``--agents``) is started the same
+way, with its definition's prompt after the subagent's own, only those of its
+parent's tools its ``tools`` names, its ``model``, and its ``permissionMode``
+only where it is narrower than its parent's: then a
+:class:`~coterie.tools.NarrowedGate` over the parent's gate, so that it is
+held by both and can never do more than its parent.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import attrs
 
 from coterie.actors._actor import actor_spec
 from coterie.actors.lead import PROMPT, RESULT, Lead
+from coterie.extensions.agents import narrower_mode
 from coterie.ids import new_id
 from coterie.messages import Message
 from coterie.supervisors import Restart, isolated
-from coterie.tools import ToolResult, subagent_registry
+from coterie.tools import NarrowedGate, ToolResult, custom_registry, subagent_registry
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from coterie.actors._context import ActorContext
     from coterie.agent import AgentLoop
     from coterie.events import EventLog
+    from coterie.extensions import AgentDefinition
     from coterie.hooks import AgentHooks
     from coterie.supervisors import ChildSpec
-    from coterie.tools import PermissionGate, ToolRegistry
+    from coterie.tools import Mode, PermissionGate, ToolRegistry
 
 #: How deep subagents may nest: a subagent of a subagent, no further.
 MAX_DEPTH = 2
@@ -65,9 +76,13 @@ class SubagentHost(Protocol):
         depth: int = ...,
         parent: str | None = ...,
         agent_type: str | None = ...,
+        model_name: str | None = ...,
     ) -> AgentLoop: ...
 
     async def start_subagent(self, spec: ChildSpec) -> None: ...
+
+    @property
+    def custom_agents(self) -> Mapping[str, AgentDefinition]: ...
 
 
 @attrs.define
@@ -101,8 +116,19 @@ class Subagents:
                     "</hook-feedback>"
                 )
         request = self.parent.request(name, PROMPT, {"text": prompt})
-        registry = subagent_registry(self.registry, kind)
         role_prompt = SUBAGENT_PROMPT.format(parent=self.parent.name)
+        gate, model_name = self.gate, None
+        custom = self.host.custom_agents.get(kind)
+        if custom is None:
+            registry = subagent_registry(self.registry, kind)
+        else:
+            registry = custom_registry(self.registry, custom.tools)
+            role_prompt = f"{role_prompt}\n\n{custom.prompt}"
+            model_name = custom.model
+            narrow = narrower_mode(self.gate.policy.mode, custom.permission_mode)
+            if narrow is not None:
+                policy = attrs.evolve(self.gate.policy, mode=cast("Mode", narrow))
+                gate = NarrowedGate(policy, self.gate.asker, outer=self.gate)
 
         def make(ctx: ActorContext) -> Lead:
             loop = self.host.loop(
@@ -110,10 +136,11 @@ class Subagents:
                 "subagent",
                 registry,
                 role_prompt=role_prompt,
-                gate=self.gate,
+                gate=gate,
                 depth=self.depth + 1,
                 parent=self.parent.name,
                 agent_type=kind,
+                model_name=model_name,
             )
             return Subagent(loop)
 

@@ -120,6 +120,8 @@ class AgentLoop:
     events: EventLog | None = None
     transcript: TranscriptLog | None = None
     funnel: Funnel | None = None
+    #: The model this agent's calls ask for (a custom subagent's); None: the client's.
+    model_name: str | None = None
     #: The condition a goal pursuit works towards: kept verbatim by compaction.
     goal: str | None = None
     messages: list[dict[str, Any]] = attrs.field(factory=list)
@@ -299,6 +301,7 @@ class AgentLoop:
                 tools=self.registry.schemas(),
                 actor=self.actor,
                 role=self.role,
+                model=self.model_name,
             )
             self._emit("model.requested", turn=self.turns + 1)
             return self.model.complete(request, on_text=self._stream, on_retry=self._retrying)

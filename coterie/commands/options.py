@@ -77,6 +77,15 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
         metavar="FRACTION",
         help="compact the conversation when it passes this share of the window (default 0.8)",
     )
+    parser.add_argument(
+        "--agents",
+        metavar="JSON",
+        help=(
+            "custom subagents, as Claude Code takes them:"
+            ' \'{"name": {"description": ..., "prompt": ..., "tools": [...], "model": ...}}\''
+            " (over .claude/agents/ definitions of the same name)"
+        ),
+    )
     add_output_options(parser)
 
 

@@ -19,11 +19,12 @@ from coterie.commands.stopping import (
     storage_cause,
 )
 from coterie.errors import CoterieError, SupervisorGaveUp
+from coterie.extensions import load_extensions
 from coterie.models import ModelError, Usage
 from coterie.runs import find_run, read_config, read_state
 from coterie.session import AgentSession, open_agent, open_team
 from coterie.tools import RuleError, SettingsError
-from coterie.trust import TrustStoreError, can_trust, set_trust, trust_entry
+from coterie.trust import TrustStoreError, can_trust, is_trusted, set_trust, trust_entry
 from coterie.ui import ConsoleView, JsonView, StreamJsonView, TerminalAsker, TextView, View
 
 if TYPE_CHECKING:
@@ -33,6 +34,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from rich.console import Console
+
+    from coterie.extensions import Expansion
 
 
 #: What can go wrong before a run starts: no credentials, a malformed scenario
@@ -71,6 +74,7 @@ def agent_options(args: argparse.Namespace) -> dict[str, Any]:
         "max_budget_usd": args.max_budget_usd,
         "context_window": args.context_window,
         "compact_at": args.compact_at,
+        "agents": getattr(args, "agents", None),  # demos build their own Namespace
     }
 
 
@@ -90,20 +94,53 @@ async def run_prompt(args: argparse.Namespace, console: Console, err: Console) -
         return 2
     asker = _asker(args, console)
     await workspace_trust(args, console, err)
+    prompt, expansion = args.prompt, None
+    if prompt is not None:
+        try:
+            expansion = _expand(args, prompt)
+        except (CoterieError, ValueError) as exc:
+            err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
+            return 2
+    model = args.model
+    if expansion is not None:
+        prompt = expansion.prompt
+        model = model or expansion.command.model
+        options["allowed_tools"] = expansion.command.allowed_tools
+        options["allowed_tools_scope"] = expansion.command.scope
+    options["model"] = model
 
     def agent() -> AbstractAsyncContextManager[AgentSession]:
         return open_agent(
             args.workdir,
             asker=asker,
-            prompt=args.prompt,
+            prompt=prompt,
             loop=args.loop,
             max_ticks=args.max_ticks,
             **options,
         )
 
+    async def ask(session: AgentSession) -> dict[str, Any]:
+        if expansion is not None:
+            session.events.emit(
+                "command.expanded",
+                command=expansion.command.name,
+                source=expansion.command.source,
+                model=expansion.command.model,
+            )
+        return await _ask(session, prompt)
+
     if args.loop is not None:
         return await drive(args, console, err, agent, lambda s: _loop(s, args.loop))
-    return await drive(args, console, err, agent, lambda s: _ask(s, args.prompt))
+    return await drive(args, console, err, agent, ask)
+
+
+def _expand(args: argparse.Namespace, prompt: str) -> Expansion | None:
+    """*prompt* expanded if it is a ``/command`` of the user's or the (trusted)
+    workspace's; a :class:`CommandError` for one that names none."""
+    if not prompt.lstrip().startswith("/"):
+        return None
+    workdir = args.workdir.resolve()
+    return load_extensions(workdir, trusted=is_trusted(workdir)).expand(prompt)
 
 
 async def run_team(args: argparse.Namespace, console: Console, err: Console) -> int:
@@ -220,9 +257,9 @@ async def _ask_trust(workdir: Path, console: Console, err: Console) -> None:
     console.print(f"[bold yellow]?[/] Do you trust the files in [bold]{escape(str(workdir))}[/]?")
     console.print(
         "  [dim]Trusting it lets its .claude settings widen what coterie may do (allow"
-        " rules, defaultMode, additionalDirectories, sandbox) and lets coterie run git"
-        " there; its deny and ask rules apply either way. `coterie trust --revoke`"
-        " undoes it.[/]"
+        " rules, defaultMode, additionalDirectories, sandbox, env, model), loads its"
+        " .claude agents, skills and commands, and lets coterie run git there; its deny"
+        " and ask rules apply either way. `coterie trust --revoke` undoes it.[/]"
     )
     console.print(escape("  trust this folder? [y/N] "), end="")
     answer = await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)

@@ -32,6 +32,8 @@ class ModelRequest:
     max_tokens: int = 8192
     actor: str = "lead"
     role: str = "lead"
+    #: The model this call asks for (a custom subagent's); None: the client's own.
+    model: str | None = None
 
 
 @attrs.frozen

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from coterie.models._base import DEFAULT_MODEL, ModelError
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from pathlib import Path
 
     from coterie.models._base import Model
@@ -26,6 +27,7 @@ def model_from_env(
     model_name: str | None = None,
     scenario_path: str | Path | None = None,
     state_path: Path | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> Model:
     """The model a run should use.
 
@@ -36,8 +38,10 @@ def model_from_env(
     is set: an :class:`~coterie.models.AnthropicModel` for *model_name*, else
     ``ANTHROPIC_MODEL``, else :data:`DEFAULT_MODEL` (a reply stream silent for
     ``COTERIE_STREAM_IDLE_TIMEOUT`` seconds, default 90, is cut and retried). Otherwise
-    :class:`ModelError` saying what to set.
+    :class:`ModelError` saying what to set. *env* (the settings' ``env``) is
+    read over the process environment.
     """
+    environ = {**os.environ, **(env or {})}
     if scenario_path is not None:
         from coterie.models.scenario import load_scenario
         from coterie.models.scripted import ScriptedModel
@@ -48,13 +52,13 @@ def model_from_env(
             model_name=model_name or "scripted",
         )
     if any(
-        os.environ.get(var)
+        environ.get(var)
         for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL")
     ):
         # Imported here: the SDK takes about a second to import.
         from coterie.models.anthropic_model import STREAM_IDLE_TIMEOUT, AnthropicModel
 
-        idle = os.environ.get(IDLE_ENV) or str(STREAM_IDLE_TIMEOUT)
+        idle = environ.get(IDLE_ENV) or str(STREAM_IDLE_TIMEOUT)
         try:
             seconds = float(idle)
         except ValueError:
@@ -62,7 +66,9 @@ def model_from_env(
         if not seconds > 0:
             raise ModelError(f"{IDLE_ENV} must be a positive number of seconds, got {idle!r}")
         return AnthropicModel(
-            model_name or os.environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL,
+            model_name or environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL,
+            api_key=environ.get("ANTHROPIC_API_KEY") or None,
+            base_url=environ.get("ANTHROPIC_BASE_URL") or None,
             stream_idle_timeout=seconds,
         )
     raise ModelError(NO_MODEL_MESSAGE)

@@ -194,7 +194,7 @@ class AnthropicModel:
 
     def _params(self, request: ModelRequest) -> dict[str, Any]:
         params: dict[str, Any] = {
-            "model": self.name,
+            "model": request.model or self.name,
             "max_tokens": request.max_tokens,
             "messages": _with_conversation_breakpoint(request.messages)
             if self.cache_conversation

@@ -30,18 +30,19 @@ from coterie.hooks import Actor, Hooks
 from coterie.mailbox import Durability
 from coterie.mcpclient import McpServers
 from coterie.procgroups import records_dir
-from coterie.tools import PermissionGate, ToolContext
+from coterie.tools import CustomType, PermissionGate, SkillTool, TaskTool, ToolContext, ToolRegistry
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
     from coterie.actors import ActorContext
     from coterie.events import EventLog
+    from coterie.extensions import AgentDefinition
     from coterie.mailbox import PostOffice
     from coterie.models import Model
     from coterie.runtime.prepare import PreparedRun
     from coterie.supervisors import ChildSpec, Supervisor
-    from coterie.tools import Asker, TeamContext, ToolRegistry
+    from coterie.tools import Asker, TeamContext
 
 __all__ = ["Agents", "DurableDenials", "run_hooks"]
 
@@ -133,9 +134,27 @@ class Agents:
                 f'\n\n<hook-feedback event="SessionStart">{self.session_context}</hook-feedback>'
             )
 
+    @property
+    def custom_agents(self) -> Mapping[str, AgentDefinition]:
+        """The run's custom subagent types, by name."""
+        return self.prepared.extensions.agents
+
     async def start_subagent(self, spec: ChildSpec) -> None:
         """Start a subagent's (isolated) spec under the subagents supervisor."""
         await self.subagents.start_child(spec)
+
+    def tools(self, registry: ToolRegistry, role: str) -> ToolRegistry:
+        """*registry* with the run's extensions: its Agent tool listing the custom
+        subagents, and (but for a subagent, which has what its parent gives it) the
+        Skill tool when there are skills."""
+        extensions = self.prepared.extensions
+        custom = [CustomType(d.name, d.description) for d in extensions.agents.values()]
+        tools = [
+            TaskTool(custom) if isinstance(tool, TaskTool) and custom else tool for tool in registry
+        ]
+        if extensions.skills and role != "subagent" and "Skill" not in registry:
+            tools.append(SkillTool(extensions.skills.values()))
+        return ToolRegistry.of(tools)
 
     def transcript(self, actor: str) -> TranscriptLog:
         """*actor*'s durable transcript (reopened and repaired after a crash)."""
@@ -176,6 +195,7 @@ class Agents:
         summarizer: Model | None = None,
         parent: str | None = None,
         agent_type: str | None = None,
+        model_name: str | None = None,
     ) -> AgentLoop:
         """The loop of actor *ctx* in *role*, with *registry*'s tools.
 
@@ -186,9 +206,11 @@ class Agents:
         summaries come from the summarizer actor, or *summarizer* (a model
         called directly, where no actor runs: ``coterie compact``). *parent*
         is the agent that started this one and *agent_type* its type (a
-        subagent's), as hooks are told.
+        subagent's), as hooks are told; *model_name* is the model the agent's
+        calls ask for (a custom subagent's).
         """
         prepared, options = self.prepared, self.prepared.options
+        registry = self.tools(registry, role)
         name = ctx.name
         system = self.system if role_prompt is None else f"{self.system}\n\n{role_prompt}"
         transcript = self.transcript(name)
@@ -217,6 +239,8 @@ class Agents:
             process_groups=records_dir(prepared.run_dir),
             shell_cwd=_shell_cwd(transcript.meta),
             hooks=hooks,
+            read_dirs=tuple(s.folder for s in prepared.extensions.skills.values()),
+            env=dict(prepared.settings.env),
         )
         funnel = Funnel(
             prepared.run_dir / "context" / name,
@@ -241,4 +265,5 @@ class Agents:
             limits=Limits(options.max_turns, options.max_budget_usd),
             events=self.events,
             funnel=funnel,
+            model_name=model_name,
         )

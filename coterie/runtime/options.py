@@ -87,6 +87,13 @@ class RunOptions:
     max_ticks: int = attrs.field(default=100, validator=_positive)
     #: ``--mcp-config``: further MCP configuration files (Claude Code's format).
     mcp_configs: tuple[Path, ...] = attrs.field(default=(), converter=_paths)
+    #: ``--agents``: custom subagents in Claude Code's JSON (over the files' by name).
+    agents: str | None = None
+    #: Permission rules allowed for this run (a slash command's ``allowed-tools``).
+    allowed_tools: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    #: Whose they are: ``user`` (the caller's, or a user command's) or ``project``
+    #: (a workspace command's: they hold only while the workspace is trusted).
+    allowed_tools_scope: str = "user"
 
     @property
     def is_team(self) -> bool:

@@ -23,9 +23,10 @@ import attrs
 
 from coterie.autonomy import parse_loop_spec
 from coterie.context import Budget
+from coterie.extensions import Extensions, load_extensions
 from coterie.hooks import HookConfig, load_hooks
 from coterie.mcpclient import load_servers
-from coterie.models import MeteredModel, model_from_env
+from coterie.models import DEFAULT_MODEL, MeteredModel, model_from_env
 from coterie.runs import create_run, find_run, read_config
 from coterie.runtime.options import RunOptions
 from coterie.team import team_names
@@ -35,7 +36,9 @@ from coterie.tools import (
     PermissionSettings,
     SandboxError,
     SandboxSettings,
+    builtin_tools,
     load_settings,
+    parse_rule,
     probe_sandbox,
 )
 from coterie.tools.permissions import USER_SETTINGS
@@ -72,6 +75,8 @@ class PreparedRun:
     hooks: HookConfig = attrs.field(factory=HookConfig)
     #: The MCP servers the run connects to (``coterie.mcpclient.load_servers``).
     mcp_servers: tuple[ServerConfig, ...] = ()
+    #: The run's custom subagents, skills and commands.
+    extensions: Extensions = attrs.field(factory=Extensions)
 
     @property
     def workdir(self) -> Path:
@@ -104,7 +109,9 @@ def prepare(
         hooks = _hooks(recorded, settings)
         notices = (*notices, *_ignored_hooks(hooks))
         servers, notices = _mcp(recorded, settings.trusted, notices)
-        the_model = _model(model, recorded, run_dir)
+        extensions = _extensions(recorded, settings)
+        notices = (*notices, *settings.key_notices, *extensions.notices)
+        the_model = _model(model, recorded, run_dir, settings.env)
         return PreparedRun(
             recorded,
             run_dir.name,
@@ -117,6 +124,7 @@ def prepare(
             notices,
             hooks,
             servers,
+            extensions,
         )
     if isinstance(model, str):
         options = attrs.evolve(options, model=model)
@@ -134,13 +142,17 @@ def prepare(
         mcp_configs=tuple(Path(f).resolve() for f in options.mcp_configs),
     )
     settings, policy, extra = _policy(options)
+    if model is None and settings.model and options.model == DEFAULT_MODEL:
+        options = attrs.evolve(options, model=settings.model)  # the settings' default
     sandbox, policy, notices = _sandbox(settings, policy, options, extra)
     hooks = _hooks(options, settings)
     notices = (*notices, *_ignored_hooks(hooks))
     servers, notices = _mcp(options, settings.trusted, notices)
+    extensions = _extensions(options, settings)  # a bad --agents fails before the run
+    notices = (*notices, *settings.key_notices, *extensions.notices)
     run_id, run_dir = create_run(workdir, options.to_json())
     try:
-        the_model = _model(model, options, run_dir)
+        the_model = _model(model, options, run_dir, settings.env)
     except BaseException:
         shutil.rmtree(run_dir)  # no credentials or a bad scenario: leave no empty run behind
         raise
@@ -156,6 +168,18 @@ def prepare(
         notices,
         hooks,
         servers,
+        extensions,
+    )
+
+
+def _extensions(options: RunOptions, settings: PermissionSettings) -> Extensions:
+    """The run's custom subagents, skills and commands (the workspace's only when trusted)."""
+    known = {n for t in builtin_tools() for n in (t.name, *getattr(t, "aliases", ()))}
+    return load_extensions(
+        options.workdir,
+        trusted=settings.trusted,
+        agents_json=options.agents,
+        known_tools={*known, "Skill"},
     )
 
 
@@ -189,6 +213,14 @@ def _policy(
     """The settings as they are now, the policy they make with the options, and the
     directories the tools admit besides the workspace."""
     settings = load_settings(options.workdir, user_settings=options.user_settings or USER_SETTINGS)
+    # A command's allowed-tools: rules of the run itself, a workspace command's only
+    # while the workspace is trusted (a resume after `coterie trust --revoke` loses them).
+    if options.allowed_tools and (options.allowed_tools_scope == "user" or settings.trusted):
+        granted = tuple(
+            parse_rule(r, root=options.workdir, source="allowed-tools")
+            for r in options.allowed_tools
+        )
+        settings = attrs.evolve(settings, allow=(*settings.allow, *granted))
     policy = PermissionPolicy.from_settings(settings, mode=options.permission_mode)
     # A checkout's .git/config names programs git runs (fsmonitor, textconv):
     # read-only git commands pass unasked only in a trusted folder.
@@ -246,9 +278,13 @@ def _sandbox(
     return sandbox, policy, (*notices, *(f"sandbox: {note}" for note in wanted.notes))
 
 
-def _model(model: Model | str | None, options: RunOptions, run_dir: Path) -> MeteredModel:
+def _model(
+    model: Model | str | None, options: RunOptions, run_dir: Path, env: dict[str, str]
+) -> MeteredModel:
     if model is None or isinstance(model, str):
-        inner = model_from_env(options.model, options.scenario, run_dir / "scenario-state.json")
+        inner = model_from_env(
+            options.model, options.scenario, run_dir / "scenario-state.json", env=env
+        )
     else:
         inner = model
     return MeteredModel(inner)

@@ -44,6 +44,7 @@ from coterie.tools.permissions import (
     Asker,
     Decision,
     Mode,
+    NarrowedGate,
     PermissionGate,
     PermissionMode,
     PermissionPolicy,
@@ -57,11 +58,14 @@ from coterie.tools.permissions import (
 from coterie.tools.sandbox import SandboxViolation, sandboxed_path
 from coterie.tools.schedule import ScheduleWakeupTool, last_wakeup
 from coterie.tools.search import GlobTool, GrepTool
+from coterie.tools.skill import Skill, SkillTool
 from coterie.tools.task import (
     SUBAGENT_TYPES,
+    CustomType,
     SubagentType,
     TaskTool,
     UnknownSubagentType,
+    custom_registry,
     subagent_registry,
 )
 from coterie.tools.team import (
@@ -142,4 +146,9 @@ __all__ = [
     "sandboxed_path",
     "team_tools",
     "todo_reminder",
+    "CustomType",
+    "NarrowedGate",
+    "Skill",
+    "SkillTool",
+    "custom_registry",
 ]

@@ -75,6 +75,15 @@ class ToolContext:
     shell_cwd: Path | None = None
     #: The run's hooks as this agent fires them (None: no hooks).
     hooks: AgentHooks | None = None
+    #: Directories admitted for reading only (the run's skill folders, which may
+    #: be outside the workspace): Read, Glob and Grep may look there, nothing writes.
+    read_dirs: tuple[Path, ...] = ()
+    #: Variables the settings' ``env`` sets for the commands the tools run.
+    env: dict[str, str] = attrs.field(factory=dict)
+    #: Allow rules (as written) granted while a skill is in use (its
+    #: ``allowed-tools``), added by the Skill tool as it loads one, each with the
+    #: skill granting it; this agent's only, and gone on a restart.
+    granted: list[tuple[str, str]] = attrs.field(factory=list)
 
 
 class ShellSandbox(Protocol):

@@ -74,6 +74,8 @@ class ToolRegistry:
 
     _tools: dict[str, Tool] = attrs.field(init=False, factory=dict)
     _sources: tuple[ToolSource, ...] = attrs.field(default=(), alias="sources")
+    #: Other names tools answer to (``Task`` for ``Agent``), to their tool's name.
+    _aliases: dict[str, str] = attrs.field(init=False, factory=dict)
 
     @classmethod
     def of(cls, tools: Iterable[Tool], sources: Iterable[ToolSource] = ()) -> ToolRegistry:
@@ -107,14 +109,17 @@ class ToolRegistry:
 
     def register(self, tool: Tool) -> None:
         """Add *tool*; a second tool with the same name is a ``ValueError``."""
-        if tool.name in self._tools:
-            raise ValueError(f"a tool named {tool.name!r} is already registered")
+        names = (tool.name, *getattr(tool, "aliases", ()))
+        for name in names:
+            if name in self._tools or name in self._aliases:
+                raise ValueError(f"a tool named {name!r} is already registered")
         self._tools[tool.name] = tool
+        self._aliases.update((alias, tool.name) for alias in names[1:])
 
     def get(self, name: str) -> Tool:
-        """The tool called *name*, or :class:`UnknownTool`."""
+        """The tool called *name* (or answering to it), or :class:`UnknownTool`."""
         try:
-            return self._all()[name]
+            return self._all()[self._aliases.get(name, name)]
         except KeyError:
             raise UnknownTool(name) from None
 
@@ -123,7 +128,7 @@ class ToolRegistry:
         return list(self._all())
 
     def __contains__(self, name: object) -> bool:
-        return name in self._all()
+        return name in self._aliases or name in self._all()
 
     def __iter__(self) -> Iterator[Tool]:
         return iter(list(self._all().values()))

@@ -146,7 +146,7 @@ class BashTool:
                 output_limit=self.output_limit,
                 kill_grace=self.kill_grace,
                 pipe_grace=self.pipe_grace,
-                env={**os.environ, **_QUIET_ENV},
+                env={**os.environ, **ctx.env, **_QUIET_ENV},
                 records=ctx.process_groups,
                 pass_fds=(report.write_fd,),
             )

@@ -114,7 +114,7 @@ async def _on_file(
     abandoned Read records nothing. Permission problems and full disks come
     back as error results: they are the model's to know about, not bugs.
     """
-    roots = allowed_roots(ctx)
+    roots = allowed_roots(ctx, reading=verb == "read")
     try:
         absolute = absolute_path(raw, roots[0])
     except SandboxViolation as exc:

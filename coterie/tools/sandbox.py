@@ -89,10 +89,11 @@ def resolve_path(raw: str | os.PathLike[str], base: Path) -> Path:
     )
 
 
-def allowed_roots(ctx: ToolContext) -> list[Path]:
-    """The resolved workspace and additional directories, in that order."""
+def allowed_roots(ctx: ToolContext, *, reading: bool = False) -> list[Path]:
+    """The resolved workspace and additional directories, in that order; when
+    *reading*, then the directories admitted for reading only (skill folders)."""
     roots: list[Path] = []
-    for root in (ctx.workspace, *ctx.extra_dirs):
+    for root in (ctx.workspace, *ctx.extra_dirs, *(ctx.read_dirs if reading else ())):
         resolved = Path(os.path.realpath(os.path.expanduser(root)))
         if resolved not in roots:
             roots.append(resolved)

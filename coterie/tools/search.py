@@ -91,7 +91,7 @@ async def _in_thread(work: Callable[[threading.Event], ToolResult]) -> ToolResul
 
 def _search_root(raw: str | None, ctx: ToolContext) -> tuple[Path, list[Path]] | ToolResult:
     """The absolute (unresolved) search root and the sandbox's roots."""
-    roots = allowed_roots(ctx)
+    roots = allowed_roots(ctx, reading=True)
     try:
         return absolute_path(raw or ".", roots[0]), roots
     except SandboxViolation as exc:

@@ -1,4 +1,9 @@
-"""Task: a one-shot subagent with a fresh context, returning only its final text.
+"""Agent (``Task`` too): a one-shot subagent with a fresh context, returning only its final text.
+
+Claude Code now calls the tool ``Agent``; ``Task`` is its alias (the
+registry resolves it, and permission rules written for either apply). Custom
+subagent types (``.claude/agents/*.md``, ``--agents``) are listed in its
+description by name and description; the runtime knows what they may use.
 
 The tool only checks its input and hands it to ``ToolContext.subagents``,
 the runtime's way of starting a subagent actor (its own transcript, the
@@ -13,6 +18,7 @@ admits a ``team_only`` tool.
 
 from __future__ import annotations
 
+import copy
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -22,12 +28,20 @@ from coterie.tools._base import ToolResult
 from coterie.tools.capabilities import Capabilities, Effect
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
 
     from coterie.tools._base import Tool, ToolContext
     from coterie.tools._registry import ToolRegistry
 
-__all__ = ["SUBAGENT_TYPES", "SubagentType", "TaskTool", "UnknownSubagentType", "subagent_registry"]
+__all__ = [
+    "SUBAGENT_TYPES",
+    "CustomType",
+    "SubagentType",
+    "TaskTool",
+    "UnknownSubagentType",
+    "custom_registry",
+    "subagent_registry",
+]
 
 
 class UnknownSubagentType(CoterieError, LookupError):
@@ -82,6 +96,29 @@ def subagent_registry(parent: ToolRegistry, kind: str) -> ToolRegistry:
     return parent.select(given)
 
 
+def custom_registry(parent: ToolRegistry, tools: tuple[str, ...] | None) -> ToolRegistry:
+    """The tools of a custom subagent whose definition names *tools* (None: all),
+    started by an agent with *parent*'s tools: only those its parent has, never a
+    team-only one. A name may be a tool's alias (``Task`` for ``Agent``)."""
+    wanted = set(tools) if tools is not None else None
+
+    def given(tool: Tool) -> bool:
+        if tool.capabilities.team_only:
+            return False
+        names = {tool.name, *getattr(tool, "aliases", ())}
+        return wanted is None or bool(names & wanted)
+
+    return parent.select(given)
+
+
+@attrs.frozen
+class CustomType:
+    """A custom subagent type as the model is told of it."""
+
+    name: str
+    description: str
+
+
 _SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -97,27 +134,45 @@ _SCHEMA: dict[str, Any] = {
 }
 
 
+_DESCRIPTION = (
+    "Launch a subagent for a self-contained task. It starts with a fresh context (it"
+    " sees only your prompt, so include everything it needs), works with the same"
+    " permissions as you or fewer, and returns only its final answer. Use it to keep long"
+    " searches or investigations out of your own context. Types: "
+)
+
+
 class TaskTool:
     """Runs a subagent on a self-contained task and returns its final answer."""
 
-    name = "Task"
-    description = (
-        "Launch a subagent for a self-contained task. It starts with a fresh context (it"
-        " sees only your prompt, so include everything it needs), works with the same"
-        " permissions as you, and returns only its final answer. Use it to keep long searches"
-        " or investigations out of your own context. Types: "
-        + "; ".join(f"{k}: {v.description}" for k, v in SUBAGENT_TYPES.items())
-    )
-    input_schema = _SCHEMA
+    name = "Agent"
+    #: Other names the tool answers to (rules written for them apply to it).
+    aliases = ("Task",)
     # Run state: the subagent it starts is bound by this agent's own gate.
     capabilities = Capabilities(Effect.RUN_STATE, needs="subagents")
+
+    def __init__(self, custom: Iterable[CustomType] = ()) -> None:
+        #: The custom subagent types besides the built-in ones.
+        self.custom = tuple(custom)
+        kinds = [f"{k}: {v.description}" for k, v in SUBAGENT_TYPES.items()]
+        kinds += [f"{c.name}: {c.description}" for c in self.custom]
+        self.description = _DESCRIPTION + "; ".join(kinds)
+        self.input_schema = copy.deepcopy(_SCHEMA)
+        self.input_schema["properties"]["subagent_type"]["description"] = (
+            f"One of {', '.join(self.kinds)} (default general-purpose)"
+        )
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """Every subagent type this tool starts."""
+        return (*SUBAGENT_TYPES, *(c.name for c in self.custom))
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """The subagent's final text (an error result if it failed or cannot start)."""
         kind = input.get("subagent_type") or "general-purpose"
-        if kind not in SUBAGENT_TYPES:
+        if kind not in self.kinds:
             return ToolResult(
-                f"Unknown subagent_type {kind!r}; use one of: {', '.join(SUBAGENT_TYPES)}.",
+                f"Unknown subagent_type {kind!r}; use one of: {', '.join(self.kinds)}.",
                 is_error=True,
             )
         if ctx.subagents is None:

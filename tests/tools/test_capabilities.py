@@ -42,7 +42,7 @@ DECLARED: dict[str, tuple[Effect, tuple[str, Access] | None, bool, bool, str | N
     "TaskGet": (Effect.READ_ONLY, None, True, False, None),
     "SendMessage": (Effect.RUN_STATE, None, True, False, None),
     "ScheduleWakeup": (Effect.RUN_STATE, None, False, False, "loop"),
-    "Task": (Effect.RUN_STATE, None, False, False, "subagents"),
+    "Agent": (Effect.RUN_STATE, None, False, False, "subagents"),
     "ApprovePlan": (Effect.RUN_STATE, None, True, True, None),
 }
 
@@ -141,10 +141,10 @@ def test_team_tools_are_the_team_only_tools_but_the_leads() -> None:
 @pytest.mark.parametrize(
     ("provides", "names"),
     [
-        (Provides(subagents=True), [*CORE, "Task"]),
-        (Provides(subagents=True, loop=True), [*CORE, "ScheduleWakeup", "Task"]),
-        (Provides(team=True, subagents=True), [*CORE, *TEAM, "Task"]),
-        (Provides(team=True, lead=True, subagents=True), [*CORE, *TEAM, "Task", "ApprovePlan"]),
+        (Provides(subagents=True), [*CORE, "Agent"]),
+        (Provides(subagents=True, loop=True), [*CORE, "ScheduleWakeup", "Agent"]),
+        (Provides(team=True, subagents=True), [*CORE, *TEAM, "Agent"]),
+        (Provides(team=True, lead=True, subagents=True), [*CORE, *TEAM, "Agent", "ApprovePlan"]),
         (Provides(lead=True), CORE),  # a lead-only tool is a team tool too
     ],
 )
@@ -178,7 +178,7 @@ def test_of_refuses_a_duplicate_name() -> None:
 
 def test_a_general_purpose_subagent_has_its_parents_tools_but_the_teams() -> None:
     lead = builtin_registry(Provides(team=True, lead=True, subagents=True))
-    assert subagent_registry(lead, "general-purpose").names() == [*CORE, "Task"]
+    assert subagent_registry(lead, "general-purpose").names() == [*CORE, "Agent"]
 
 
 def test_an_explore_subagent_has_only_its_parents_read_only_tools() -> None:

@@ -8,7 +8,7 @@ shell commands well enough to judge every part, the hard deny list, the pure
 not run tools or talk to models.
 """
 
-from coterie.tools.permissions.gate import Answer, Asker, PermissionGate
+from coterie.tools.permissions.gate import Answer, Asker, NarrowedGate, PermissionGate
 from coterie.tools.permissions.harddeny import hard_deny_reason
 from coterie.tools.permissions.policy import Behavior, Decision, PermissionPolicy
 from coterie.tools.permissions.rules import PATH_RULE_KINDS, Rule, RuleError, parse_rule
@@ -34,6 +34,7 @@ __all__ = [
     "Behavior",
     "Decision",
     "Mode",
+    "NarrowedGate",
     "PermissionGate",
     "PermissionMode",
     "PermissionPolicy",

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from coterie.tools._base import Tool, ToolContext
     from coterie.tools.permissions.settings import Mode
 
-__all__ = ["Answer", "Asker", "PermissionGate"]
+__all__ = ["Answer", "Asker", "NarrowedGate", "PermissionGate"]
 
 
 @attrs.frozen
@@ -174,6 +174,25 @@ class PermissionGate:
                 rule=decision.rule,
                 asked=asked,
             )
+
+
+@attrs.define
+class NarrowedGate(PermissionGate):
+    """A gate that allows only what both its own policy (a narrower mode, a custom
+    subagent's) and *outer*, the gate it narrows, allow: it can never let through
+    more than *outer*, whatever its policy says."""
+
+    outer: PermissionGate = attrs.field(kw_only=True)
+
+    async def authorize(
+        self, tool: Tool, input: dict[str, Any], ctx: ToolContext, *, hook: Decision | None = None
+    ) -> Decision:
+        """Deny if the narrower policy does; else what *outer* decides (a PreToolUse
+        hook's *hook* decision is put to both)."""
+        first = await super().authorize(tool, input, ctx, hook=hook)
+        if first.behavior != "allow":
+            return first
+        return await self.outer.authorize(tool, input, ctx, hook=hook)
 
 
 def _as_answer(answer: object) -> Answer:

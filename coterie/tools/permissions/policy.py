@@ -66,7 +66,7 @@ from coterie.tools.capabilities import Effect
 from coterie.tools.permissions.bashcheck import BashCheck, check_bash, excluded_command
 from coterie.tools.permissions.harddeny import hard_deny_reason
 from coterie.tools.permissions.protect import Places
-from coterie.tools.permissions.rules import Rule, parse_rule
+from coterie.tools.permissions.rules import Rule, RuleError, parse_rule
 from coterie.tools.permissions.settings import MODES, Mode, PermissionSettings
 from coterie.tools.permissions.shell import analyze, command_views
 from coterie.tools.sandbox import SandboxViolation, allowed_roots, check_inside, resolve_path
@@ -126,6 +126,19 @@ class PermissionPolicy:
         if self.mode != "auto":
             return ()
         return tuple(r for r in self.allow if _grants_execution(r.text))
+
+    def _granted(self, ctx: ToolContext) -> list[Rule]:
+        """The allow rules an active skill grants *ctx*'s agent (one that does not
+        parse grants nothing; in ``auto`` those granting execution are set aside)."""
+        rules = []
+        for text, skill in ctx.granted:
+            try:
+                rule = parse_rule(text, root=Path(ctx.workspace), source=f"skill {skill}")
+            except RuleError:
+                continue
+            if not (self.mode == "auto" and _grants_execution(rule.text)):
+                rules.append(rule)
+        return rules
 
     @property
     def effective_allow(self) -> tuple[Rule, ...]:
@@ -210,8 +223,9 @@ class PermissionPolicy:
         read_only = bash is not None and bash.read_only and (not bash.git or self.workspace_trusted)
 
         # 2. the sandbox (the first candidate is the resolved path)
-        if paths and not check_inside(paths[0], allowed_roots(ctx)):
-            roots = ", ".join(str(r) for r in allowed_roots(ctx))
+        reading = not caps.edits_files
+        if paths and not check_inside(paths[0], allowed_roots(ctx, reading=reading)):
+            roots = ", ".join(str(r) for r in allowed_roots(ctx, reading=reading))
             return Decision(
                 "deny",
                 f"{paths[0]} is outside the workspace and the additional directories"
@@ -242,8 +256,12 @@ class PermissionPolicy:
         if bash is not None and bash.question is not None:
             return self._asking(bash.question.reason, bash.question.rule)
 
-        # 5. allow rules (a command coterie cannot read matches only a whole-tool rule)
+        # 5. allow rules (a command coterie cannot read matches only a whole-tool rule),
+        # with those an active skill grants this agent (set aside as the mode sets aside
+        # the settings' own)
         allow = self.effective_allow
+        if ctx.granted:
+            allow = (*allow, *self._granted(ctx))
         if bash is not None and bash.unknown:
             allow = tuple(r for r in allow if r.whole_tool)
         rule = self._match(allow, tool, input, command, paths, workspace, strict=True)

@@ -84,9 +84,10 @@ class Rule:
         return f"{self.text} (from {self.source})" if self.source else self.text
 
     def applies_to(self, tool: Tool) -> bool:
-        """Whether this rule speaks about calls of *tool*: its own name, or for
+        """Whether this rule speaks about calls of *tool*: its own name or an alias
+        of it (``Task`` for ``Agent``), or for
         ``Edit`` and ``Read`` rules any tool declaring it writes or reads a path."""
-        if self.tool == tool.name:
+        if self.tool == tool.name or self.tool in getattr(tool, "aliases", ()):
             return True
         server = _MCP_SERVER.match(self.tool)
         if server is not None:

@@ -5,8 +5,11 @@ project's ``.claude/settings.json``, then ``.claude/settings.local.json``
 (both in the workspace). As in Claude Code, rule lists (``permissions.allow``,
 ``ask``, ``deny``) and ``additionalDirectories`` are merged from every file,
 while a single value (``permissions.defaultMode``) comes from the
-highest-precedence file that sets it. Keys coterie does not use are ignored;
-a file that is not valid JSON, or a permissions entry of the wrong shape or
+highest-precedence file that sets it. Every key Claude Code documents is
+known (:mod:`~coterie.tools.permissions.keys`): an unknown or misspelt one is
+a warning naming it and its file, a documented one coterie does not act on is
+listed once (:attr:`PermissionSettings.key_notices`); ``model`` and ``env``
+are honoured. A file that is not valid JSON, or a permissions entry of the wrong shape or
 with a malformed rule, is a :class:`SettingsError` naming the file.
 
 The ``sandbox`` object (Claude Code's keys, parsed by the Bash sandbox) is
@@ -49,6 +52,7 @@ from coterie.autonomy import (
     load_auto_mode_rules,
 )
 from coterie.errors import CoterieError
+from coterie.tools.permissions.keys import check_keys
 from coterie.tools.permissions.rules import Rule, RuleError, parse_rule
 from coterie.trust import is_trusted
 
@@ -113,6 +117,29 @@ class PermissionSettings:
     ignored_files: tuple[Path, ...] = ()
     #: The workspace these settings were loaded for (None for a single file).
     workspace: Path | None = None
+    #: ``model``: the run's model when none is asked for (the most local file's).
+    model: str | None = None
+    #: ``env``: variables for the run's tools and model client (files merged;
+    #: never an untrusted workspace's).
+    env: dict[str, str] = attrs.field(factory=dict, hash=False)
+    #: One line per unknown or misspelt key, naming it and its file.
+    unknown_keys: tuple[str, ...] = ()
+    #: Documented keys coterie does not act on, each with the file setting it.
+    unsupported: tuple[tuple[str, Path], ...] = ()
+
+    @property
+    def key_notices(self) -> tuple[str, ...]:
+        """What to tell the user about the keys: each unknown key, and once the
+        documented keys that are not supported."""
+        if not self.unsupported:
+            return self.unknown_keys
+        keys = dict.fromkeys(key for key, _ in self.unsupported)
+        files = dict.fromkeys(str(path) for _, path in self.unsupported)
+        line = (
+            f"settings not supported by coterie (ignored): {', '.join(keys)}"
+            f" (in {', '.join(files)})"
+        )
+        return (*self.unknown_keys, line)
 
     @property
     def untrusted_notice(self) -> str | None:
@@ -190,6 +217,11 @@ def load_settings_file(
     sandbox = raw.get("sandbox", {})
     if not isinstance(sandbox, dict):
         raise SettingsError(f"{path}: 'sandbox' must be an object")
+    model = raw.get("model")
+    if model is not None and (not isinstance(model, str) or not model.strip()):
+        raise SettingsError(f"{path}: 'model' must be a model name")
+    env = _env(raw.get("env", {}), path)
+    unknown, unsupported = check_keys(raw, path)
     settings = PermissionSettings(
         allow=lists["allow"],
         ask=lists["ask"],
@@ -202,8 +234,29 @@ def load_settings_file(
         auto_mode_ignored=(path,) if "autoMode" in raw and not auto_mode else (),
         sandbox=copy.deepcopy(sandbox),
         trusted=trusted,
+        model=model,
+        env=env,
+        unknown_keys=unknown,
+        unsupported=tuple((key, path) for key in unsupported),
     )
     return settings if trusted else _untrusted(settings, sandbox, path)
+
+
+def _env(value: object, path: Path) -> dict[str, str]:
+    """``env`` as strings (numbers and booleans written as JSON writes them)."""
+    if not isinstance(value, dict):
+        raise SettingsError(f"{path}: 'env' must be an object of variables")
+    env: dict[str, str] = {}
+    for key, item in value.items():
+        if not key or "=" in key or "\0" in key:
+            raise SettingsError(f"{path}: env: {key!r} is not a variable name")
+        if isinstance(item, bool):
+            env[key] = "true" if item else "false"
+        elif isinstance(item, (str, int, float)):
+            env[key] = str(item)
+        else:
+            raise SettingsError(f"{path}: env.{key} must be a string")
+    return env
 
 
 def _untrusted(
@@ -217,6 +270,10 @@ def _untrusted(
             ("permissions.additionalDirectories", settings.additional_directories),
             ("permissions.defaultMode", settings.default_mode),
             ("autoMode", settings.auto_mode_files),
+            # Not permissions, but fail-closed too: env reaches every command and
+            # the model client (PATH, ANTHROPIC_BASE_URL), a model spends money.
+            ("env", settings.env),
+            ("model", settings.model),
         )
         if value
     ]
@@ -235,6 +292,8 @@ def _untrusted(
         auto_mode_files=(),
         auto_mode_ignored=(*settings.auto_mode_ignored, *settings.auto_mode_files),
         sandbox=kept,
+        env={},
+        model=None,
         ignored=tuple(ignored),
         ignored_files=(path,) if ignored else (),
     )
@@ -316,9 +375,13 @@ def merge_settings(*layers: PermissionSettings) -> PermissionSettings:
     mode: Mode | None = None
     sections: dict[str, tuple[AutoModeRule, ...]] = {}
     sandbox: dict[str, Any] = {}
+    model: str | None = None
+    env: dict[str, str] = {}
     for layer in layers:
         if layer.default_mode is not None:
             mode = layer.default_mode
+        model = layer.model or model
+        env.update(layer.env)
         sections.update(layer.auto_mode_sections)
         sandbox = _merge_raw(sandbox, copy.deepcopy(layer.sandbox))
     return PermissionSettings(
@@ -337,6 +400,10 @@ def merge_settings(*layers: PermissionSettings) -> PermissionSettings:
         trusted=bool(layers) and all(layer.trusted for layer in layers),
         ignored=tuple(dict.fromkeys(k for layer in layers for k in layer.ignored)),
         ignored_files=tuple(f for layer in layers for f in layer.ignored_files),
+        model=model,
+        env=env,
+        unknown_keys=tuple(line for layer in layers for line in layer.unknown_keys),
+        unsupported=tuple(item for layer in layers for item in layer.unsupported),
     )
 
 

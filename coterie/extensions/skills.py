@@ -1,0 +1,67 @@
+"""Skills: ``.claude/skills/<name>/SKILL.md`` and ``~/.claude/skills/<name>/SKILL.md``.
+
+A skill's frontmatter gives its ``name`` (default: its folder's name) and
+``description`` (what the model is told, to decide when to use it), and may
+list ``allowed-tools``: tools that run without asking while the skill is in
+use (only a user skill's, or a trusted workspace's). The body is what the
+``Skill`` tool returns; files beside ``SKILL.md`` may be read.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import attrs
+
+from coterie.extensions.agents import NAME, AgentsError, Scope
+from coterie.extensions.frontmatter import FrontmatterError, as_list, parse_frontmatter
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+__all__ = ["SkillDefinition", "skill_from_folder"]
+
+
+@attrs.frozen
+class SkillDefinition:
+    """One skill, as its ``SKILL.md`` declares it."""
+
+    name: str
+    description: str
+    body: str
+    #: The skill's folder (its other files may be read).
+    folder: Path
+    #: Permission rules (``Bash(git diff:*)``) allowed while the skill is in use.
+    allowed_tools: tuple[str, ...] = ()
+    scope: Scope = "project"
+
+
+def skill_from_folder(folder: Path, scope: Scope) -> SkillDefinition:
+    """The skill in *folder* (an :class:`~coterie.extensions.AgentsError` naming the file)."""
+    path = folder / "SKILL.md"
+    try:
+        meta, body = parse_frontmatter(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise AgentsError(f"{path}: cannot be read ({exc})") from None
+    except FrontmatterError as exc:
+        raise AgentsError(f"{path}: {exc}") from None
+    name = meta.get("name", folder.name)
+    if not isinstance(name, str) or not NAME.match(name):
+        raise AgentsError(
+            f"{path}: the skill name {name!r} must be lowercase letters, digits and hyphens"
+        )
+    description = meta.get("description")
+    if not isinstance(description, str) or not description.strip():
+        paragraph = body.strip().split("\n\n", 1)[0].strip()
+        if not paragraph:
+            raise AgentsError(f"{path}: the skill has no description")
+        description = paragraph
+    allowed = as_list(meta.get("allowed-tools")) or []
+    return SkillDefinition(
+        name=name,
+        description=" ".join(description.split()),
+        body=body.strip(),
+        folder=folder,
+        allowed_tools=tuple(allowed),
+        scope=scope,
+    )
