@@ -1,16 +1,24 @@
 """Chaos rounds on team runs: one random fault per round, then resume, then the invariants.
 
-    python bench/chaos.py [--rounds 50] [--seed S] [--faults kill9,sigint,sigterm,crash,model]
+    python bench/chaos.py [--rounds 50] [--seed S] [--paths scripted,sdk]
+                          [--faults kill9,sigint,sigterm,crash,model,cut,silent,enospc,damage]
                           [--tasks 4] [--resumes 3] [--timeout 120] [--keep] [--source DIR]
 
-Each round is a real ``coterie team --scenario ... -p`` run (a CLI subprocess,
-in a fresh temporary workspace with its own ``HOME`` and ``COTERIE_HOME``) on a
-generated scenario: the lead creates ``--tasks`` tasks, alternately for alice
-and bob; per task a teammate does two Bash steps and one Write, then answers.
-Each Bash step appends its own unique line to ``steps.log`` and its shell's
-pid (its process group) to ``pgids.log``, leaves a ``sleep 30`` running in the
-background of its group and sleeps a little in the foreground. One fault,
-chosen from ``--faults`` in turn, is injected per round at a random moment:
+Each round is a real ``coterie team -p`` run (a CLI subprocess, in a fresh
+temporary workspace with its own ``HOME`` and ``COTERIE_HOME``) on a generated
+scenario: the lead creates ``--tasks`` tasks, alternately for alice and bob;
+per task a teammate does two Bash steps and one Write, then answers. Each
+Bash step appends its own unique line to ``steps.log`` and its shell's pid
+(its process group) to ``pgids.log``, leaves a ``sleep 30`` running in the
+background of its group and sleeps a little in the foreground.
+
+Rounds alternate between two paths to the model (``--paths``): ``scripted``
+(``--scenario FILE``, the scripted model in the process) and ``sdk`` (the
+real ``anthropic`` SDK, as for real use: no ``--scenario``, a dummy
+``ANTHROPIC_API_KEY`` and ``ANTHROPIC_BASE_URL`` pointing at a ``coterie
+mock-server`` the round starts on 127.0.0.1 and keeps across resumes, and
+``COTERIE_STREAM_IDLE_TIMEOUT=2``). The rounds go through every (fault,
+path) pair in turn; one fault is injected per round at a random moment:
 
   kill9, sigint, sigterm
       the signal is sent to the coterie process after a random delay (if the
@@ -23,31 +31,54 @@ chosen from ``--faults`` in turn, is injected per round at a random moment:
       actor crash: its supervisor restarts it);
   model
       a scenario ``error`` turn (529 overloaded or 429 rate limit) at a random
-      place of a random track.
+      place of a random track: on the scripted model (no retries) the
+      agent's turn fails; through the SDK the client retries it;
+  cut, silent (sdk only)
+      a random reply turn gets a scenario ``fault``: the mock server cuts its
+      stream after 0-8 SSE events, or sends nothing, the first time; the
+      client's retry gets it whole;
+  enospc
+      the round's directory is a small tmpfs (``mount -t tmpfs``), filled
+      (a filler file) after a random delay; the run must exit 1 saying "No
+      space left on device"; then the filler is removed and the run resumed;
+  damage
+      kill -9 after a random delay, then one durable file of the run is
+      damaged (the board log, a mailbox segment, a transcript or
+      ``state.json``; a flipped bit, a truncated tail, zeroed or deleted),
+      then resumed.
 
 The invariants checked after each round (any failure is a violation):
 
   * the run completed (exit 0) or ended with a clear error: exit 1 or 2 and a
     line saying why (on stderr, or as the result: the tasks that did not
-    finish, the model call that failed), the run not listed as completed; a signal's own exit code is what it must be
-    (130 SIGINT, 143 SIGTERM) and no process hangs (``--timeout``);
-  * no stderr of any process of the round holds a traceback;
+    finish, the model call that failed, the damaged file), the run not
+    listed as completed; a signal's own exit code is what it must be (130
+    SIGINT, 143 SIGTERM), a full disk exits 1 with its line, and no process
+    hangs (``--timeout``);
+  * no stderr of any process of the round (the mock server's included)
+    holds a traceback;
   * no task on the board (its log, ``coterie.board.read_log``) completed
     twice; on success every task is completed (``coterie tasks RUN --json``),
     each exactly once, the lead heard of each, and the lead's TaskCreate calls
     all created a task or were reported to it as cut short;
-  * no Bash step's line twice in ``steps.log``;
+  * no Bash step's line twice in ``steps.log`` (no tool side effect twice);
   * never a success over lost work: on success every step of every teammate
     is in its transcript, and each either had its effect (the line, the
     written file) or was reported to the teammate as failed (interrupted);
-  * nothing left behind: after a SIGINT or SIGTERM (before any resume) and at
-    the end of the round, no process of a recorded group (``pgids.log`` and
-    the run's ``procgroups/`` records sampled during the run) and no process
-    working in the round's directory is alive.
+  * no acknowledged message lost: the mailboxes are sampled during the round
+    (every segment scanned with ``coterie.journal.scan``); each message seen
+    that is no longer pending (``coterie.mailbox.peek_mailbox``), i.e. was
+    acknowledged, and that an agent must see, reached the recipient's
+    transcript: the user's prompt, every teammate's task result in the
+    lead's (after a damaged file, checked on success only);
+  * nothing left behind: after a SIGINT, SIGTERM or full disk (before any
+    resume) and at the end of the round, no process of a recorded group
+    (``pgids.log`` and the run's ``procgroups/`` records sampled during the
+    run) and no process working in the round's directory is alive.
 
-One line per round, then a table per fault kind: rounds, faults injected,
-outcomes (completed / clear error), invariant violations. Exit 1 on any
-violation. ``--keep`` keeps the directories of rounds with a violation.
+One line per round, then a table per fault kind and path: rounds, faults
+injected, outcomes (completed / clear error), invariant violations. Exit 1
+on any violation. ``--keep`` keeps the directories of rounds with a violation.
 """
 
 from __future__ import annotations
@@ -118,6 +149,8 @@ class Plan:
     #: per teammate: the Bash tokens and the Write paths of its steps, in order.
     bash: dict[str, list[str]] = field(default_factory=dict)
     writes: dict[str, list[str]] = field(default_factory=dict)
+    #: the task (job index) of each Bash token and Write path.
+    job: dict[str, int] = field(default_factory=dict)
 
 
 def team_plan(tasks: int) -> Plan:
@@ -134,10 +167,12 @@ def team_plan(tasks: int) -> Plan:
             for step in range(2):
                 token = f"{name}-{i}-{step}"
                 plan.bash[name].append(token)
+                plan.job[token] = i
                 command = step_command(token)
                 turns.append({"tool_uses": [{"name": "Bash", "input": {"command": command}}]})
             path = f"w-{name}-{i}.txt"
             plan.writes[name].append(path)
+            plan.job[path] = i
             content = f"{name} wrote job {i}\n"
             turns.append(
                 {"tool_uses": [{"name": "Write", "input": {"file_path": path, "content": content}}]}
@@ -555,7 +590,9 @@ def check_round(rnd: Round, plan: Plan, code: int | None, out: str, err: str) ->
         unheard = [t for t in created if f"Task {t} completed" not in told]
         if unheard:
             v.append(f"success, but the lead never heard of tasks {unheard}")
-        check_teammates(rnd, plan, run_dir, len(created) + cut_short == plan.tasks)
+        subjects = {e.fields.get("subject") for e in log if e.op == "create"}
+        jobs = {i for i in range(plan.tasks) if f"job {i}" in subjects}
+        check_teammates(rnd, plan, run_dir, jobs)
     elif clear_error(code, out, err):
         rnd.outcome = "clear error"
         rnd.said = f"exit {code}: " + (err.strip() or out.strip()).splitlines()[0][:110]
@@ -570,8 +607,10 @@ def check_round(rnd: Round, plan: Plan, code: int | None, out: str, err: str) ->
         v.append(f"ended with exit {code}, not a clear error: {tail}")
 
 
-def check_teammates(rnd: Round, plan: Plan, run_dir: Path, all_created: bool) -> None:
-    """On success, every step is in its teammate's transcript and had its effect or failed."""
+def check_teammates(rnd: Round, plan: Plan, run_dir: Path, jobs: set[int]) -> None:
+    """On success, every step of every task created (the *jobs*; a TaskCreate cut
+    short was reported to the lead) is in its teammate's transcript and had its
+    effect or failed."""
     steps = set()
     if (rnd.workspace / "steps.log").exists():
         steps = set((rnd.workspace / "steps.log").read_text().split())
@@ -584,11 +623,10 @@ def check_teammates(rnd: Round, plan: Plan, run_dir: Path, all_created: bool) ->
                 ran[token] = failed
             elif use["name"] == "Write":
                 ran[use["input"]["file_path"]] = failed
-        expected = plan.bash[name] + plan.writes[name]
-        if all_created:
-            absent = [s for s in expected if s not in ran]
-            if absent:
-                rnd.violations.append(f"success, but {name} never did {absent[:4]}")
+        expected = [s for s in plan.bash[name] + plan.writes[name] if plan.job[s] in jobs]
+        absent = [s for s in expected if s not in ran]
+        if absent:
+            rnd.violations.append(f"success, but {name} never did {absent[:4]}")
         for token in plan.bash[name]:
             if token in ran and not ran[token] and token not in steps:
                 rnd.violations.append(f"{name}'s step {token} reported done, no effect")
