@@ -58,7 +58,7 @@ The invariants checked after each round (any failure is a violation):
   * no stderr of any process of the round (the mock server's included)
     holds a traceback;
   * no task on the board (its log, ``coterie.board.read_log``) completed
-    twice; on success every task is completed (``coterie tasks RUN --json``),
+    twice; on success every task is completed (its last status in the log),
     each exactly once, the lead heard of each, and the lead's TaskCreate calls
     all created a task or were reported to it as cut short;
   * no Bash step's line twice in ``steps.log`` (no tool side effect twice);
@@ -561,12 +561,11 @@ def check_round(rnd: Round, plan: Plan, code: int | None, out: str, err: str) ->
         rnd.outcome = "completed"
         if out != "noted\n":
             v.append(f"success with result {out!r}, not the lead's last answer")
-        tasks = rnd.run("tasks", run_dir.name, "--json")
-        try:
-            listed = json.loads(tasks.stdout)["tasks"]
-        except (ValueError, KeyError, TypeError):
-            v.append(f"coterie tasks --json: {tasks.returncode} {tasks.stdout[:200]!r}")
-            listed = []
+        status: dict[str, str] = {}
+        for e in log:  # each task's last status, as `coterie tasks` shows it
+            if "status" in e.fields:
+                status[e.task_id] = e.fields["status"]
+        listed = [{"id": t, "status": st} for t, st in status.items()]
         not_done = [t["id"] for t in listed if t["status"] != "completed"]
         if not_done:
             v.append(f"success with tasks not completed: {not_done}")
@@ -595,7 +594,8 @@ def check_round(rnd: Round, plan: Plan, code: int | None, out: str, err: str) ->
         check_teammates(rnd, plan, run_dir, jobs)
     elif clear_error(code, out, err):
         rnd.outcome = "clear error"
-        rnd.said = f"exit {code}: " + (err.strip() or out.strip()).splitlines()[0][:110]
+        said = err.strip().splitlines()[0] if err.strip() else out.strip().splitlines()[-1]
+        rnd.said = f"exit {code}: {said[:110]}"
         listed = rnd.run("runs", "--json")
         with contextlib.suppress(ValueError):
             state = json.loads(listed.stdout.splitlines()[0])["state"]
@@ -676,6 +676,16 @@ def wait_then_fill(rnd: Round, proc: subprocess.Popen[str], delay: float) -> boo
         return False
     fill(rnd.root)
     return True
+
+
+def wait_for_transcripts(rnd: Round, proc: subprocess.Popen[str]) -> None:
+    """Until the run has a transcript (or *proc* ends)."""
+    while proc.poll() is None:
+        run_dir = rnd.run_dir()
+        if run_dir is not None and any((run_dir / "transcripts").glob("*.log")):
+            return
+        rnd.sample_groups()
+        time.sleep(0.01)
 
 
 def damage(run_dir: Path, rng: random.Random) -> str:
@@ -787,7 +797,13 @@ def run_with_fault(
     proc = rnd.start(first)
     started(proc)
     sig = signal.SIGKILL if fault == "damage" else SIGNALS.get(fault)
-    if sig is not None:
+    if fault == "damage":
+        # From the first transcript on: the files to damage exist by then.
+        wait_for_transcripts(rnd, proc)
+        delay = rng.uniform(0.0, 1.0) if rnd.path == "scripted" else rng.uniform(0.0, 3.0)
+        rnd.where = f"{delay:.2f} s after the first transcript"
+        rnd.injected = wait_then_signal(rnd, proc, sig, delay)
+    elif sig is not None:
         delay = rng.uniform(0.2, 1.4) if rnd.path == "scripted" else rng.uniform(1.0, 5.0)
         rnd.where = f"after {delay:.2f} s"
         rnd.injected = wait_then_signal(rnd, proc, sig, delay)
