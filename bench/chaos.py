@@ -42,7 +42,8 @@ path) pair in turn; one fault is injected per round at a random moment:
       (a filler file) after a random delay; the run must exit 1 saying "No
       space left on device"; then the filler is removed and the run resumed;
   damage
-      kill -9 after a random delay, then one durable file of the run is
+      kill -9 after a random delay from the first transcript on, then (unless
+      ``state.json`` says the run had finished) one durable file of the run is
       damaged (the board log, a mailbox segment, a transcript or
       ``state.json``; a flipped bit, a truncated tail, zeroed or deleted),
       then resumed.
@@ -678,6 +679,17 @@ def wait_then_fill(rnd: Round, proc: subprocess.Popen[str], delay: float) -> boo
     return True
 
 
+def finished(run_dir: Path) -> bool:
+    """Whether ``state.json`` says the run completed or failed (read before any damage)."""
+    try:
+        return json.loads((run_dir / "state.json").read_text()).get("state") in (
+            "completed",
+            "failed",
+        )
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
 def wait_for_transcripts(rnd: Round, proc: subprocess.Popen[str]) -> None:
     """Until the run has a transcript (or *proc* ends)."""
     while proc.poll() is None:
@@ -826,9 +838,12 @@ def run_with_fault(
         run_dir = rnd.run_dir()
         if fault == "damage" and code == -sig and run_dir is not None:
             rnd.sample_mailboxes()
-            rnd.damaged = damage(run_dir, rng)
+            if finished(run_dir):  # killed in its last moments: its result stands
+                rnd.where += ", the run had finished"
+            else:
+                rnd.damaged = damage(run_dir, rng)
+                rnd.where += f", {rnd.damaged or 'nothing to damage'}"
             rnd.injected = bool(rnd.damaged)
-            rnd.where += f", {rnd.damaged or 'nothing to damage'}"
     if fault == "enospc" and rnd.injected:
         if code == 1:
             if "No space left on device" not in err or "Traceback" in err:
