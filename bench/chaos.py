@@ -533,8 +533,9 @@ def check_round(rnd: Round, plan: Plan, code: int | None, out: str, err: str) ->
     v = rnd.violations
     for label, text in rnd.stderrs:
         if "Traceback" in text:
-            first = text[text.index("Traceback") :].splitlines()[-1:]
-            v.append(f"traceback on stderr of {label}: {first}")
+            lines = text[text.index("Traceback") :].splitlines()
+            shown = "\n      ".join([*lines[:2], "...", *lines[-8:]] if len(lines) > 10 else lines)
+            v.append(f"traceback on stderr of {label}:\n      {shown}")
     run_dir = rnd.run_dir()
     if run_dir is None:
         v.append("no run recorded")
