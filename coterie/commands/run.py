@@ -21,7 +21,8 @@ from coterie.commands.stopping import (
 from coterie.errors import CoterieError, SupervisorGaveUp
 from coterie.extensions import load_extensions
 from coterie.models import ModelError, Usage
-from coterie.runs import find_run, read_config, read_state
+from coterie.procgroups import reap_workspace
+from coterie.runs import find_run, read_config, read_state, runs_root
 from coterie.session import AgentSession, open_agent, open_team
 from coterie.tools import RuleError, SettingsError
 from coterie.trust import TrustStoreError, can_trust, is_trusted, set_trust, trust_entry
@@ -181,6 +182,10 @@ async def resume_run(args: argparse.Namespace, console: Console, err: Console) -
         state = read_state(run_dir)
     except (CoterieError, ValueError) as exc:
         err.print(f"[red]error:[/] {exc}")
+        # A run that cannot be resumed (damaged after a kill -9) may still have left
+        # tool processes running: they go now, not at some later start (bench/chaos.py).
+        if killed := reap_workspace(runs_root(args.workdir.resolve())):
+            err.print(f"[yellow]note:[/] killed {killed} process(es) a dead run left running")
         return 2
     command = config.get("command", "run")
     if command not in ("run", "team"):

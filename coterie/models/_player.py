@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
-    from coterie.models.scenario import Scenario, Turn, TurnError
+    from coterie.models.scenario import Scenario, Turn, TurnError, TurnFault
 
 #: Replies given when an evaluator or classifier track runs out: "not met" and
 #: "block", so a short scenario can never approve anything by accident.
@@ -44,6 +44,8 @@ class ScriptedReply:
     content: list[dict[str, Any]]
     stop_reason: str
     usage: Usage | None
+    #: The wire fault to serve this reply with (only the first time it is served).
+    fault: TurnFault | None = None
 
     @property
     def text(self) -> str:
@@ -86,6 +88,10 @@ class ScenarioPlayer:
     the agent recorded it sends the same request again on resume, and gets
     the same turn instead of skipping one. Error and crash turns are not
     remembered: a retry after them gets the next turn, as the scenario says.
+
+    A turn with a ``fault`` carries it the first time it is served only (the
+    places whose fault was served are remembered, and persisted): the
+    client's retry of the same request gets the turn whole.
     """
 
     scenario: Scenario
@@ -93,11 +99,12 @@ class ScenarioPlayer:
     fsync: bool = True
     _cursors: dict[str, int] = attrs.field(init=False, factory=dict)
     _served: dict[str, list[Any]] = attrs.field(init=False, factory=dict)
+    _faulted: set[str] = attrs.field(init=False, factory=set)
 
     def __attrs_post_init__(self) -> None:
         if self.state_path is not None:
             self.state_path.parent.mkdir(parents=True, exist_ok=True)
-            self._cursors, self._served = _read_state(self.state_path)
+            self._cursors, self._served, self._faulted = _read_state(self.state_path)
 
     @property
     def cursors(self) -> dict[str, int]:
@@ -133,7 +140,10 @@ class ScenarioPlayer:
         ):
             again = int(served[2])
             turn = self.scenario.tracks[track][again]
-            return _resolve(turn, track, again, f"tracks.{track}[{again}]")
+            outcome = self._with_fault(_resolve(turn, track, again, f"tracks.{track}[{again}]"))
+            if isinstance(outcome, ScriptedReply) and outcome.fault is not None:
+                self._persist()
+            return outcome
         turns = self.scenario.tracks.get(track, ()) if track is not None else ()
         index = self._cursors.get(track, 0) if track is not None else 0
         if track is None or index >= len(turns):
@@ -171,13 +181,29 @@ class ScenarioPlayer:
         answers = turn.crash is None and turn.error is None
         if key is not None and answers:
             self._served[actor] = [key, track, index]
+        outcome = self._with_fault(_resolve(turn, track, index, place))
         self._advance(track, index + 1)
-        return _resolve(turn, track, index, place)
+        return outcome
+
+    def _with_fault(self, outcome: Outcome) -> Outcome:
+        """*outcome* with its fault the first time its place is served, whole after that.
+        (The caller persists the state.)"""
+        if not isinstance(outcome, ScriptedReply) or outcome.fault is None:
+            return outcome
+        if outcome.place in self._faulted:
+            return attrs.evolve(outcome, fault=None)
+        self._faulted.add(outcome.place)
+        return outcome
 
     def _advance(self, track: str, position: int) -> None:
         self._cursors[track] = position
+        self._persist()
+
+    def _persist(self) -> None:
         if self.state_path is not None:
-            _write_state(self.state_path, self._cursors, self._served, sync=self.fsync)
+            _write_state(
+                self.state_path, self._cursors, self._served, self._faulted, sync=self.fsync
+            )
 
 
 def request_key(system: object, messages: list[dict[str, Any]]) -> str:
@@ -225,7 +251,9 @@ def _resolve(turn: Turn, track: str, index: int, place: str) -> Outcome:
             }
         )
     stop_reason = turn.stop_reason or ("tool_use" if turn.tool_uses else "end_turn")
-    return ScriptedReply(place=place, content=content, stop_reason=stop_reason, usage=turn.usage)
+    return ScriptedReply(
+        place=place, content=content, stop_reason=stop_reason, usage=turn.usage, fault=turn.fault
+    )
 
 
 def last_user_text(messages: list[dict[str, Any]]) -> str:
@@ -277,11 +305,11 @@ def _chars(value: object) -> int:
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str))
 
 
-def _read_state(path: Path) -> tuple[dict[str, int], dict[str, list[Any]]]:
+def _read_state(path: Path) -> tuple[dict[str, int], dict[str, list[Any]], set[str]]:
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        return {}, {}
+        return {}, {}, set()
     try:
         data = json.loads(raw)
         if not isinstance(data, dict) or data.get("v") != _STATE_VERSION:
@@ -297,16 +325,26 @@ def _read_state(path: Path) -> tuple[dict[str, int], dict[str, list[Any]]]:
             isinstance(v, list) and len(v) == 3 and isinstance(v[2], int) for v in served.values()
         ):
             raise ValueError("bad served turns")
+        faulted = data.get("faulted", [])
+        if not isinstance(faulted, list) or not all(isinstance(p, str) for p in faulted):
+            raise ValueError("bad faulted turns")
     except (ValueError, KeyError, UnicodeDecodeError) as exc:
         raise ModelError(
             f"{path}: not a coterie scenario state file ({exc}); remove it to start over"
         ) from None
-    return dict(cursors), dict(served)
+    return dict(cursors), dict(served), set(faulted)
 
 
 def _write_state(
-    path: Path, cursors: dict[str, int], served: dict[str, list[Any]], *, sync: bool
+    path: Path,
+    cursors: dict[str, int],
+    served: dict[str, list[Any]],
+    faulted: set[str],
+    *,
+    sync: bool,
 ) -> None:
-    state = {"v": _STATE_VERSION, "cursors": cursors, "served": served}
+    state: dict[str, Any] = {"v": _STATE_VERSION, "cursors": cursors, "served": served}
+    if faulted:
+        state["faulted"] = sorted(faulted)
     data = json.dumps(state, sort_keys=True).encode()
     atomic_write(path, data, sync=sync)

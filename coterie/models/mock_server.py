@@ -14,7 +14,12 @@ Scenario outcomes on the wire:
 - a ``crash`` turn: ``418`` with error type ``coterie_scripted_crash``
   (coterie's client raises :class:`~coterie.models.ScriptedCrash`);
 - an ``expect`` mismatch or an exhausted track: ``400`` with error type
-  ``coterie_scenario_error`` (coterie's client raises ``ScenarioError``).
+  ``coterie_scenario_error`` (coterie's client raises ``ScenarioError``);
+- a reply turn with a ``fault``, the first time it is served: ``cut`` sends
+  the ``200`` headers and the first ``after`` SSE events (a JSON reply: half
+  its body), then closes the connection mid-response; ``silent`` sends the
+  headers, then nothing until the client closes the connection (or the idle
+  timeout passes). Served again (the client's retry) the turn is whole.
 """
 
 from __future__ import annotations
@@ -81,6 +86,9 @@ class _Response:
     status: int
     headers: list[tuple[bytes, bytes]]
     chunks: list[bytes]
+    #: A wire fault: ``"cut"`` (the chunks, then the connection closed without
+    #: ending the response) or ``"silent"`` (the headers, then nothing).
+    fault: str | None = None
 
 
 @attrs.define
@@ -150,10 +158,18 @@ class MockServer:
         message_id = f"msg_mock_{self._served:06d}"
         args = (message_id, data["model"], outcome.content, outcome.stop_reason, usage)
         request_id = [(b"request-id", f"req_mock_{self._served:06d}".encode())]
+        fault = outcome.fault
         if data.get("stream"):
             events = sse_events(*args)
-            return _Response(200, [(b"content-type", b"text/event-stream"), *request_id], events)
-        return _json(200, message_json(*args), request_id)
+            sse = [(b"content-type", b"text/event-stream"), *request_id]
+            if fault is not None:
+                return _Response(200, sse, events[: fault.after], fault.kind)
+            return _Response(200, sse, events)
+        response = _json(200, message_json(*args), request_id)
+        if fault is not None:
+            body = response.chunks[0]
+            return attrs.evolve(response, chunks=[body[: len(body) // 2]], fault=fault.kind)
+        return response
 
     def _count_tokens(self, data: object) -> _Response:
         if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
@@ -257,6 +273,12 @@ async def _serve_connection(
             except Exception as exc:  # a bug here must cost one request, not the server
                 response = _error(500, "api_error", f"mock server error: {exc!r}")
             await _send(stream, conn, response, head=method == "HEAD")
+            if response.fault is not None:
+                if response.fault == "silent":
+                    with trio.move_on_after(idle_timeout):
+                        while await stream.receive_some(65536):
+                            pass  # until the client gives up and closes
+                return  # closed in the middle of the response
             if conn.our_state is h11.MUST_CLOSE or conn.their_state is not h11.DONE:
                 return
             conn.start_next_cycle()
@@ -302,13 +324,15 @@ async def _next_event(stream: trio.SocketStream, conn: h11.Connection) -> Any:
 async def _send(
     stream: trio.SocketStream, conn: h11.Connection, response: _Response, *, head: bool = False
 ) -> None:
-    """Send *response*; for a HEAD request its headers only (HTTP forbids a body)."""
+    """Send *response*; for a HEAD request its headers only (HTTP forbids a body);
+    with a fault, never the end of the response (the caller closes the connection)."""
     headers = [*response.headers, (b"server", _SERVER)]
     await stream.send_all(conn.send(h11.Response(status_code=response.status, headers=headers)))
-    for chunk in () if head else response.chunks:
+    for chunk in () if head or response.fault == "silent" else response.chunks:
         # One write per event, so a streaming client sees the deltas arrive.
         await stream.send_all(conn.send(h11.Data(data=chunk)))
-    await stream.send_all(conn.send(h11.EndOfMessage()))
+    if response.fault is None:
+        await stream.send_all(conn.send(h11.EndOfMessage()))
 
 
 def main(

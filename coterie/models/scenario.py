@@ -36,8 +36,11 @@ CRASH_STATUS = 418
 _TOP_KEYS = frozenset({"name", "description", "setup", "tracks"})
 _SETUP_KEYS = frozenset({"files"})
 _TURN_KEYS = frozenset(
-    {"text", "tool_uses", "stop_reason", "usage", "expect", "expect_not", "error", "crash"}
+    {"text", "tool_uses", "stop_reason", "usage", "expect", "expect_not", "error", "crash", "fault"}
 )
+_FAULT_KEYS = frozenset({"kind", "after"})
+#: How a reply turn can fail once on the wire (``fault``): cut off, or silent.
+FAULT_KINDS = frozenset({"cut", "silent"})
 _TOOL_USE_KEYS = frozenset({"name", "input", "id"})
 _ERROR_KEYS = frozenset({"status", "type", "message"})
 _USAGE_KEYS = frozenset(attrs.fields_dict(Usage))
@@ -62,6 +65,21 @@ class TurnError:
 
 
 @attrs.frozen
+class TurnFault:
+    """A wire fault a reply turn suffers the first time it is served (``fault``).
+
+    ``cut``: the response stops after ``after`` SSE events (for a JSON reply,
+    after half its body) and the connection is closed; ``silent``: the
+    response headers, then nothing until the client gives up. Served again
+    (the client's retry), the turn is whole. Only the mock server has a wire:
+    the scripted model serves such a turn whole.
+    """
+
+    kind: str
+    after: int = 0
+
+
+@attrs.frozen
 class Turn:
     """One scripted model reply (or error, or crash) on a track."""
 
@@ -75,6 +93,8 @@ class Turn:
     expect_not: str | None = None
     error: TurnError | None = None
     crash: str | None = None
+    #: Fails the reply once on the wire (the mock server), then serves it whole.
+    fault: TurnFault | None = None
 
 
 @attrs.frozen
@@ -154,6 +174,10 @@ def _turn_to_dict(turn: Turn) -> dict[str, Any]:
         data["error"] = attrs.asdict(turn.error)
     if turn.crash is not None:
         data["crash"] = turn.crash
+    if turn.fault is not None:
+        data["fault"] = {"kind": turn.fault.kind} | (
+            {"after": turn.fault.after} if turn.fault.kind == "cut" else {}
+        )
     return data
 
 
@@ -285,7 +309,10 @@ class _Parser:
         crash = (
             self.string(turn["crash"], where, "crash", nonempty=True) if "crash" in turn else None
         )
-        reply_keys = [k for k in ("text", "tool_uses", "stop_reason", "usage") if k in turn]
+        fault = self.fault(turn["fault"], f"{where}.fault") if "fault" in turn else None
+        reply_keys = [
+            k for k in ("text", "tool_uses", "stop_reason", "usage", "fault") if k in turn
+        ]
         outcome_keys = [k for k in ("error", "crash") if k in turn]
         if len(outcome_keys) > 1 or (outcome_keys and reply_keys):
             keys = ", ".join(repr(k) for k in outcome_keys + reply_keys)
@@ -304,7 +331,24 @@ class _Parser:
             expect_not=expect_not,
             error=error,
             crash=crash,
+            fault=fault,
         )
+
+    def fault(self, value: object, where: str) -> TurnFault:
+        fault = self.obj(value, where, _FAULT_KEYS)
+        if "kind" not in fault:
+            raise self.fail(where, "missing 'kind'")
+        kind = self.string(fault["kind"], where, "kind")
+        if kind not in FAULT_KINDS:
+            raise self.fail(where, f"'kind' must be one of {', '.join(sorted(FAULT_KINDS))}")
+        if kind == "silent":
+            if "after" in fault:
+                raise self.fail(where, "'after' is for a 'cut' fault only")
+            return TurnFault(kind=kind)
+        after = fault.get("after", 0)
+        if not _is_int(after) or after < 0:
+            raise self.fail(where, "'after' must be a non-negative integer (SSE events sent)")
+        return TurnFault(kind=kind, after=after)
 
     def tool_uses(self, value: object, where: str) -> tuple[ToolUse, ...]:
         if not isinstance(value, list) or not value:
