@@ -318,9 +318,11 @@ class AgentLoop:
     async def _call(self, call: dict[str, Any]) -> dict[str, Any]:
         """Run one requested tool; its result block. Durably marked started first,
         so that after a crash it is reported interrupted, never run again."""
-        self._emit("agent.tool_call", id=call["id"], name=call["name"], input=call["input"])
         if self.transcript is not None:
             await self.transcript.tool_started(call["id"], call["name"], call["input"])
+        # After the durable mark: an agent.tool_call in the event log means its
+        # transcript recorded the call (the integrity check on resume relies on it).
+        self._emit("agent.tool_call", id=call["id"], name=call["name"], input=call["input"])
         outcome = await execute_tool_call(
             self.registry, self.gate, call["name"], call["input"], self.tools, call_id=call["id"]
         )

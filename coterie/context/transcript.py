@@ -88,6 +88,7 @@ class _Replay:
     prompt_ids: set[str] = attrs.field(factory=set)
     meta: dict[str, Any] = attrs.field(factory=dict)
     prompt_meta: dict[str, dict[str, Any]] = attrs.field(factory=dict)
+    ever_started: set[str] = attrs.field(factory=set)  # every tool id started, all rounds
 
     def apply(self, entry: dict[str, Any]) -> None:
         kind = entry.get("type")
@@ -104,6 +105,7 @@ class _Replay:
             self.finished.clear()
         elif kind == "tool_started":
             self.started[str(entry["id"])] = str(entry.get("name", ""))
+            self.ever_started.add(str(entry["id"]))
         elif kind == "tool_finished":
             self.finished[str(entry["id"])] = {
                 "type": "tool_result",
@@ -195,6 +197,8 @@ class TranscriptLog:
         self.meta: dict[str, Any] = {}
         #: The ``meta`` recorded with each request's first message.
         self.prompt_meta: dict[str, dict[str, Any]] = {}
+        #: Every tool call the log records as started (compacted away or not).
+        self.started_tools: frozenset[str] = frozenset()
         self._fd: int | None = fd
         self._policy = journal.SyncPolicy(durability, self._unsynced)
 
@@ -251,6 +255,7 @@ class TranscriptLog:
         settled, self.interrupted = replay.settled()
         self.prompt_ids = set(replay.prompt_ids)
         self.meta, self.prompt_meta = replay.meta, dict(replay.prompt_meta)
+        self.started_tools = frozenset(replay.ever_started)
         raw = replay.messages
         start, end, end_after = changed_span(raw, settled)
         if start == end == end_after:
@@ -316,6 +321,7 @@ class TranscriptLog:
         await self._append(
             {"type": "tool_started", "id": tool_use_id, "name": name, "input": input}
         )
+        self.started_tools = self.started_tools | {tool_use_id}
 
     async def tool_finished(
         self, tool_use_id: str, content: Any, *, is_error: bool = False

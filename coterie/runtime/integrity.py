@@ -13,6 +13,11 @@ mailboxes still hold, and stop the run with :class:`LostRecords` instead.
 * The pending request: a request ``state.json`` records as sent, with no
   result yet, must still be in its recipient's mailbox, or its reply in the
   user's mailbox; otherwise nothing would ever answer it.
+* Tool calls: every tool call the event log shows an agent making must be in
+  that agent's transcript (the loop records a call there, durably, before it
+  emits ``agent.tool_call``). A transcript that lost them (deleted, zeroed,
+  cut short) would make the agent run them again, or skip them, and report
+  success.
 
 :class:`BoardDamage` reports what the board skipped or cut while reading its
 log, as the post office does for mailboxes (``mailbox.corrupt``).
@@ -26,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from coterie.errors import CoterieError
+from coterie.events import read_events
 from coterie.mailbox import peek_mailbox
 from coterie.runs import COMPLETED, FAILED, read_state
 
@@ -36,7 +42,14 @@ if TYPE_CHECKING:
     from coterie.board import BoardCorruption
     from coterie.events import EventLog
 
-__all__ = ["BoardDamage", "LostRecords", "check_pending_request", "check_tasks", "created_tasks"]
+__all__ = [
+    "BoardDamage",
+    "LostRecords",
+    "check_pending_request",
+    "check_tasks",
+    "check_tool_calls",
+    "created_tasks",
+]
 
 #: How TaskCreate's result names the task it created (``Created task_N: ...``).
 _CREATED = re.compile(r"^Created (task_\d+)\b")
@@ -120,6 +133,38 @@ def check_pending_request(run_dir: Path, user: str = "user") -> None:
         " damaged or deleted), so nothing would ever answer it; the run is stopped"
         " rather than wait forever (start a new run to ask again)"
     )
+
+
+def check_tool_calls(run_dir: Path) -> None:
+    """Raise :class:`LostRecords` if an agent's transcript lost tool calls the event
+    log shows it made (checked before any agent starts again)."""
+    path = run_dir / "events.jsonl"
+    if not path.is_file():
+        return
+    called: dict[str, list[str]] = {}
+    for event in read_events(path):
+        actor, call = event.data.get("actor"), event.data.get("id")
+        if event.type == "agent.tool_call" and isinstance(actor, str) and isinstance(call, str):
+            called.setdefault(actor, []).append(call)
+    from coterie.context import TranscriptLog  # the context package is heavy; only here
+
+    for actor, calls in called.items():
+        log_path = run_dir / "transcripts" / f"{actor}.log"
+        if log_path.is_file():
+            with TranscriptLog.open(log_path, "none") as log:
+                started = log.started_tools
+        else:
+            started = frozenset()
+        lost = [c for c in dict.fromkeys(calls) if c not in started]
+        if lost:
+            what = "was deleted" if not log_path.is_file() else "lost them (damaged)"
+            raise LostRecords(
+                f"run {run_dir.name}: {actor}'s transcript {log_path} {what}: {len(lost)} tool"
+                f" call(s) the event log shows it made ({', '.join(lost[:5])}"
+                f"{', ...' if len(lost) > 5 else ''}) are not in it, so {actor} would run them"
+                " again or skip them; the run is stopped rather than report success over lost"
+                " work (restore the transcript from a backup, or start a new run)"
+            )
 
 
 class BoardDamage:

@@ -36,7 +36,12 @@ from coterie.mailbox import PostOffice
 from coterie.procgroups import reap_workspace
 from coterie.runs import COMPLETED, FAILED, RUNNING, hold_run, read_state, runs_root, write_state
 from coterie.runtime.agents import Agents, run_hooks
-from coterie.runtime.integrity import BoardDamage, check_pending_request, check_tasks
+from coterie.runtime.integrity import (
+    BoardDamage,
+    check_pending_request,
+    check_tasks,
+    check_tool_calls,
+)
 from coterie.runtime.tree import build_tree
 from coterie.supervisors import DynamicSupervisor
 from coterie.team import Team, Wakeups, changed_tasks
@@ -143,6 +148,7 @@ async def open_run(prepared: PreparedRun, asker: Asker | None) -> AsyncIterator[
         # Checked before any actor starts: a request nothing would answer is
         # an error now, not a resume that waits forever.
         check_pending_request(run_dir, USER)
+        check_tool_calls(run_dir)
         async with contextlib.AsyncExitStack() as boards:
             team: Team | None = None
             if options.is_team:

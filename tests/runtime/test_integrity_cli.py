@@ -156,3 +156,21 @@ def test_a_lost_lead_mailbox_stops_the_resume_instead_of_hanging(
     assert says(resumed.stderr, "nothing would ever answer it"), resumed.stderr
     assert says(resumed.stderr, state["request"]["id"])
     assert "Traceback" not in resumed.stderr
+
+
+@pytest.mark.parametrize("damage", [delete, zero, truncate_half])
+def test_a_transcript_that_lost_tool_calls_stops_the_resume(
+    damage: Callable[[Path], None], workspace: Path, home: Path, tmp_path: Path
+) -> None:
+    """Found by bench/chaos.py: a teammate's transcript deleted, zeroed or cut short
+    after a kill made the teammate run a tool of a finished step again, and the
+    run ended success. Now the event log's tool calls are checked against it."""
+    run_dir = interrupted_team(workspace, home, tmp_path)
+    damage(run_dir / "transcripts" / "bob.log")
+    written = sorted(p.name for p in workspace.glob("b*.txt"))
+    resumed = coterie("resume", run_dir.name, "-p", cwd=workspace, home=home, timeout=60)
+    assert resumed.returncode == 2, (resumed.stdout, resumed.stderr)
+    assert says(resumed.stderr, "bob's transcript"), resumed.stderr
+    assert says(resumed.stderr, "the run is stopped rather than report success over lost work")
+    assert "Traceback" not in resumed.stderr
+    assert sorted(p.name for p in workspace.glob("b*.txt")) == written  # nothing run again
