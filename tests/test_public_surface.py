@@ -80,13 +80,15 @@ SURFACES: dict[str, set[str]] = {
         "tool_name"
     },
     "coterie.models": {
-        "DEFAULT_MODEL", "DEFAULT_MODEL_PRICE", "ROLES", "AnthropicModel", "MeteredModel",
+        "DEFAULT_MODEL", "DEFAULT_MODEL_PRICE", "MODEL_ALIASES", "ROLES", "AnthropicModel",
+        "MeteredModel",
         "MockServer", "Model", "ModelAPIError", "ModelError", "ModelPrice", "ModelReply",
         "ModelRequest", "PromptTooLong", "RecordedRequest", "RequestInvalid", "RetrySink",
         "Retrying", "Scenario",
         "ScenarioError", "ScriptedCrash", "ScriptedModel", "TextSink", "ToolUse", "Turn",
         "TurnError", "Usage", "UsageLedger", "cost_usd", "is_known_model", "load_scenario",
-        "model_from_env", "parse_scenario", "price_for", "serve_scenario", "validate_request"
+        "model_from_env", "parse_scenario", "price_for", "resolve_model", "serve_scenario",
+        "validate_request",
     },
     "coterie.hooks": {
         "EVENTS", "HookEvent", "Handler", "HookConfig", "HookGroup", "HooksConfigError",

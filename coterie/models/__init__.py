@@ -28,6 +28,7 @@ from coterie.models._base import (
 )
 from coterie.models._factory import model_from_env
 from coterie.models._validate import RequestInvalid, validate_request
+from coterie.models.aliases import MODEL_ALIASES, resolve_model
 from coterie.models.metered import MeteredModel
 from coterie.models.mock_server import MockServer, RecordedRequest, serve_scenario
 from coterie.models.pricing import (
@@ -65,6 +66,7 @@ def __getattr__(name: str) -> object:
 __all__ = [
     "DEFAULT_MODEL",
     "DEFAULT_MODEL_PRICE",
+    "MODEL_ALIASES",
     "ROLES",
     "AnthropicModel",
     "MeteredModel",
@@ -95,6 +97,7 @@ __all__ = [
     "load_scenario",
     "model_from_env",
     "parse_scenario",
+    "resolve_model",
     "price_for",
     "validate_request",
     "serve_scenario",

@@ -6,6 +6,7 @@ import os
 from typing import TYPE_CHECKING
 
 from coterie.models._base import DEFAULT_MODEL, ModelError
+from coterie.models.aliases import resolve_model
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -49,7 +50,7 @@ def model_from_env(
         return ScriptedModel(
             load_scenario(scenario_path),
             state_path=state_path,
-            model_name=model_name or "scripted",
+            model_name=resolve_model(model_name) if model_name else "scripted",
         )
     if any(
         environ.get(var)
@@ -66,7 +67,7 @@ def model_from_env(
         if not seconds > 0:
             raise ModelError(f"{IDLE_ENV} must be a positive number of seconds, got {idle!r}")
         return AnthropicModel(
-            model_name or environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL,
+            resolve_model(model_name or environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL),
             api_key=environ.get("ANTHROPIC_API_KEY") or None,
             base_url=environ.get("ANTHROPIC_BASE_URL") or None,
             stream_idle_timeout=seconds,

@@ -31,6 +31,7 @@ from coterie.models._base import (
     api_error,
 )
 from coterie.models._wire import CRASH_ERROR_TYPE, SCENARIO_ERROR_TYPE
+from coterie.models.aliases import resolve_model
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -194,7 +195,7 @@ class AnthropicModel:
 
     def _params(self, request: ModelRequest) -> dict[str, Any]:
         params: dict[str, Any] = {
-            "model": request.model or self.name,
+            "model": resolve_model(request.model) if request.model else self.name,
             "max_tokens": request.max_tokens,
             "messages": _with_conversation_breakpoint(request.messages)
             if self.cache_conversation

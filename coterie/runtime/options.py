@@ -18,8 +18,6 @@ from typing import Any, Literal
 
 import attrs
 
-from coterie.models import DEFAULT_MODEL
-
 __all__ = ["Command", "RunOptions"]
 
 Command = Literal["run", "team"]
@@ -53,8 +51,10 @@ class RunOptions:
     command: Command = "run"
     #: The request the run was started with (recorded for ``resume``).
     prompt: str | None = None
-    #: The model's name (a scenario replays offline and only reports it).
-    model: str = DEFAULT_MODEL
+    #: The model's name or alias (a scenario replays offline and only reports it);
+    #: None: the settings' ``model``, else ``ANTHROPIC_MODEL``, else the default
+    #: (a new run records the one chosen, so its resumes keep it).
+    model: str | None = None
     #: Replay this scenario file with the scripted model.
     scenario: Path | None = attrs.field(default=None, converter=_optional_path)
     #: ``--permission-mode``; None: the settings' ``defaultMode``, else ``default``

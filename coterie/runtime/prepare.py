@@ -85,7 +85,7 @@ class PreparedRun:
     def budget(self) -> Budget:
         """The context budget of the run's agents."""
         options = self.options
-        budget = Budget.for_model(options.model, threshold=options.compact_at)
+        budget = Budget.for_model(self.model.name, threshold=options.compact_at)
         if options.context_window is None:
             return budget
         return attrs.evolve(budget, window=options.context_window)
@@ -142,8 +142,9 @@ def prepare(
         mcp_configs=tuple(Path(f).resolve() for f in options.mcp_configs),
     )
     settings, policy, extra = _policy(options)
-    if model is None and settings.model and options.model == DEFAULT_MODEL:
-        options = attrs.evolve(options, model=settings.model)  # the settings' default
+    if model is None and options.model is None:  # Claude Code's order of precedence
+        chosen = settings.model or os.environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL
+        options = attrs.evolve(options, model=chosen)
     sandbox, policy, notices = _sandbox(settings, policy, options, extra)
     hooks = _hooks(options, settings)
     notices = (*notices, *_ignored_hooks(hooks))
