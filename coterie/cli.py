@@ -201,19 +201,56 @@ def main(argv: list[str] | None = None) -> int:
             # every thread, and while the interpreter shuts down).
             for signum in (signal.SIGINT, *_LATE):
                 signal.signal(signum, signal.SIG_IGN)
-    except Stopped as exc:  # a stop signal as the command returned
+    except (Stopped, KeyboardInterrupt, BaseExceptionGroup) as exc:
+        code = stop_exit_code(exc)
+        if code is None:
+            raise
+        return code
+
+
+def stop_exit_code(exc: BaseException) -> int | None:
+    """The exit code of a command ended by a stop signal: *exc* is :class:`Stopped`
+    (a signal as the command returned), ``KeyboardInterrupt`` (Ctrl-C, or a stop
+    signal Trio delivered as one: see :func:`_stop`), or a group of only those
+    (one delivered into a task of a nursery). None for anything else."""
+    from coterie.commands.stopping import Stopped
+
+    if isinstance(exc, BaseExceptionGroup):
+        stops, rest = exc.split((KeyboardInterrupt, Stopped))
+        if rest is not None or stops is None:
+            return None
+        exc = stops.exceptions[0]
+        while isinstance(exc, BaseExceptionGroup):
+            exc = exc.exceptions[0]
+    if isinstance(exc, Stopped):
         return 128 + exc.signum
-    except KeyboardInterrupt:
-        return 130
+    if isinstance(exc, KeyboardInterrupt):
+        return 128 + (_DELIVERED[0] if _DELIVERED else signal.SIGINT)
+    return None
 
 
 #: The signals that end a command as Ctrl-C does (SIGINT: Python's KeyboardInterrupt).
 _LATE = (signal.SIGTERM, signal.SIGHUP)
 
 
+#: Stop signals handed to Trio's Ctrl-C handling (the first decides the exit code).
+_DELIVERED: list[int] = []
+
+
 def _stop(signum: int, _frame: object) -> None:
+    """SIGTERM or SIGHUP where no run listens for it (start-up, teardown, a command
+    of its own): stop the command as Ctrl-C would."""
+    import trio
+
     from coterie.commands.stopping import Stopped
 
+    if trio.lowlevel.in_trio_run():
+        # Raising here could land inside Trio's own machinery (a TrioInternalError,
+        # found by bench/chaos.py): Trio's Ctrl-C handling delivers a
+        # KeyboardInterrupt where it is safe, so hand the signal to it.
+        _DELIVERED.append(signum)
+        signal.raise_signal(signal.SIGINT)
+        return
     raise Stopped(signum)
 
 
