@@ -17,6 +17,7 @@ the local file of an untrusted workspace) is only noted.
 
 from __future__ import annotations
 
+import difflib
 import json
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -85,6 +86,9 @@ class HookConfig:
     files: tuple[Path, ...] = ()
     #: Files that set hooks which were ignored (an untrusted workspace's).
     ignored_files: tuple[Path, ...] = ()
+    #: What the user must be told once: hooks of events coterie does not have
+    #: (a newer Claude Code's, or a misspelt name), which never run.
+    notices: tuple[str, ...] = ()
 
     @classmethod
     def parse(cls, data: Any, path: Path) -> HookConfig:
@@ -92,14 +96,21 @@ class HookConfig:
         if not isinstance(data, dict):
             raise _error(path, "hooks", "must be an object of event names")
         groups: list[HookGroup] = []
+        notices: list[str] = []
         for event, entries in data.items():
             if event not in EVENTS:
-                raise _error(path, f"hooks.{event}", f"unknown event (known: {', '.join(EVENTS)})")
+                close = difflib.get_close_matches(event, EVENTS, n=1)
+                hint = f" (did you mean {close[0]}?)" if close else ""
+                notices.append(
+                    f"{path}: hooks.{event}: coterie has no such event{hint}; these hooks never"
+                    f" run (events: {', '.join(EVENTS)})"
+                )
+                continue
             if not isinstance(entries, list):
                 raise _error(path, f"hooks.{event}", "must be a list of matcher groups")
             for i, entry in enumerate(entries):
                 groups.append(_group(event, entry, path, f"hooks.{event}[{i}]"))
-        return cls(tuple(groups), (path,))
+        return cls(tuple(groups), (path,), notices=tuple(notices))
 
     @classmethod
     def merge(cls, configs: Iterable[HookConfig]) -> HookConfig:
@@ -107,11 +118,13 @@ class HookConfig:
         groups: list[HookGroup] = []
         files: list[Path] = []
         ignored: list[Path] = []
+        notices: list[str] = []
         for config in configs:
             groups.extend(config.groups)
             files.extend(config.files)
             ignored.extend(config.ignored_files)
-        return cls(tuple(groups), tuple(files), tuple(ignored))
+            notices.extend(config.notices)
+        return cls(tuple(groups), tuple(files), tuple(ignored), tuple(notices))
 
     def handlers(self, event: HookEvent, value: str | None = None) -> tuple[Handler, ...]:
         """The handlers *event* runs for *value* (the field its matcher reads), each

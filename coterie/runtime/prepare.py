@@ -231,10 +231,11 @@ def _policy(
 
 
 def _ignored_hooks(hooks: HookConfig) -> tuple[str, ...]:
-    return tuple(
+    untrusted = tuple(
         f"{path}: its hooks were ignored: the workspace is not trusted"
         for path in hooks.ignored_files
     )
+    return (*untrusted, *hooks.notices)
 
 
 def _sandbox(

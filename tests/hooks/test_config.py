@@ -53,7 +53,6 @@ def test_events_without_a_matcher_take_every_group(tmp_path: Path) -> None:
     [
         ([], "hooks: must be an object"),
         ({"PreToolUse": {}}, "hooks.PreToolUse: must be a list"),
-        ({"PreTooluse": []}, "hooks.PreTooluse: unknown event"),
         ({"Stop": [{"hooks": []}]}, "hooks.Stop[0].hooks: must be a non-empty list"),
         ({"Stop": [{"hook": [command("a")]}]}, "unknown key 'hook'"),
         ({"Stop": [{"hooks": [{"type": "prompt", "prompt": "x"}]}]}, "'prompt' is not supported"),
@@ -73,6 +72,18 @@ def test_a_malformed_entry_is_one_line_naming_the_file(
     assert text.startswith(f"{path}: ")
     assert message in text
     assert "\n" not in text
+
+
+def test_an_event_coterie_does_not_have_is_said_once_and_never_runs(tmp_path: Path) -> None:
+    """A newer Claude Code's event, or a misspelt one: a one-line notice naming the
+    file, with the close match; the rest of the file's hooks still apply."""
+    hooks = {"PreTooluse": [{"hooks": [command("a")]}], "Stop": [{"hooks": [command("b")]}]}
+    path = write(tmp_path / "settings.json", hooks)
+    config = load_hooks([(path, True)])
+    (notice,) = config.notices
+    assert notice.startswith(f"{path}: hooks.PreTooluse: coterie has no such event")
+    assert "did you mean PreToolUse?" in notice
+    assert [g.event for g in config.groups] == ["Stop"]
 
 
 def test_layers_merge_in_order(tmp_path: Path) -> None:
