@@ -17,6 +17,10 @@ median of --rounds runs.
    read), which is what the added latency should be near. Nothing is
    asserted: the figures are printed.
 
+2. The latency of an MCP tool call (a stdio server's no-op tool) against a
+   built-in tool's (Read of a small file), per call, in the same run
+   (``bench/mcp_calls.py``, which can also be run alone).
+
 --quick: N = 10, 2 rounds (a smoke run).
 """
 
@@ -25,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import runpy
 import statistics
 import tempfile
 import time
@@ -127,6 +132,9 @@ def main() -> None:
         args.calls, args.rounds = "10", 2
     part1(sizes_of(args.calls), args.rounds)
     fire_alone(50 if args.quick else 200)
+    print()
+    mcp_calls = runpy.run_path(str(Path(__file__).with_name("mcp_calls.py")))
+    mcp_calls["report"](*((10, 1) if args.quick else (50, 3)))
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""bench/mcp.py runs and prints its figures (a smoke run; no timing is asserted)."""
+"""bench/mcp_calls.py runs and prints its figures (a smoke run; no timing is asserted)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from tests.agent.conftest import REPO, clean_env
 
 def test_the_mcp_bench_prints_both_latencies_and_their_ratio() -> None:
     done = subprocess.run(
-        [sys.executable, str(REPO / "bench" / "mcp.py"), "--quick"],
+        [sys.executable, str(REPO / "bench" / "mcp_calls.py"), "--quick"],
         capture_output=True,
         text=True,
         env=clean_env(),

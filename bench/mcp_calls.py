@@ -1,6 +1,6 @@
 """The latency of an MCP tool call against a built-in tool's, in the same run.
 
-    python bench/mcp.py [--calls 50] [--rounds 3] [--quick]
+    python bench/mcp_calls.py [--calls 50] [--rounds 3] [--quick]
 
 One ``coterie run -p`` (the real CLI, the scripted model, bypassPermissions,
 no user settings) whose lead makes --calls turns alternating a call of the
@@ -94,7 +94,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
-    calls, rounds = (10, 1) if args.quick else (args.calls, args.rounds)
+    report(*((10, 1) if args.quick else (args.calls, args.rounds)))
+
+
+def report(calls: int, rounds: int) -> None:
+    """Measure *rounds* runs of *calls* calls of each kind, and print the figures."""
     took: dict[str, list[float]] = {"mcp": [], "builtin": []}
     for _ in range(rounds):
         for kind, values in one_run(calls).items():
