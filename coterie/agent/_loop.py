@@ -94,6 +94,12 @@ def _hook_text(event: str, text: str) -> dict[str, Any]:
     return {"type": "text", "text": f'<hook-feedback event="{event}">{text}</hook-feedback>'}
 
 
+def _blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """A message's content as a list of blocks (a plain string is one text block)."""
+    content = message["content"]
+    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+
+
 def _metered(model: Model) -> MeteredModel:
     return MeteredModel.of(model)
 
@@ -345,8 +351,17 @@ class AgentLoop:
         }
 
     async def _add(self, message: dict[str, Any], *, prompt_id: str | None = None) -> None:
-        """Append to the history, and to the durable transcript if there is one."""
-        self.messages.append(message)
+        """Append to the history, and to the durable transcript if there is one.
+
+        A message of the same role as the last one (a new request after a restart
+        left the history ending with the interrupted tools' results) joins it, so
+        the roles alternate as the API wants; the transcript keeps both, and its
+        reload merges them the same way."""
+        last = self.messages[-1] if self.messages else None
+        if last is not None and last.get("role") == message["role"]:
+            self.messages[-1] = {**last, "content": [*_blocks(last), *_blocks(message)]}
+        else:
+            self.messages.append(message)
         if self.transcript is not None:
             totals: dict[str, Any] = {
                 "turns": self.turns,
