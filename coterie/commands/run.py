@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 import time
 from typing import TYPE_CHECKING, Any
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
 
     from rich.console import Console
 
+    from coterie.events import Event
     from coterie.extensions import Expansion
 
 
@@ -284,6 +286,17 @@ def _asker(args: argparse.Namespace, console: Console) -> TerminalAsker | None:
     return TerminalAsker(console) if _interactive(args) else None
 
 
+def _hook_notice(err: Console, event: Event) -> None:
+    """Show the user what a hook says to them (its ``systemMessage``), and a hook that
+    failed or exited with an error, as Claude Code shows them (on stderr, once)."""
+    data = event.data
+    if event.type == "hook.ran" and data.get("notice"):
+        err.print(f"[yellow]hook:[/] {escape(str(data['notice']))}", soft_wrap=True)
+    elif event.type == "hook.failed":
+        text = f"{data.get('event')} hook {data.get('handler')} failed: {data.get('error')}"
+        err.print(f"[yellow]hook:[/] {escape(text)}", soft_wrap=True)
+
+
 async def drive(
     args: argparse.Namespace,
     console: Console,
@@ -333,7 +346,11 @@ async def drive(
                     f"[yellow]Auto Mode:[/] allow rules that grant arbitrary execution are set"
                     f" aside (the classifier judges those commands): {rules}"
                 )
-            with session.events.listen(view.event), session.events.listen(storage.event):
+            with (
+                session.events.listen(view.event),
+                session.events.listen(storage.event),
+                session.events.listen(functools.partial(_hook_notice, err)),
+            ):
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(storage.watch)  # a full disk stops the run
                     refresh = getattr(view, "run", None)

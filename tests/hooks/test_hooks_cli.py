@@ -337,6 +337,26 @@ def test_hook_runs_are_in_the_event_log(workspace: Path, home: Path, tmp_path: P
     )
 
 
+def test_what_a_hook_says_to_the_user_is_shown_on_stderr(
+    workspace: Path, home: Path, tmp_path: Path
+) -> None:
+    """Claude Code shows a hook's systemMessage and a non-blocking error to the user."""
+    message = json.dumps({"systemMessage": "lint is slow today"})
+    settings(home, {
+        **on("PreToolUse", f"echo '{message}'"),
+        **on("PostToolUse", "echo 'lint failed: 3 problems' >&2; exit 1"),
+    })  # fmt: skip
+    scenario = write_scenario(tmp_path / "s.json", {"lead": [write("a.txt", "x"), {"text": "ok"}]})
+    done = coterie(
+        "run", "-p", *BYPASS, "--scenario", str(scenario), "go", cwd=workspace, home=home
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
+    assert "hook: lint is slow today" in done.stderr
+    assert "hook: PostToolUse hook exited 1: lint failed: 3 problems" in done.stderr
+    assert (workspace / "a.txt").read_text() == "x"  # a non-blocking error blocks nothing
+
+
 def test_task_created_exit_2_refuses_the_task(workspace: Path, home: Path, tmp_path: Path) -> None:
     settings(home, on("TaskCreated", f"{LOG}; echo 'one task at a time' >&2; exit 2"))
     scenario = write_scenario(
