@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from tests.agent.conftest import coterie
-from tests.agent.test_resume_cli import write_scenario
+from tests.agent.test_resume_cli import only_run, write_scenario
 from tests.team.test_team_cli import BYPASS, create, events_of, write
 
 if TYPE_CHECKING:
@@ -487,3 +487,34 @@ def test_a_blocked_prompt_ends_a_team_run_cleanly(
     )  # fmt: skip
     assert done.returncode == 1
     assert "frozen until Monday" in done.stdout + done.stderr
+
+
+def test_pre_and_post_compact_hooks_see_the_compaction(
+    workspace: Path, home: Path, tmp_path: Path
+) -> None:
+    """``coterie compact``: PreCompact with the trigger and the focus, PostCompact
+    with the summary."""
+    settings(home, {**on("PreCompact", LOG), **on("PostCompact", LOG)})
+    scenario = write_scenario(tmp_path / "s.json", {
+        "lead": [
+            {"tool_uses": [{"name": "Bash", "input": {"command": "seq 1 3000"}}]},
+            {"text": "first pass done"},
+        ],
+        "summarizer": [{"text": "SUMMARY: seq ran."}],
+    })  # fmt: skip
+    first = coterie(
+        "run", "-p", *BYPASS, "--scenario", str(scenario), "go", cwd=workspace, home=home
+    )
+    assert first.returncode == 0, first.stderr
+    run_id = only_run(workspace)
+    done = coterie("compact", run_id, "keep the parser", cwd=workspace, home=home)
+    assert done.returncode == 0, done.stderr
+    pre, post = logged(workspace)
+    assert (pre["hook_event_name"], pre["trigger"], pre["custom_instructions"]) == (
+        "PreCompact", "manual", "keep the parser",
+    )  # fmt: skip
+    assert (post["hook_event_name"], post["compact_summary"]) == (
+        "PostCompact",
+        "SUMMARY: seq ran.",
+    )
+    assert pre["session_id"] == run_id
