@@ -72,3 +72,38 @@ def test_the_person_at_the_terminal_decides(
         os.close(master)
     assert (workspace / "approved.txt").exists() is created
     assert "Finished." in screen
+
+
+def test_a_notification_hook_hears_the_permission_prompt(workspace: Path, home: Path) -> None:
+    """Claude Code's Notification event: fired when a permission prompt is shown,
+    with the agent named (issue 13)."""
+    import json
+
+    log = workspace.parent / "notified.jsonl"
+    hook = {"type": "command", "command": f"cat >> {log}; echo >> {log}"}
+    (home / ".claude").mkdir(exist_ok=True)
+    (home / ".claude" / "settings.json").write_text(
+        json.dumps({"hooks": {"Notification": [{"hooks": [hook]}]}})
+    )
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "coterie", "run", "touch it", "--scenario",
+         str(SCENARIOS / "approve.json")],
+        cwd=workspace, env=clean_env(HOME=str(home), COLUMNS="200"),
+        stdin=slave, stdout=slave, stderr=slave, close_fds=True,
+    )  # fmt: skip
+    os.close(slave)
+    try:
+        read_until(master, "trust this folder? [y/N]")
+        os.write(master, b"n\n")
+        read_until(master, "allow? [y/N]")
+        os.write(master, b"n\n")
+        read_until(master, "turns")
+        assert proc.wait(timeout=60) == 0
+    finally:
+        proc.kill()
+        os.close(master)
+    (sent,) = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    assert sent["hook_event_name"] == "Notification"
+    assert "touch approved.txt" in sent["message"] or "Bash" in sent["message"]
+    assert sent["agent"]["name"] == "lead"
