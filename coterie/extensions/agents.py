@@ -114,14 +114,20 @@ def _build(
     )
 
 
-def agent_from_file(path: Path, scope: Scope) -> AgentDefinition:
-    """The definition in *path* (an :class:`AgentsError` naming it if it cannot be used)."""
+def read_definition(path: Path) -> tuple[dict[str, Any], str]:
+    """The frontmatter and body of the definition file *path* (an agent's, a skill's,
+    a command's); an :class:`AgentsError` naming it if it cannot be used."""
     try:
-        meta, body = parse_frontmatter(path.read_text(encoding="utf-8"))
+        return parse_frontmatter(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise AgentsError(f"{path}: cannot be read ({exc})") from None
     except FrontmatterError as exc:
         raise AgentsError(f"{path}: {exc}") from None
+
+
+def agent_from_file(path: Path, scope: Scope) -> AgentDefinition:
+    """The definition in *path* (an :class:`AgentsError` naming it if it cannot be used)."""
+    meta, body = read_definition(path)
     name = meta.get("name")
     if not isinstance(name, str) or not name:
         raise AgentsError(f"{path}: the frontmatter has no name")

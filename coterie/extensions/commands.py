@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING
 import attrs
 
 from coterie.errors import CoterieError
-from coterie.extensions.agents import AgentsError, Scope
-from coterie.extensions.frontmatter import FrontmatterError, as_list, parse_frontmatter
+from coterie.extensions.agents import Scope, read_definition
+from coterie.extensions.frontmatter import as_list
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -84,12 +84,7 @@ class Expansion:
 
 def command_from_file(path: Path, root: Path, scope: Scope) -> CommandDefinition:
     """The command in *path*, below the commands folder *root*."""
-    try:
-        meta, body = parse_frontmatter(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise AgentsError(f"{path}: cannot be read ({exc})") from None
-    except FrontmatterError as exc:
-        raise AgentsError(f"{path}: {exc}") from None
+    meta, body = read_definition(path)
     relative = path.relative_to(root)
     model = meta.get("model")
     description = meta.get("description")

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from coterie.extensions.agents import NAME, AgentsError, Scope
-from coterie.extensions.frontmatter import FrontmatterError, as_list, parse_frontmatter
+from coterie.extensions.agents import NAME, AgentsError, Scope, read_definition
+from coterie.extensions.frontmatter import as_list
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -39,12 +39,7 @@ class SkillDefinition:
 def skill_from_folder(folder: Path, scope: Scope) -> SkillDefinition:
     """The skill in *folder* (an :class:`~coterie.extensions.AgentsError` naming the file)."""
     path = folder / "SKILL.md"
-    try:
-        meta, body = parse_frontmatter(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise AgentsError(f"{path}: cannot be read ({exc})") from None
-    except FrontmatterError as exc:
-        raise AgentsError(f"{path}: {exc}") from None
+    meta, body = read_definition(path)
     name = meta.get("name", folder.name)
     if not isinstance(name, str) or not NAME.match(name):
         raise AgentsError(

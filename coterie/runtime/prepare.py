@@ -105,27 +105,9 @@ def prepare(
         run_dir = find_run(workdir, resume)
         recorded = RunOptions.from_json(read_config(run_dir, verified=True))
         settings, policy, extra = _policy(recorded)
-        sandbox, policy, notices = _sandbox(settings, policy, recorded, extra)
-        hooks = _hooks(recorded, settings)
-        notices = (*notices, *_ignored_hooks(hooks))
-        servers, notices = _mcp(recorded, settings.trusted, notices)
-        extensions = _extensions(recorded, settings)
-        notices = (*notices, *settings.key_notices, *extensions.notices)
+        derived = _derive(recorded, settings, policy, extra)
         the_model = _model(model, recorded, run_dir, settings.env)
-        return PreparedRun(
-            recorded,
-            run_dir.name,
-            run_dir,
-            settings,
-            policy,
-            the_model,
-            extra,
-            sandbox,
-            notices,
-            hooks,
-            servers,
-            extensions,
-        )
+        return derived.prepared(recorded, run_dir.name, run_dir, settings, the_model, extra)
     if isinstance(model, str):
         options = attrs.evolve(options, model=model)
     elif model is not None:
@@ -145,32 +127,67 @@ def prepare(
     if model is None and options.model is None:  # Claude Code's order of precedence
         chosen = settings.model or os.environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL
         options = attrs.evolve(options, model=chosen)
-    sandbox, policy, notices = _sandbox(settings, policy, options, extra)
-    hooks = _hooks(options, settings)
-    notices = (*notices, *_ignored_hooks(hooks))
-    servers, notices = _mcp(options, settings.trusted, notices)
-    extensions = _extensions(options, settings)  # a bad --agents fails before the run
-    notices = (*notices, *settings.key_notices, *extensions.notices)
+    derived = _derive(options, settings, policy, extra)  # bad config: before a run exists
     run_id, run_dir = create_run(workdir, options.to_json())
     try:
         the_model = _model(model, options, run_dir, settings.env)
     except BaseException:
         shutil.rmtree(run_dir)  # no credentials or a bad scenario: leave no empty run behind
         raise
-    return PreparedRun(
-        options,
-        run_id,
-        run_dir,
-        settings,
-        policy,
-        the_model,
-        extra,
-        sandbox,
-        notices,
-        hooks,
-        servers,
-        extensions,
-    )
+    return derived.prepared(options, run_id, run_dir, settings, the_model, extra)
+
+
+@attrs.frozen
+class _Derived:
+    """What a run's options and settings make, before the run directory and the model."""
+
+    sandbox: Bubblewrap | None
+    policy: PermissionPolicy
+    notices: tuple[str, ...]
+    hooks: HookConfig
+    servers: tuple[ServerConfig, ...]
+    extensions: Extensions
+
+    def prepared(
+        self,
+        options: RunOptions,
+        run_id: str,
+        run_dir: Path,
+        settings: PermissionSettings,
+        model: MeteredModel,
+        extra: tuple[Path, ...],
+    ) -> PreparedRun:
+        return PreparedRun(
+            options,
+            run_id,
+            run_dir,
+            settings,
+            self.policy,
+            model,
+            extra,
+            self.sandbox,
+            self.notices,
+            self.hooks,
+            self.servers,
+            self.extensions,
+        )
+
+
+def _derive(
+    options: RunOptions,
+    settings: PermissionSettings,
+    policy: PermissionPolicy,
+    extra: tuple[Path, ...],
+) -> _Derived:
+    """The sandbox, hooks, MCP servers and extensions of a run, and what to tell the
+    user; every one of them checked (a bad file is a usage error now)."""
+    sandbox, policy, notices = _sandbox(settings, policy, options, extra)
+    hooks = _hooks(options, settings)
+    notices = (*notices, *_ignored_hooks(hooks))
+    servers, notices = _mcp(options, settings.trusted, notices)
+    extensions = _extensions(options, settings)  # a bad --agents fails before the run
+    notices = (*notices, *settings.key_notices, *extensions.notices)
+    return _Derived(sandbox, policy, notices, hooks, servers, extensions)
 
 
 def _extensions(options: RunOptions, settings: PermissionSettings) -> Extensions:
