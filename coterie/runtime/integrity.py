@@ -114,7 +114,15 @@ def check_tasks(
 
 
 def check_pending_request(run_dir: Path, user: str = "user") -> None:
-    """Raise :class:`LostRecords` if the pending request can never be answered."""
+    """Raise :class:`LostRecords` if the pending request can never be answered, or if
+    ``state.json`` is gone from a run whose agents have begun work (it is written
+    before any request is sent, so without it what was asked and answered is lost)."""
+    if not (run_dir / "state.json").exists() and _worked(run_dir):
+        raise LostRecords(
+            f"run {run_dir.name}: {run_dir / 'state.json'} is missing (deleted?), but the"
+            " run's agents have begun work, so what was asked and answered is lost; the run"
+            " is stopped rather than start over on top of that work (start a new run)"
+        )
     state = read_state(run_dir)
     pending = state.get("request")
     if not isinstance(pending, dict) or not pending.get("sent"):
@@ -165,6 +173,14 @@ def check_tool_calls(run_dir: Path) -> None:
                 " again or skip them; the run is stopped rather than report success over lost"
                 " work (restore the transcript from a backup, or start a new run)"
             )
+
+
+def _worked(run_dir: Path) -> bool:
+    """Whether some agent of the run has a transcript with anything in it."""
+    transcripts = run_dir / "transcripts"
+    return transcripts.is_dir() and any(
+        p.is_file() and p.stat().st_size > 0 for p in transcripts.glob("*.log")
+    )
 
 
 class BoardDamage:

@@ -174,3 +174,14 @@ def test_a_transcript_that_lost_tool_calls_stops_the_resume(
     assert says(resumed.stderr, "the run is stopped rather than report success over lost work")
     assert "Traceback" not in resumed.stderr
     assert sorted(p.name for p in workspace.glob("b*.txt")) == written  # nothing run again
+
+
+def test_a_deleted_state_file_stops_the_resume(workspace: Path, home: Path, tmp_path: Path) -> None:
+    """Found by bench/chaos.py: state.json deleted after a kill: the resume went on
+    without the pending request (and failed later, or started over)."""
+    run_dir = interrupted_team(workspace, home, tmp_path)
+    (run_dir / "state.json").unlink()
+    resumed = coterie("resume", run_dir.name, "-p", cwd=workspace, home=home, timeout=60)
+    assert resumed.returncode == 2, (resumed.stdout, resumed.stderr)
+    assert says(resumed.stderr, "state.json is missing"), resumed.stderr
+    assert "Traceback" not in resumed.stderr
