@@ -522,6 +522,14 @@ def tool_outcomes(messages: list[dict[str, Any]]) -> list[tuple[dict[str, Any], 
     return [(u, results.get(u["id"])) for u in uses]
 
 
+def last_answer(messages: list[dict[str, Any]]) -> str:
+    """The text of the last assistant message of *messages*."""
+    for message in reversed(messages):
+        if message["role"] == "assistant" and isinstance(message["content"], list):
+            return "".join(b.get("text", "") for b in message["content"] if b.get("type") == "text")
+    return ""
+
+
 def clear_error(code: int | None, out: str, err: str) -> bool:
     """Exit 1 or 2 with a reason: a line on stderr, or a result on stdout that
     says what failed (a task that did not finish, a model call that failed)."""
@@ -561,8 +569,14 @@ def check_round(rnd: Round, plan: Plan, code: int | None, out: str, err: str) ->
         check_acknowledged(rnd, run_dir)
     if code == 0:
         rnd.outcome = "completed"
-        if out != "noted\n":
-            v.append(f"success with result {out!r}, not the lead's last answer")
+        lead_history = transcript(run_dir, "lead")
+        failed_creates = any(e for u, e in tool_outcomes(lead_history) if u["name"] == "TaskCreate")
+        # The script's last answer, unless a TaskCreate failed (a full disk, a
+        # signal): then the scripted lead cannot react, and its result is its last
+        # answer, whatever that is (the error was reported to it; see below).
+        expected = last_answer(lead_history) if failed_creates else "noted"
+        if out != f"{expected}\n":
+            v.append(f"success with result {out!r}, not the lead's last answer {expected!r}")
         status: dict[str, str] = {}
         for e in log:  # each task's last status, as `coterie tasks` shows it
             if "status" in e.fields:
@@ -574,7 +588,7 @@ def check_round(rnd: Round, plan: Plan, code: int | None, out: str, err: str) ->
         missing = [t for t in created if completions[t] != 1]
         if missing:
             v.append(f"success with tasks not completed exactly once: {missing}")
-        lead = transcript(run_dir, "lead")
+        lead = lead_history
         creates = [(u, e) for u, e in tool_outcomes(lead) if u["name"] == "TaskCreate"]
         cut_short = sum(1 for _u, e in creates if e)
         if len(created) + cut_short < plan.tasks:
@@ -769,6 +783,8 @@ def one_round(
         if fault == "enospc":
             with contextlib.suppress(OSError):
                 (root / "filler").unlink()
+            if rnd.violations:  # the tmpfs goes with the round: keep a copy of it
+                shutil.copytree(root, root.with_name(root.name + "-kept"), symlinks=True)
             subprocess.run(["umount", "-l", str(root)], check=False)
     return rnd
 

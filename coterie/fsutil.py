@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+#: Errors meaning the storage takes no more writes: full, over quota, read-only.
+STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS})
+
+
+def is_storage_error(exc: BaseException) -> bool:
+    """Whether *exc* says the disk is full or read-only."""
+    return isinstance(exc, OSError) and exc.errno in STORAGE_ERRNOS
 
 
 def fsync_dir(directory: Path) -> None:

@@ -8,12 +8,13 @@ Both leave the run interrupted and resumable.
 
 from __future__ import annotations
 
-import errno
 import os
 import signal
 from typing import TYPE_CHECKING
 
 import trio
+
+from coterie.fsutil import STORAGE_ERRNOS, is_storage_error
 
 if TYPE_CHECKING:
     import argparse
@@ -37,17 +38,10 @@ __all__ = [
 ]
 
 
-#: Errors meaning the run's storage takes no more writes: full, over quota, read-only.
-STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS})
 
 #: How such an error reads in an actor's crash report (``str(OSError)`` starts so),
 #: for a crash the supervisor reported before any write of ours failed.
 _STORAGE_MARKERS = tuple(f"[Errno {n}] {os.strerror(n)}" for n in sorted(STORAGE_ERRNOS))
-
-
-def is_storage_error(exc: BaseException) -> bool:
-    """Whether *exc* says the disk is full or read-only."""
-    return isinstance(exc, OSError) and exc.errno in STORAGE_ERRNOS
 
 
 def describe(exc: OSError) -> str:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import attrs
 
 from coterie.errors import CoterieError
+from coterie.fsutil import is_storage_error
 from coterie.tools._base import ToolResult
 from coterie.tools._schema import validate
 from coterie.tools.permissions.policy import Decision
@@ -220,6 +221,11 @@ async def execute_tool_call(
     try:
         result = await tool.run(input, ctx)
     except Exception as exc:
+        if is_storage_error(exc):
+            # A full or read-only disk a tool did not answer for itself (its own
+            # files' errors it reports) is the run's own state failing: the board,
+            # a mailbox. Not the model's to work around: the run stops, resumable.
+            raise
         # A bug in one tool must not end the agent's turn loop; cancellation
         # and KeyboardInterrupt are BaseExceptions and pass through untouched.
         _emit(ctx, "tool.failed", tool=name, error=f"{type(exc).__name__}: {exc}")

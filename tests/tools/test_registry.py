@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import os
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -182,6 +184,20 @@ async def test_a_tool_exception_becomes_an_error_result(ctx: ToolContext) -> Non
     result = await execute_tool_call(registry_with(probe), ALLOW, "Probe", {"x": 1}, ctx)
     assert result.is_error
     assert "RuntimeError: disk on fire" in result.content
+
+
+@pytest.mark.parametrize("code", [errno.ENOSPC, errno.EDQUOT, errno.EROFS])
+async def test_a_full_disk_a_tool_did_not_answer_for_stops_the_agent(
+    ctx: ToolContext, code: int
+) -> None:
+    """Found by bench/chaos.py: the board's ENOSPC inside TaskCreate became an error
+    result ("failed unexpectedly"), the scripted lead went on without its tasks and
+    the run ended success. The run's own state failing is not the model's to handle:
+    it propagates (the actor crashes, the run stops, resumable)."""
+    probe = Probe(fail=OSError(code, os.strerror(code), "board.log"))
+    with pytest.raises(OSError, match="board.log") as caught:
+        await execute_tool_call(registry_with(probe), ALLOW, "Probe", {"x": 1}, ctx)
+    assert caught.value.errno == code
 
 
 async def test_cancellation_is_never_swallowed(ctx: ToolContext, autojump_clock: object) -> None:
