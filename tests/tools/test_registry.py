@@ -195,7 +195,7 @@ async def test_a_full_disk_a_tool_did_not_answer_for_stops_the_agent(
     the run ended success. The run's own state failing is not the model's to handle:
     it propagates (the actor crashes, the run stops, resumable)."""
     probe = Probe(fail=OSError(code, os.strerror(code), "board.log"))
-    with pytest.raises(OSError, match="board.log") as caught:
+    with pytest.raises(OSError, match=r"board\.log") as caught:
         await execute_tool_call(registry_with(probe), ALLOW, "Probe", {"x": 1}, ctx)
     assert caught.value.errno == code
 
