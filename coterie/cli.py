@@ -245,6 +245,10 @@ def _stop(signum: int, _frame: object) -> None:
     from coterie.commands.stopping import Stopped
 
     if trio.lowlevel.in_trio_run():
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            # Trio is finishing (its Ctrl-C handling is gone): the command has its
+            # result, and a late signal no longer changes it.
+            return
         # Raising here could land inside Trio's own machinery (a TrioInternalError,
         # found by bench/chaos.py): Trio's Ctrl-C handling delivers a
         # KeyboardInterrupt where it is safe, so hand the signal to it.

@@ -156,6 +156,17 @@ def check_tool_calls(run_dir: Path) -> None:
             called.setdefault(actor, []).append(call)
     from coterie.context import TranscriptLog  # the context package is heavy; only here
 
+    for log_path in sorted((run_dir / "transcripts").glob("*.log")):
+        with TranscriptLog.open(log_path, "none") as log:
+            skipped = [c for c in log.corruption if c.action == "skipped"]
+        if skipped:  # a record lost from the middle: what it held the agent would redo
+            where = ", ".join(f"bytes {c.start}-{c.end}" for c in skipped[:3])
+            raise LostRecords(
+                f"run {run_dir.name}: the transcript {log_path} is damaged ({where} are no"
+                " record), so its agent would go on from a history with a hole in it and"
+                " could run a finished step again; the run is stopped rather than report"
+                " success over lost work (restore the transcript, or start a new run)"
+            )
     for actor, calls in called.items():
         log_path = run_dir / "transcripts" / f"{actor}.log"
         if log_path.is_file():

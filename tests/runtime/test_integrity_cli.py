@@ -185,3 +185,22 @@ def test_a_deleted_state_file_stops_the_resume(workspace: Path, home: Path, tmp_
     assert resumed.returncode == 2, (resumed.stdout, resumed.stderr)
     assert says(resumed.stderr, "state.json is missing"), resumed.stderr
     assert "Traceback" not in resumed.stderr
+
+
+def test_a_transcript_with_a_damaged_record_stops_the_resume(
+    workspace: Path, home: Path, tmp_path: Path
+) -> None:
+    """Found by bench/chaos.py: a flipped byte in the middle of a teammate's
+    transcript lost the message holding a tool call whose start record survived,
+    and the teammate ran the step again."""
+    run_dir = interrupted_team(workspace, home, tmp_path)
+    log = run_dir / "transcripts" / "bob.log"
+    data = bytearray(log.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    log.write_bytes(bytes(data))
+    written = sorted(p.name for p in workspace.glob("b*.txt"))
+    resumed = coterie("resume", run_dir.name, "-p", cwd=workspace, home=home, timeout=60)
+    assert resumed.returncode == 2, (resumed.stdout, resumed.stderr)
+    assert says(resumed.stderr, "bob.log is damaged"), resumed.stderr
+    assert "Traceback" not in resumed.stderr
+    assert sorted(p.name for p in workspace.glob("b*.txt")) == written
