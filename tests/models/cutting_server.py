@@ -11,15 +11,22 @@ PORT_FILE PLAN CONTENT_JSON [LATER_JSON]`` for CLI tests (it writes its port to 
 
 from __future__ import annotations
 
+import contextlib
 import json
+import subprocess
 import sys
-from typing import Any
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import trio
 
 from coterie.models import Usage
 from coterie.models._wire import sse_events
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 
 @attrs.define
@@ -96,6 +103,27 @@ async def serve(
     async with trio.open_nursery() as nursery:
         await nursery.start(trio.serve_listeners, lambda s: _handle(plan, s), listeners)
         task_status.started(port)
+
+
+@contextlib.contextmanager
+def running(
+    port_file: Path, steps: str, content: list[dict[str, Any]], later: Any = None
+) -> Iterator[str]:
+    """This server in a process of its own (for CLI tests); yields its base URL."""
+    server = subprocess.Popen(
+        [sys.executable, "-m", "tests.models.cutting_server", str(port_file), steps,
+         json.dumps(content), json.dumps(later)],
+        cwd=Path(__file__).parents[2],
+    )  # fmt: skip
+    try:
+        for _ in range(200):
+            if port_file.exists() and port_file.read_text():
+                break
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port_file.read_text()}"
+    finally:
+        server.terminate()
+        server.wait()
 
 
 async def _main(port_file: str, steps: str, content: str, later: str = "null") -> None:

@@ -9,8 +9,6 @@ complete text block, the partial text was the result; cut after a complete
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -18,8 +16,8 @@ import trio
 
 from coterie.models import ModelError, ModelRequest
 from coterie.models.anthropic_model import AnthropicModel
-from tests.agent.conftest import REPO, coterie, home, workspace
-from tests.models.cutting_server import Plan, serve
+from tests.agent.conftest import coterie, home, workspace
+from tests.models.cutting_server import Plan, running, serve
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -96,27 +94,13 @@ def test_the_cli_never_runs_a_tool_from_a_cut_message_nor_reports_it_as_success(
 ) -> None:
     """Through the real CLI and SDK: the cut reply (a Write) is retried, and only the
     retry's complete reply (a text answer) counts: the Write never runs."""
-    port_file = tmp_path / "port"
     steps = cut_after_the_last_block(Plan([], WRITE))
-    server = subprocess.Popen(
-        [sys.executable, "-m", "tests.models.cutting_server", str(port_file), steps,
-         json.dumps(WRITE), json.dumps(TEXT)],
-        cwd=REPO,
-    )  # fmt: skip
-    try:
-        for _ in range(200):
-            if port_file.exists() and port_file.read_text():
-                break
-            trio.run(trio.sleep, 0.05)
-        url = f"http://127.0.0.1:{port_file.read_text()}"
+    with running(tmp_path / "port", steps, WRITE, TEXT) as url:
         done = coterie(
             "run", "-p", "--output-format", "json", "--max-turns", "1",
             "--permission-mode", "acceptEdits", "write it",
             cwd=workspace, home=home, env={"ANTHROPIC_BASE_URL": url}, timeout=60,
         )  # fmt: skip
-    finally:
-        server.terminate()
-        server.wait()
     assert done.returncode == 0, done.stderr
     assert not (workspace / "cut.txt").exists()
     result = json.loads(done.stdout)

@@ -10,9 +10,6 @@ attempts, and the solo console prints each retry.
 from __future__ import annotations
 
 import io
-import json
-import subprocess
-import sys
 from typing import TYPE_CHECKING
 
 import trio
@@ -23,8 +20,8 @@ from coterie.models import ModelRequest, Retrying
 from coterie.models.anthropic_model import AnthropicModel
 from coterie.runs import runs_root
 from coterie.ui.live import TeamView, render_team
-from tests.agent.conftest import REPO, coterie, home, workspace
-from tests.models.cutting_server import Plan, serve
+from tests.agent.conftest import coterie, home, workspace
+from tests.models.cutting_server import Plan, running, serve
 from tests.ui.helpers import ev, team_tree
 from tests.ui.test_live import text_of
 
@@ -101,25 +98,11 @@ def test_the_cli_says_the_model_is_not_answering(
     workspace: Path, home: Path, tmp_path: Path
 ) -> None:
     """Through the real CLI and SDK against a server that goes silent once."""
-    port_file = tmp_path / "port"
-    server = subprocess.Popen(
-        [sys.executable, "-m", "tests.models.cutting_server", str(port_file), "silent",
-         json.dumps(TEXT)],
-        cwd=REPO,
-    )  # fmt: skip
-    try:
-        for _ in range(200):
-            if port_file.exists() and port_file.read_text():
-                break
-            trio.run(trio.sleep, 0.05)
-        url = f"http://127.0.0.1:{port_file.read_text()}"
+    with running(tmp_path / "port", "silent", TEXT) as url:
         done = coterie(
             "run", "say something", cwd=workspace, home=home, timeout=60,
             env={"ANTHROPIC_BASE_URL": url, "COTERIE_STREAM_IDLE_TIMEOUT": "0.5"},
         )  # fmt: skip
-    finally:
-        server.terminate()
-        server.wait()
     assert done.returncode == 0, done.stderr
     assert "⧗ model call attempt 1 of" in done.stdout
     assert "failed (the reply stream was silent for 0.5 s); trying again in" in done.stdout
