@@ -160,9 +160,44 @@ def _parser() -> argparse.ArgumentParser:
         metavar="TOKENS",
         help="refuse prompts over this many tokens (about 4 characters each) as the API does",
     )
+    mock.add_argument(
+        "--latency",
+        type=_hold,
+        default=(0.0, 0.0),
+        metavar="SECONDS|LOW-HIGH",
+        help=(
+            "hold each reply this long before its first byte, as a real model would:"
+            " a fixed time (1.5) or one drawn between LOW and HIGH (0.5-2; see --seed)"
+        ),
+    )
+    mock.add_argument(
+        "--tokens-per-second",
+        type=_rate,
+        metavar="RATE",
+        help="stream each reply's output at this many tokens per second (default: at once)",
+    )
+    mock.add_argument(
+        "--seed", type=int, help="seed for --latency LOW-HIGH, so that runs draw the same holds"
+    )
     add_inspect_commands(sub)
     add_trust_command(sub)
     return parser
+
+
+def _hold(text: str) -> tuple[float, float]:
+    from coterie.models.latency import parse_hold
+
+    try:
+        return parse_hold(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _rate(text: str) -> float:
+    value = float(text)
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError("must be a positive number")
+    return value
 
 
 def _count(text: str) -> int:
@@ -311,9 +346,16 @@ def _main(argv: list[str] | None) -> int:
             return trio.run(stoppable, compact_command, args, console, _err())
         if args.command == "mock-server":
             from coterie.models import mock_server
+            from coterie.models.latency import Latency
 
+            low, high = args.latency
+            latency = Latency(low, high, tokens_per_second=args.tokens_per_second, seed=args.seed)
             return mock_server.main(
-                args.scenario, host=args.host, port=args.port, context_window=args.context_window
+                args.scenario,
+                host=args.host,
+                port=args.port,
+                context_window=args.context_window,
+                latency=None if latency == Latency() else latency,
             )
         if args.command == "trust":
             from coterie.commands.trust import trust_command

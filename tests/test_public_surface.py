@@ -81,7 +81,7 @@ SURFACES: dict[str, set[str]] = {
     },
     "coterie.models": {
         "DEFAULT_MODEL", "DEFAULT_MODEL_PRICE", "MODEL_ALIASES", "ROLES", "AnthropicModel",
-        "MeteredModel",
+        "Latency", "MeteredModel",
         "MockServer", "Model", "ModelAPIError", "ModelError", "ModelPrice", "ModelReply",
         "ModelRequest", "PromptTooLong", "RecordedRequest", "RequestInvalid", "RetrySink",
         "Retrying", "Scenario",

@@ -38,7 +38,6 @@ __all__ = [
 ]
 
 
-
 #: How such an error reads in an actor's crash report (``str(OSError)`` starts so),
 #: for a crash the supervisor reported before any write of ours failed.
 _STORAGE_MARKERS = tuple(f"[Errno {n}] {os.strerror(n)}" for n in sorted(STORAGE_ERRNOS))

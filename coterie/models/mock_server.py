@@ -20,6 +20,11 @@ Scenario outcomes on the wire:
   its body), then closes the connection mid-response; ``silent`` sends the
   headers, then nothing until the client closes the connection (or the idle
   timeout passes). Served again (the client's retry) the turn is whole.
+
+With a :class:`~coterie.models.latency.Latency` (``--latency``,
+``--tokens-per-second``, ``--seed``) each reply waits before its first byte
+and streams at the given rate, so tests and benchmarks see a real model's
+timing; connections are served concurrently, as the API serves them.
 """
 
 from __future__ import annotations
@@ -53,6 +58,7 @@ from coterie.models._wire import (
     message_json,
     sse_events,
 )
+from coterie.models.latency import Latency, Pacer
 from coterie.models.scenario import CRASH_STATUS, Scenario, load_scenario
 
 if TYPE_CHECKING:
@@ -89,6 +95,8 @@ class _Response:
     #: A wire fault: ``"cut"`` (the chunks, then the connection closed without
     #: ending the response) or ``"silent"`` (the headers, then nothing).
     fault: str | None = None
+    #: A model's reply (held and paced under a latency), not an error or a count.
+    reply: bool = False
 
 
 @attrs.define
@@ -99,6 +107,8 @@ class MockServer:
     player: ScenarioPlayer
     #: Refuse prompts over this many (estimated) tokens as the API does.
     context_window: int | None = None
+    #: The waits of a model's timing (None: answer at once).
+    pacer: Pacer | None = None
     #: The largest prompt served, in estimated input tokens.
     max_prompt_tokens: int = 0
     requests: collections.deque[RecordedRequest] = attrs.field(
@@ -163,9 +173,9 @@ class MockServer:
             events = sse_events(*args)
             sse = [(b"content-type", b"text/event-stream"), *request_id]
             if fault is not None:
-                return _Response(200, sse, events[: fault.after], fault.kind)
-            return _Response(200, sse, events)
-        response = _json(200, message_json(*args), request_id)
+                return _Response(200, sse, events[: fault.after], fault.kind, reply=True)
+            return _Response(200, sse, events, reply=True)
+        response = attrs.evolve(_json(200, message_json(*args), request_id), reply=True)
         if fault is not None:
             body = response.chunks[0]
             return attrs.evolve(response, chunks=[body[: len(body) // 2]], fault=fault.kind)
@@ -206,17 +216,19 @@ async def serve_scenario(
     state_path: Path | None = None,
     context_window: int | None = None,
     idle_timeout: float = IDLE_TIMEOUT,
+    latency: Latency | None = None,
     task_status: trio.TaskStatus[MockServer] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve *scenario* until cancelled; ``nursery.start`` returns the :class:`MockServer`.
 
     With *context_window*, a prompt estimated over that many tokens is refused
     with the API's ``prompt is too long`` error. A connection that sends no
-    whole request for *idle_timeout* seconds is closed.
+    whole request for *idle_timeout* seconds is closed. With *latency*, each
+    reply is held and paced as a real model's would be.
     """
     listeners = await trio.open_tcp_listeners(port, host=host)
     await _serve(
-        scenario, listeners, host, state_path, context_window, idle_timeout,
+        scenario, listeners, host, state_path, context_window, idle_timeout, latency,
         task_status=task_status,
     )  # fmt: skip
 
@@ -228,6 +240,7 @@ async def _serve(
     state_path: Path | None,
     context_window: int | None = None,
     idle_timeout: float = IDLE_TIMEOUT,
+    latency: Latency | None = None,
     *,
     task_status: trio.TaskStatus[MockServer] = trio.TASK_STATUS_IGNORED,
 ) -> None:
@@ -242,6 +255,7 @@ async def _serve(
         url=f"http://{url_host}:{bound_port}",
         player=ScenarioPlayer(scenario, state_path),
         context_window=context_window,
+        pacer=None if latency is None else Pacer(latency),
     )
     handler = functools.partial(_serve_connection, server, idle_timeout)
     async with trio.open_nursery() as nursery:
@@ -272,7 +286,10 @@ async def _serve_connection(
                 response = server.handle(method, target, headers, body)
             except Exception as exc:  # a bug here must cost one request, not the server
                 response = _error(500, "api_error", f"mock server error: {exc!r}")
-            await _send(stream, conn, response, head=method == "HEAD")
+            pacer = server.pacer if response.status == 200 and response.reply else None
+            if pacer is not None:
+                await trio.sleep(pacer.first_byte())
+            await _send(stream, conn, response, head=method == "HEAD", pacer=pacer)
             if response.fault is not None:
                 if response.fault == "silent":
                     with trio.move_on_after(idle_timeout):
@@ -322,13 +339,21 @@ async def _next_event(stream: trio.SocketStream, conn: h11.Connection) -> Any:
 
 
 async def _send(
-    stream: trio.SocketStream, conn: h11.Connection, response: _Response, *, head: bool = False
+    stream: trio.SocketStream,
+    conn: h11.Connection,
+    response: _Response,
+    *,
+    head: bool = False,
+    pacer: Pacer | None = None,
 ) -> None:
     """Send *response*; for a HEAD request its headers only (HTTP forbids a body);
-    with a fault, never the end of the response (the caller closes the connection)."""
+    with a fault, never the end of the response (the caller closes the connection);
+    with *pacer*, each chunk when a model streaming at its rate would send it."""
     headers = [*response.headers, (b"server", _SERVER)]
     await stream.send_all(conn.send(h11.Response(status_code=response.status, headers=headers)))
     for chunk in () if head or response.fault == "silent" else response.chunks:
+        if pacer is not None:
+            await trio.sleep(pacer.chunk(chunk))
         # One write per event, so a streaming client sees the deltas arrive.
         await stream.send_all(conn.send(h11.Data(data=chunk)))
     if response.fault is None:
@@ -341,6 +366,7 @@ def main(
     host: str = "127.0.0.1",
     port: int = 0,
     context_window: int | None = None,
+    latency: Latency | None = None,
 ) -> int:
     """Run the server for ``coterie mock-server``; returns the exit code.
 
@@ -353,10 +379,12 @@ def main(
     except ScenarioError as exc:
         print(f"coterie mock-server: {exc}", file=sys.stderr)
         return 2
-    return trio.run(_main, scenario, host, port, context_window)
+    return trio.run(_main, scenario, host, port, context_window, latency)
 
 
-async def _main(scenario: Scenario, host: str, port: int, context_window: int | None) -> int:
+async def _main(
+    scenario: Scenario, host: str, port: int, context_window: int | None, latency: Latency | None
+) -> int:
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         try:
             listeners = await trio.open_tcp_listeners(port, host=host)
@@ -365,7 +393,7 @@ async def _main(scenario: Scenario, host: str, port: int, context_window: int | 
             return 1
         async with trio.open_nursery() as nursery:
             server: MockServer = await nursery.start(
-                _serve, scenario, listeners, host, None, context_window
+                _serve, scenario, listeners, host, None, context_window, IDLE_TIMEOUT, latency
             )
             print(server.url, flush=True)
             async for signum in signals:
