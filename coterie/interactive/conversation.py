@@ -22,12 +22,12 @@ import attrs
 import trio
 from rich.markup import escape
 
+from coterie.errors import CoterieError
 from coterie.home import coterie_home, workspace_key
 from coterie.interactive.editor import Key
 from coterie.interactive.slash import BY_NAME, COMMANDS, closest, parse_slash
 from coterie.models import Usage
 from coterie.models.aliases import resolve_model
-from coterie.errors import CoterieError
 from coterie.runs import find_run, list_runs, read_state
 from coterie.tools import SUBAGENT_TYPES
 from coterie.ui import ConsoleView

@@ -7,7 +7,7 @@ Between turns only this editor reads the terminal (in raw mode, so Ctrl-C
 is a key here, not a signal).
 
 Keys: Enter sends; a line ending in ``\\`` then Enter, or Esc then Enter
-(Option+Enter), starts a new line; Up and Down walk the history; Ctrl-C
+(Option+Enter) starts a new line; Up and Down walk the history; Ctrl-C
 clears the line, and at an empty line asks to leave; Ctrl-D at an empty
 line leaves.
 """
@@ -40,7 +40,10 @@ class Key(enum.Enum):
 def _bindings() -> KeyBindings:
     keys = KeyBindings()
 
+    # Ctrl-J too: a line typed ahead during a turn reaches the editor with its
+    # Enter turned into a line feed by the terminal, and it must still be sent.
     @keys.add("enter")
+    @keys.add("c-j")
     def _enter(event: KeyPressEvent) -> None:
         buffer = event.current_buffer
         if buffer.document.text_before_cursor.endswith("\\"):

@@ -14,10 +14,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.agent.conftest import clean_env, coterie, home, wait_for, workspace
+from tests.agent.conftest import clean_env, coterie, wait_for
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
     from pathlib import Path
 
 pytestmark = pytest.mark.slow
@@ -32,9 +31,7 @@ class Terminal:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "coterie", *args],
             cwd=cwd,
-            env=clean_env(
-                HOME=str(home), COLUMNS="200", TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1"
-            ),
+            env=clean_env(HOME=str(home), COLUMNS="200", TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1"),
             stdin=slave,
             stdout=slave,
             stderr=slave,
@@ -90,11 +87,11 @@ def scenario(path: Path, lead: list[dict[str, object]]) -> Path:
 
 
 @pytest.fixture
-def trusted(workspace: Path, home: Path) -> Iterator[Path]:
+def trusted(workspace: Path, home: Path) -> Path:
     """The workspace, trusted already (so no first-run question comes first)."""
     result = coterie("trust", cwd=workspace, home=home)
     assert result.returncode == 0, result.stderr
-    yield workspace
+    return workspace
 
 
 def test_a_two_turn_conversation_then_exit(trusted: Path, home: Path, tmp_path: Path) -> None:
@@ -102,7 +99,7 @@ def test_a_two_turn_conversation_then_exit(trusted: Path, home: Path, tmp_path: 
         tmp_path / "s.json",
         [
             {"text": "Hello there.", "expect": "hi"},
-            {"text": "Still here.", "expect": "and again"},
+            {"text": "Still here.", "expect": "and again\non two lines"},
         ],
     )
     term = Terminal("--scenario", str(scen), cwd=trusted, home=home)
@@ -110,7 +107,7 @@ def test_a_two_turn_conversation_then_exit(trusted: Path, home: Path, tmp_path: 
     term.type("hi\r")
     term.wait_for("Hello there.")
     term.prompt()
-    term.type("and again\r")
+    term.type("and again\\\ron two lines\r")  # \ then Enter: a new line
     term.wait_for("Still here.")
     term.prompt()
     term.type("/exit\r")
@@ -128,7 +125,7 @@ def test_slash_commands_help_cost_model_and_an_unknown_one(
     term.prompt()
     term.type("/help\r")
     term.wait_for("/permissions")
-    term.type("go\r")
+    term.type("go\r")  # typed ahead, while /help still prints: sent all the same
     term.wait_for("Done.")
     term.type("/cost\r")
     assert "1,234 input" in term.wait_for("output")
@@ -242,3 +239,36 @@ def test_subcommands_still_route(workspace: Path, home: Path) -> None:
     helped = coterie("--help", cwd=workspace, home=home)
     assert "coterie [OPTIONS] [PROMPT]" in helped.stdout
     assert "conversation" in helped.stdout
+
+
+def test_ctrl_c_twice_at_an_empty_prompt_leaves(trusted: Path, home: Path) -> None:
+    (trusted.parent / "none.json").write_text('{"tracks": {"lead": []}}')
+    term = Terminal("--scenario", str(trusted.parent / "none.json"), cwd=trusted, home=home)
+    term.prompt()
+    term.type("half a line")
+    term.wait_for("half a line")
+    term.ctrl_c()  # clears the line
+    term.ctrl_c()
+    term.wait_for("press Ctrl-C again to exit")
+    term.prompt()
+    term.ctrl_c()
+    assert term.close() == 0
+
+
+def test_ctrl_c_twice_in_a_turn_leaves_the_run_resumable(
+    trusted: Path, home: Path, tmp_path: Path
+) -> None:
+    scen = scenario(
+        tmp_path / "s.json",
+        [{"tool_uses": [{"name": "Bash", "input": {"command": "touch started; sleep 300"}}]}],
+    )
+    term = Terminal(
+        "--scenario", str(scen), "--permission-mode", "bypassPermissions", cwd=trusted, home=home
+    )
+    term.prompt()
+    term.type("sleep\r")
+    wait_for(trusted / "started", term.proc, "the tool never started")
+    os.killpg(term.proc.pid, signal.SIGINT)
+    term.wait_for("interrupting")
+    os.killpg(term.proc.pid, signal.SIGINT)
+    assert term.close() == 130

@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from coterie.agent import RunResult
 from coterie.runs import read_state
 from coterie.session import open_agent
 
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from coterie.agent import RunResult
     from coterie.events import Event
     from coterie.session import AgentSession
 
