@@ -86,7 +86,6 @@ class Lead(Actor):
         """The work on request *work_id* (its goal pursued), until an ``interrupt`` for
         it arrives: then the interrupted result (see the class docstring)."""
         started, turns_before = time.monotonic(), self.loop.turns
-        result: RunResult | None = None
         async with trio.open_nursery() as nursery:
 
             async def watch() -> None:
@@ -103,7 +102,7 @@ class Lead(Actor):
                 if self.goal is not None:
                     result = await self.goal.pursue(ctx, self.loop, work_id, result, self.work)
             nursery.cancel_scope.cancel()
-        if result is None:
+        if work.cancelled_caught:
             return await self.loop.interrupted(started, turns_before)
         return result
 

@@ -96,12 +96,14 @@ INTERRUPTED_BY_USER = "[Request interrupted by user]"
 INTERRUPTED_FOR_TOOL_USE = "[Request interrupted by user for tool use]"
 
 
-def interrupted_result(tool_use_id: str) -> dict[str, Any]:
-    """The result of a tool call the user's interruption cut short (or never began)."""
+def interrupted_result(tool_use_id: str, *, began: bool) -> dict[str, Any]:
+    """The result of a tool call the user's interruption cut short (*began*) or
+    that never began."""
+    text = INTERRUPTED if began else NOT_RUN
     return {
         "type": "tool_result",
         "tool_use_id": tool_use_id,
-        "content": INTERRUPTED.replace("the session stopped", "the user interrupted it"),
+        "content": text.replace("the session stopped", "the user interrupted the turn"),
         "is_error": True,
     }
 
@@ -226,7 +228,8 @@ class AgentLoop:
                 for b in (_blocks(settled[-1]) if settled else [])
                 if b.get("type") == "tool_result" and b.get("content") not in (INTERRUPTED, NOT_RUN)
             }
-            blocks = [done.get(i) or interrupted_result(i) for i in pending]
+            began = self.transcript.started_tools if self.transcript is not None else set()
+            blocks = [done.get(i) or interrupted_result(i, began=i in began) for i in pending]
         note = INTERRUPTED_FOR_TOOL_USE if pending else INTERRUPTED_BY_USER
         await self._add({"role": "user", "content": [*blocks, {"type": "text", "text": note}]})
         return self._finish(note, "error_interrupted", started, turns_before)

@@ -74,6 +74,8 @@ async def test_an_interrupted_turn_ends_and_the_conversation_goes_on(tmp_path: P
     types = [event["type"] for event in history]
     assert "agent.interrupted" in types
     # The model was told the tool was interrupted, in the same conversation.
+    transcript = (run_dir / "transcripts" / "lead.log").read_bytes()
+    assert b"this tool call was interrupted: the user interrupted the turn" in transcript
     async with open_agent(workdir, resume=run_dir.name) as again:
         assert await again.resume() is None
 
