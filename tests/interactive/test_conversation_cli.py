@@ -272,3 +272,40 @@ def test_ctrl_c_twice_in_a_turn_leaves_the_run_resumable(
     term.wait_for("interrupting")
     os.killpg(term.proc.pid, signal.SIGINT)
     assert term.close() == 130
+
+
+def test_clear_starts_a_new_run_and_resume_switches_back(
+    trusted: Path, home: Path, tmp_path: Path
+) -> None:
+    scen = scenario(
+        tmp_path / "s.json",
+        [{"text": "In the first run."}, {"text": "Back in it.", "expect": "again"}],
+    )
+    term = Terminal("--scenario", str(scen), cwd=trusted, home=home)
+    term.prompt()
+    term.type("first\r")
+    term.wait_for("In the first run.")
+    term.prompt()
+    term.type("/permissions\r")
+    term.wait_for("mode:")
+    term.prompt()
+    term.type("/agents\r")
+    term.wait_for("Explore")
+    term.prompt()
+    term.type("/clear\r")
+    term.wait_for("a new conversation starts")
+    term.prompt()
+    runs = [
+        json.loads(line)
+        for line in coterie("runs", "--json", cwd=trusted, home=home).stdout.splitlines()
+    ]
+    assert len(runs) == 2
+    first = runs[0]["run_id"]
+    term.type(f"/resume {first[:-2]}\r")  # a unique prefix is enough
+    term.wait_for(first)
+    term.prompt()
+    term.type("again\r")
+    term.wait_for("Back in it.")
+    term.prompt()
+    term.type("/exit\r")
+    assert term.close() == 0
