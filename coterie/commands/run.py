@@ -160,13 +160,15 @@ def conversing(args: argparse.Namespace) -> bool:
 
 
 async def continue_run(args: argparse.Namespace, console: Console, err: Console) -> int:
-    """``coterie -c [PROMPT]``: ``coterie resume`` on the workspace's most recent run."""
+    """``coterie -c [PROMPT]``: ``coterie resume`` on the workspace's most recent run
+    (the one whose state changed last; ids order runs by their start only)."""
     runs = [info for info in list_runs(args.workdir.resolve()) if info.command == "run"]
     if not runs:
         err.print("[red]error:[/] no run to continue in this workspace")
         return 2
+    last = max(runs, key=lambda info: info.updated_at or 0.0)
     return await resume_run(
-        argparse.Namespace(**{**vars(args), "run_id": runs[-1].run_id}), console, err
+        argparse.Namespace(**{**vars(args), "run_id": last.run_id}), console, err
     )
 
 

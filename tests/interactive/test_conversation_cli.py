@@ -300,7 +300,7 @@ def test_clear_starts_a_new_run_and_resume_switches_back(
         for line in coterie("runs", "--json", cwd=trusted, home=home).stdout.splitlines()
     ]
     assert len(runs) == 2
-    first = runs[0]["run_id"]
+    (first,) = [run["run_id"] for run in runs if run["request"] == "first"]
     term.type(f"/resume {first[:-2]}\r")  # a unique prefix is enough
     term.wait_for(first)
     term.prompt()
