@@ -16,14 +16,25 @@ from coterie.commands.trust import add_trust_command
 DEMOS = ["team", "runtime"]
 
 
-def _parser() -> argparse.ArgumentParser:
+def command_parser() -> tuple[argparse.ArgumentParser, frozenset[str]]:
+    """The ``coterie`` parser and the names of its COMMANDs."""
+    from coterie import __version__
+
     parser = argparse.ArgumentParser(
         prog="coterie",
+        usage="coterie [OPTIONS] [PROMPT]  |  coterie COMMAND ...",
         description=(
             "A multi-agent coding harness: an actor-model runtime on Trio with durable "
             "mailboxes and supervision trees."
         ),
+        epilog=(
+            "Without a COMMAND, coterie takes the options of `coterie run`: `coterie` at a "
+            "terminal opens a conversation (docs/interactive.md), `coterie PROMPT` opens one "
+            "whose first message is PROMPT, `coterie -p PROMPT` answers headless and exits, "
+            "`coterie -c` reopens the workspace's most recent run. See `coterie run --help`."
+        ),
     )
+    parser.add_argument("--version", action="version", version=f"coterie {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     run = sub.add_parser(
         "run",
@@ -35,7 +46,11 @@ def _parser() -> argparse.ArgumentParser:
             "130 interrupted."
         ),
     )
-    run.add_argument("prompt", nargs="?", help="what to do (not needed with --loop)")
+    run.add_argument(
+        "prompt",
+        nargs="?",
+        help="what to do (not needed with --loop; without it, at a terminal: a conversation)",
+    )
     run.add_argument(
         "--loop",
         metavar="SPEC",
@@ -45,6 +60,15 @@ def _parser() -> argparse.ArgumentParser:
             " schedules its next run with ScheduleWakeup, and the loop ends when it does not)"
         ),
     )
+    run.add_argument(
+        "-c",
+        "--continue",
+        dest="continue_run",
+        action="store_true",
+        help="continue the workspace's most recent run (with PROMPT, or as a conversation)",
+    )
+    # Set when `coterie` was given no COMMAND: at a terminal, PROMPT opens a conversation.
+    run.add_argument("--conversation", action="store_true", help=argparse.SUPPRESS)
     run.add_argument(
         "--max-ticks",
         type=_count,
@@ -181,7 +205,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     add_inspect_commands(sub)
     add_trust_command(sub)
-    return parser
+    return parser, frozenset(sub.choices)
 
 
 def _hold(text: str) -> tuple[float, float]:
@@ -293,9 +317,18 @@ def _stop(signum: int, _frame: object) -> None:
     raise Stopped(signum)
 
 
+def routed(argv: list[str], commands: frozenset[str]) -> list[str]:
+    """*argv* with ``run --conversation`` in front when its first word is no
+    COMMAND (as ``claude [options] [prompt]``); ``--help``, ``--version`` and
+    the commands stay as they are."""
+    if argv and (argv[0] in commands or argv[0] in ("-h", "--help", "--version")):
+        return argv
+    return ["run", "--conversation", *argv]
+
+
 def _main(argv: list[str] | None) -> int:
-    parser = _parser()
-    args = parser.parse_args(argv)
+    parser, commands = command_parser()
+    args = parser.parse_args(routed(sys.argv[1:] if argv is None else argv, commands))
     console = Console(highlight=False)
     if args.command is None:
         parser.print_help()

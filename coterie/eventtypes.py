@@ -42,6 +42,7 @@ EventType = Literal[
     "agent.tool_result",  # a tool's result, as given back to the model
     "agent.result",  # the agent's run ended (Claude Code's result fields)
     "agent.resumed",  # an agent goes on with a prompt its transcript shows begun
+    "agent.interrupted",  # the user's Ctrl-C stopped the lead's work on a request
     # -- model calls (coterie/agent) -------------------------------------------
     "model.requested",  # an agent asked its model for its next turn
     "model.retrying",  # that call failed transiently and will be tried again

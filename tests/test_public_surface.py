@@ -160,6 +160,9 @@ SURFACES: dict[str, set[str]] = {
     },
     "coterie.commands": set(),
     "coterie.demos": set(),
+    "coterie.interactive": {
+        "COMMANDS", "Conversation", "SlashInput", "closest", "history_path", "parse_slash"
+    },
 }  # fmt: skip
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 import attrs
+import trio
 
 from coterie.actors._actor import Actor
 from coterie.tools import last_wakeup
@@ -19,12 +21,20 @@ PROMPT = "prompt"
 RESULT = "result"
 COMPACT = "compact"
 COMPACTED = "compacted"
+#: Cancels the work on one request (body ``{"request": id}``): the user's Ctrl-C.
+INTERRUPT = "interrupt"
 
 
 class Lead(Actor):
     """Answers each ``prompt`` message with a ``result`` reply (a RunResult as a dict),
     and each ``compact`` message (``/compact``, body ``{"focus"}``) with a
-    ``compacted`` reply saying what the compaction did.
+    ``compacted`` reply saying what the compaction did. An ``interrupt``
+    message naming the request being worked on (the user's Ctrl-C) cancels
+    that work: the history records the interruption (a tool that was running
+    is answered as interrupted) and the reply is an ``error_interrupted``
+    result, so the conversation goes on with the next prompt and a resume
+    never works on the request again. An ``interrupt`` that comes too late
+    (the work was done) is dropped.
 
     Each incarnation gets its loop built afresh, from the durable transcript
     when the loop has one: a Lead restarted after a crash gets the unacknowledged
@@ -50,10 +60,14 @@ class Lead(Actor):
             report = await self.loop.compact(message.body.get("focus"))
             await ctx.reply(message, COMPACTED, attrs.asdict(report))
             return
+        if message.kind == INTERRUPT:
+            return  # its request was answered before it arrived
         if message.kind != PROMPT:
             ctx.emit("actor.unexpected_message", kind=message.kind, sender=message.sender)
             return
         text = str(message.body["text"])
+        if message.body.get("model"):  # /model: the model from this request on
+            self.loop.model_name = str(message.body["model"])
         transcript = self.loop.transcript
         if transcript is None or message.id not in transcript.prompt_ids:
             submitted = await self.loop.submit(text)
@@ -62,13 +76,35 @@ class Lead(Actor):
                 await ctx.reply(message, RESULT, {**result.to_dict(), "wakeup": None})
                 return
             text = submitted
-        result = await self.work(ctx, message.id, text)
-        if self.goal is not None:
-            result = await self.goal.pursue(ctx, self.loop, message.id, result, self.work)
+        result = await self.interruptible(ctx, message.id, text)
         result = await self.finish(ctx, message, result)
         # A dynamic loop's ScheduleWakeup, from the history (so a resume finds it too).
         wakeup = last_wakeup(self.loop.messages)
         await ctx.reply(message, RESULT, {**result.to_dict(), "wakeup": wakeup})
+
+    async def interruptible(self, ctx: ActorContext, work_id: str, text: str) -> RunResult:
+        """The work on request *work_id* (its goal pursued), until an ``interrupt`` for
+        it arrives: then the interrupted result (see the class docstring)."""
+        started, turns_before = time.monotonic(), self.loop.turns
+        async with trio.open_nursery() as nursery:
+
+            async def watch() -> None:
+                delivery = await ctx.take(
+                    where=lambda m: m.kind == INTERRUPT and m.body.get("request") == work_id
+                )
+                await ctx.done(delivery)
+                ctx.emit("agent.interrupted", prompt=work_id)
+                work.cancel()
+
+            with trio.CancelScope() as work:
+                nursery.start_soon(watch)
+                result = await self.work(ctx, work_id, text)
+                if self.goal is not None:
+                    result = await self.goal.pursue(ctx, self.loop, work_id, result, self.work)
+            nursery.cancel_scope.cancel()
+        if work.cancelled_caught:
+            return await self.loop.interrupted(started, turns_before)
+        return result
 
     async def finish(self, ctx: ActorContext, request: Message, result: RunResult) -> RunResult:
         """Called once a request's work is done, before the reply (a team shuts down here)."""

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import attrs
 
+from coterie.context.history import INTERRUPTED, NOT_RUN, tool_use_ids
 from coterie.models import MeteredModel, ModelError, ModelRequest, Usage
 from coterie.tools import execute_tool_call, todo_reminder
 
@@ -51,6 +52,7 @@ Subtype = Literal[
     "error_goal_impossible",
     "error_max_goal_iterations",
     "error_tasks",
+    "error_interrupted",
 ]
 SUBTYPES: tuple[Subtype, ...] = get_args(Subtype)
 
@@ -87,6 +89,23 @@ class RunResult:
         if data["goal"] is None:
             del data["goal"]
         return data
+
+
+#: What the history says when the user interrupted a turn (Claude Code's words).
+INTERRUPTED_BY_USER = "[Request interrupted by user]"
+INTERRUPTED_FOR_TOOL_USE = "[Request interrupted by user for tool use]"
+
+
+def interrupted_result(tool_use_id: str, *, began: bool) -> dict[str, Any]:
+    """The result of a tool call the user's interruption cut short (*began*) or
+    that never began."""
+    text = INTERRUPTED if began else NOT_RUN
+    return {
+        "type": "tool_result",
+        "tool_use_id": tool_use_id,
+        "content": text.replace("the session stopped", "the user interrupted the turn"),
+        "is_error": True,
+    }
 
 
 def _hook_text(event: str, text: str) -> dict[str, Any]:
@@ -193,6 +212,27 @@ class AgentLoop:
                 text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
                 return self._finish(text, "success", started, turns_before)
         return await self._work(started, turns_before)
+
+    async def interrupted(self, started: float, turns_before: int) -> RunResult:
+        """The user interrupted the work (begun at *started*, after *turns_before*
+        turns): the history records it as Claude Code's does, a tool call of the
+        last reply answered as a resume would (its result if it finished, else
+        interrupted or not run), then the note that the user interrupted."""
+        last = self.messages[-1] if self.messages else None
+        pending = tool_use_ids(last) if last is not None and last["role"] == "assistant" else []
+        blocks: list[dict[str, Any]] = []
+        if pending:
+            settled = self.transcript.load() if self.transcript is not None else []
+            done = {
+                b["tool_use_id"]: b
+                for b in (_blocks(settled[-1]) if settled else [])
+                if b.get("type") == "tool_result" and b.get("content") not in (INTERRUPTED, NOT_RUN)
+            }
+            began = self.transcript.started_tools if self.transcript is not None else set()
+            blocks = [done.get(i) or interrupted_result(i, began=i in began) for i in pending]
+        note = INTERRUPTED_FOR_TOOL_USE if pending else INTERRUPTED_BY_USER
+        await self._add({"role": "user", "content": [*blocks, {"type": "text", "text": note}]})
+        return self._finish(note, "error_interrupted", started, turns_before)
 
     def _finish(self, text: str, subtype: Subtype, started: float, turns_before: int) -> RunResult:
         result = RunResult(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import functools
 import sys
 import time
@@ -23,14 +24,13 @@ from coterie.errors import CoterieError, SupervisorGaveUp
 from coterie.extensions import load_extensions
 from coterie.models import ModelError, Usage
 from coterie.procgroups import reap_workspace
-from coterie.runs import find_run, read_config, read_state, runs_root
+from coterie.runs import find_run, list_runs, read_config, read_state, runs_root
 from coterie.session import AgentSession, open_agent, open_team
 from coterie.tools import RuleError, SettingsError
 from coterie.trust import TrustStoreError, can_trust, is_trusted, set_trust, trust_entry
 from coterie.ui import ConsoleView, JsonView, StreamJsonView, TerminalAsker, TextView, View
 
 if TYPE_CHECKING:
-    import argparse
     from collections.abc import Awaitable, Callable
     from contextlib import AbstractAsyncContextManager
     from pathlib import Path
@@ -82,7 +82,23 @@ def agent_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 async def run_prompt(args: argparse.Namespace, console: Console, err: Console) -> int:
-    """``coterie run``: the agent on ``args.prompt`` (or ``--loop``); the exit code."""
+    """``coterie run``: the agent on ``args.prompt`` (or ``--loop``); the exit code.
+
+    At a terminal (:func:`conversing`), ``coterie`` opens a conversation
+    (:func:`converse`), as does ``coterie run`` without a PROMPT; ``-c``
+    continues the workspace's most recent run."""
+    if args.continue_run:
+        return await continue_run(args, console, err)
+    if args.loop is None and conversing(args) and (args.prompt is None or args.conversation):
+        return await converse(args, console, err, run_id=None, first=args.prompt)
+    if args.prompt is None and args.loop is None:
+        # (A prompt read from standard input, when it is not a terminal, goes here.)
+        err.print(
+            "[red]error:[/] no prompt: give a PROMPT (or --loop SPEC), or run coterie"
+            " at a terminal for a conversation",
+            soft_wrap=True,
+        )
+        return 2
     if (args.prompt is None) == (args.loop is None):
         err.print("[red]error:[/] give a PROMPT, or --loop SPEC (not both)")
         return 2
@@ -135,6 +151,73 @@ async def run_prompt(args: argparse.Namespace, console: Console, err: Console) -
     if args.loop is not None:
         return await drive(args, console, err, agent, lambda s: _loop(s, args.loop))
     return await drive(args, console, err, agent, ask)
+
+
+def conversing(args: argparse.Namespace) -> bool:
+    """Whether this command is a conversation: not ``-p``, and a person at a terminal
+    (standard input and output both terminals)."""
+    return not args.print and sys.stdin.isatty() and sys.stdout.isatty()
+
+
+async def continue_run(args: argparse.Namespace, console: Console, err: Console) -> int:
+    """``coterie -c [PROMPT]``: ``coterie resume`` on the workspace's most recent run
+    (the one whose state changed last; ids order runs by their start only)."""
+    runs = [info for info in list_runs(args.workdir.resolve()) if info.command == "run"]
+    if not runs:
+        err.print("[red]error:[/] no run to continue in this workspace")
+        return 2
+    last = max(runs, key=lambda info: info.updated_at or 0.0)
+    return await resume_run(
+        argparse.Namespace(**{**vars(args), "run_id": last.run_id}), console, err
+    )
+
+
+async def converse(
+    args: argparse.Namespace,
+    console: Console,
+    err: Console,
+    *,
+    run_id: str | None,
+    first: str | None,
+) -> int:
+    """A conversation at the terminal (:mod:`coterie.interactive`), over run *run_id*
+    (None: a new run) and the runs ``/clear`` and ``/resume`` switch to."""
+    from coterie.interactive import Conversation, history_path
+    from coterie.interactive.editor import LineEditor
+
+    try:
+        options = agent_options(args) if hasattr(args, "auto") else {}
+    except CoterieError as exc:
+        err.print(f"[red]error:[/] {exc}")
+        return 2
+    asker = TerminalAsker(console)
+    await workspace_trust(args, console, err)
+    workdir = args.workdir.resolve()
+    try:
+        extensions = load_extensions(workdir, trusted=is_trusted(workdir))
+    except (CoterieError, ValueError) as exc:
+        err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
+        return 2
+    conversation = Conversation(LineEditor(history_path(workdir)), console, err, extensions)
+    while True:
+        agent = functools.partial(_open_conversation, args.workdir, asker, options, run_id)
+        serve = functools.partial(conversation.serve, first=first)
+        code = await drive(args, console, err, agent, serve, asker=asker, show_result=False)
+        first = None
+        if conversation.switch is None:
+            return code
+        run_id = conversation.switch or None
+
+
+def _open_conversation(
+    workdir: Path,
+    asker: TerminalAsker,
+    options: dict[str, Any],
+    run_id: str | None,
+) -> AbstractAsyncContextManager[AgentSession]:
+    if run_id is None:
+        return open_agent(workdir, asker=asker, **options)
+    return open_agent(workdir, asker=asker, resume=run_id)
 
 
 def _expand(args: argparse.Namespace, prompt: str) -> Expansion | None:
@@ -193,9 +276,17 @@ async def resume_run(args: argparse.Namespace, console: Console, err: Console) -
     if command not in ("run", "team"):
         err.print(f"[red]error:[/] run {run_dir.name} is a {command!r} run; it cannot be resumed")
         return 2
+    if args.prompt is None and command == "run" and conversing(args):
+        return await converse(args, console, err, run_id=run_dir.name, first=None)
     if args.prompt is None and state.get("state") in ("completed", "failed"):
         view = _view(args, console, team=command == "team")
-        view.start({"run_id": run_dir.name})
+        view.start(
+            {
+                "run_id": run_dir.name,
+                "model": "scripted" if config.get("scenario") else config.get("model"),
+                "permission_mode": config.get("permission_mode") or "default",
+            }
+        )
         view.finish({**state["result"], "run_id": run_dir.name})
         err.print(f"[dim]run {run_dir.name} had already finished; nothing to resume[/]")
         return 1 if state["result"]["is_error"] else 0
@@ -306,8 +397,10 @@ async def drive(
     *,
     team: bool = False,
     asker: TerminalAsker | None = None,
+    show_result: bool = True,
 ) -> int:
-    """Open the session, show its events in the chosen view, do *work*; the exit code.
+    """Open the session, show its events in the chosen view, do *work*; the exit code
+    (*show_result* False: *work* showed its results, as a conversation does).
 
     The session's notices (settings an untrusted folder lost, a sandbox that
     cannot work here, processes a dead run left running and that were killed)
@@ -405,5 +498,6 @@ async def drive(
         view = _view(args, console, team=team)
     if team and "tasks" in result:
         result["duration_ms"] = int((time.monotonic() - started) * 1000)
-    view.finish(result)
+    if show_result:
+        view.finish(result)
     return 1 if result["is_error"] else 0

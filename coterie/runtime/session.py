@@ -25,7 +25,7 @@ import attrs
 import trio
 
 from coterie.actors import ActorContext
-from coterie.actors.lead import COMPACT, PROMPT
+from coterie.actors.lead import COMPACT, INTERRUPT, PROMPT
 from coterie.actors.scheduler import LOOP, SCHEDULER
 from coterie.agent import RunResult
 from coterie.board import open_board
@@ -78,9 +78,11 @@ class AgentSession:
     #: untrusted folder lost, a sandbox that cannot work here, ...).
     notices: tuple[str, ...] = ()
 
-    async def query(self, prompt: str) -> RunResult:
-        """Send *prompt* to the lead and wait for the result of its work."""
-        return await self._request("lead", PROMPT, {"text": prompt}, prompt)
+    async def query(self, prompt: str, *, model: str | None = None) -> RunResult:
+        """Send *prompt* to the lead and wait for the result of its work (with
+        *model*, ``/model``'s choice, from this request on)."""
+        body = {"text": prompt} if model is None else {"text": prompt, "model": model}
+        return await self._request("lead", PROMPT, body, prompt)
 
     async def loop(self, spec: str) -> RunResult:
         """``--loop SPEC``: run the lead on SPEC's prompt until the loop ends (the
@@ -104,6 +106,20 @@ class AgentSession:
             await self._user.post.send(self._user.request(to, kind, body, id=pending["id"]))
             write_state(self.run_dir, request={**pending, "sent": True})
         return await self._result_of(str(pending["id"]))
+
+    async def interrupt(self) -> bool:
+        """Ctrl-C in a conversation: ask the lead to stop the work on the request in
+        flight (its :meth:`query` then returns an ``error_interrupted`` result, and
+        the run stays resumable with that request answered). False if no request
+        of the lead's is in flight."""
+        state = read_state(self.run_dir)
+        pending = state.get("request")
+        if not pending or pending.get("to", "lead") != "lead" or not pending.get("sent"):
+            return False
+        if state.get("state") in (COMPLETED, FAILED):
+            return False
+        await self._user.send("lead", INTERRUPT, {"request": pending["id"]})
+        return True
 
     async def compact(self, focus: str | None = None) -> dict[str, Any]:
         """``/compact [focus]``: have the lead summarise its history now; what it did."""

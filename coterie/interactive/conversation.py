@@ -1,0 +1,268 @@
+"""The conversation loop: read a line, run it as a turn or a slash command, repeat.
+
+A turn is one :meth:`AgentSession.query`. While it runs, Ctrl-C (SIGINT:
+the terminal is in cooked mode then) asks the lead to stop that turn
+(:meth:`AgentSession.interrupt`): the query returns an interrupted result,
+the history records the interruption, and the next line goes on with the
+same conversation; a second Ctrl-C in the same turn ends the session as
+Ctrl-C ends any run (it stays resumable). Between turns the line editor
+owns the terminal: Ctrl-C there clears the line, twice at an empty line
+leaves, as do Ctrl-D and ``/exit``.
+
+``/clear`` and ``/resume ID`` leave this run for another: the conversation
+records which in :attr:`Conversation.switch`, and the caller opens it.
+"""
+
+from __future__ import annotations
+
+import signal
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import trio
+from rich.markup import escape
+
+from coterie.errors import CoterieError
+from coterie.home import coterie_home, workspace_key
+from coterie.interactive.editor import Key
+from coterie.interactive.slash import BY_NAME, COMMANDS, closest, parse_slash
+from coterie.models import Usage
+from coterie.models.aliases import resolve_model
+from coterie.runs import find_run, list_runs, read_state
+from coterie.tools import SUBAGENT_TYPES
+from coterie.ui import ConsoleView
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+    from pathlib import Path
+
+    from rich.console import Console
+
+    from coterie.extensions import Extensions
+    from coterie.interactive.editor import LineEditor
+    from coterie.session import AgentSession
+
+__all__ = ["NEW_RUN", "Conversation", "history_path"]
+
+#: :attr:`Conversation.switch` after ``/clear``: open a new run.
+NEW_RUN = ""
+
+
+def history_path(workdir: Path) -> Path:
+    """Where a workspace's input history is kept: beside its runs, in the coterie home."""
+    return coterie_home() / "projects" / workspace_key(workdir) / "history"
+
+
+@attrs.define
+class Conversation:
+    """One person's conversation at the terminal, over one run or several."""
+
+    editor: LineEditor
+    console: Console
+    err: Console
+    #: The custom commands (``/name args``) of the user and the trusted workspace.
+    extensions: Extensions
+    #: The ``/model`` choice for the next turns (None: the run's own).
+    model: str | None = None
+    #: Where to go after :meth:`serve` returns: a run id, :data:`NEW_RUN`, or None (leave).
+    switch: str | None = None
+
+    async def serve(self, session: AgentSession, first: str | None = None) -> dict[str, Any]:
+        """Converse over *session* (its pending request finished first) until the
+        person leaves or switches runs; the last turn's result."""
+        self.switch = None
+        self.console.print(
+            "[dim]Enter sends · \\ then Enter for a new line · Ctrl-C stops a turn ·"
+            " /help · /exit[/]"
+        )
+        last = await session.resume()
+        result = _report(session, last.to_dict()) if last is not None else None
+        if result is not None:
+            ConsoleView(self.console).finish(result)
+        text, armed = first, False
+        while True:
+            if text is None:
+                line = await self.editor.read()
+                if line is Key.END:
+                    break
+                if line is Key.INTERRUPT:
+                    if armed:
+                        break
+                    armed = True
+                    self.console.print("[dim](press Ctrl-C again to exit)[/]")
+                    continue
+                armed, text = False, line
+            now, text = text, None
+            if not now.strip():
+                continue
+            slash = parse_slash(now)
+            if slash is not None and slash.name in HANDLERS:
+                if not await HANDLERS[slash.name](self, session, slash.args):
+                    break
+                continue
+            if slash is not None:
+                expansion = self.extensions.expand(now) if slash.name in self._custom else None
+                if expansion is None:
+                    names = [*HANDLERS, *self._custom]
+                    near = closest(slash.name, names)
+                    hint = f"; did you mean /{near}?" if near else "; /help lists them"
+                    self.err.print(f"[red]unknown command[/] /{escape(slash.name)}{hint}")
+                    continue
+                now = expansion.prompt
+            result = await self.turn(session, now)
+        return result or {**_nothing(), "run_id": session.run_id}
+
+    async def turn(self, session: AgentSession, text: str) -> dict[str, Any]:
+        """One turn on *text*; Ctrl-C stops it (see the module docstring)."""
+        interrupted = False
+        async with trio.open_nursery() as nursery:
+            with trio.open_signal_receiver(signal.SIGINT) as signals:
+
+                async def watch() -> None:
+                    nonlocal interrupted
+                    async for _ in signals:
+                        if interrupted:
+                            raise KeyboardInterrupt
+                        interrupted = True
+                        self.err.print("\n[yellow]interrupting…[/] (Ctrl-C again to leave)")
+                        for _ in range(200):  # until the request is sent (at once, mostly)
+                            if await session.interrupt():
+                                break
+                            await trio.sleep(0.05)
+
+                nursery.start_soon(watch)
+                outcome = await session.query(text, model=self.model)
+                nursery.cancel_scope.cancel()
+        result = _report(session, outcome.to_dict())
+        ConsoleView(self.console).finish(result)
+        return result
+
+    @property
+    def _custom(self) -> list[str]:
+        return sorted(self.extensions.commands)
+
+    # -- the commands: each returns False to leave the conversation ------------------
+
+    async def _help(self, session: AgentSession, args: str) -> bool:
+        for command in COMMANDS:
+            self.console.print(f"  [bold]{escape(command.usage):<16}[/] {escape(command.help)}")
+        for name in self._custom:
+            what = self.extensions.commands[name].description or "a custom command"
+            self.console.print(f"  [bold]/{escape(name):<15}[/] {escape(what)}")
+        return True
+
+    async def _clear(self, session: AgentSession, args: str) -> bool:
+        self.switch = NEW_RUN
+        self.console.print(f"[dim]run {session.run_id} kept; a new conversation starts[/]")
+        return False
+
+    async def _compact(self, session: AgentSession, args: str) -> bool:
+        report = await session.compact(args or None)
+        shown = ", ".join(f"{k} {v}" for k, v in report.items() if isinstance(v, int | str))
+        self.console.print(f"[dim]compacted: {escape(shown)}[/]")
+        return True
+
+    async def _cost(self, session: AgentSession, args: str) -> bool:
+        result = read_state(session.run_dir).get("result") or _nothing()
+        usage = Usage(**result["usage"])
+        self.console.print(
+            f"Total cost: ${result['total_cost_usd']:.4f}\n"
+            f"Usage: {usage.input_tokens:,} input, {usage.output_tokens:,} output,"
+            f" {usage.cache_read_input_tokens:,} cache read,"
+            f" {usage.cache_creation_input_tokens:,} cache write tokens"
+        )
+        return True
+
+    async def _model(self, session: AgentSession, args: str) -> bool:
+        if args:
+            self.model = resolve_model(args)
+            self.console.print(f"model for the next turns: [bold]{escape(self.model)}[/]")
+            return True
+        options = session.options
+        current = self.model or ("scripted" if options.scenario else options.model)
+        self.console.print(f"model: [bold]{escape(str(current))}[/]")
+        return True
+
+    async def _permissions(self, session: AgentSession, args: str) -> bool:
+        policy = session.policy
+        self.console.print(f"mode: [bold]{policy.mode}[/]")
+        for kind, rules in (("allow", policy.allow), ("ask", policy.ask), ("deny", policy.deny)):
+            for rule in rules:
+                self.console.print(f"  {kind:<5} {escape(rule.describe())}")
+        if not (policy.allow or policy.ask or policy.deny):
+            self.console.print("  [dim]no rules (settings files and --add-dir give them)[/]")
+        return True
+
+    async def _agents(self, session: AgentSession, args: str) -> bool:
+        for name, kind in SUBAGENT_TYPES.items():
+            self.console.print(f"  [bold]{escape(name)}[/] (built-in) {escape(kind.description)}")
+        for name, agent in sorted(self.extensions.agents.items()):
+            self.console.print(
+                f"  [bold]{escape(name)}[/] ({escape(str(agent.source))})"
+                f" {escape(agent.description)}"
+            )
+        return True
+
+    async def _tasks(self, session: AgentSession, args: str) -> bool:
+        if session.board is None:
+            self.console.print("[dim]no task board: this run is one agent (see `coterie team`)[/]")
+            return True
+        for task in await session.board.list():
+            self.console.print(f"  {escape(str(task.id))} {escape(str(task))}")
+        return True
+
+    async def _unavailable(self, session: AgentSession, args: str) -> bool:
+        self.err.print(
+            "[yellow]not in a conversation yet:[/] start one with"
+            " `coterie --goal COND` or run `coterie run --loop SPEC`"
+        )
+        return True
+
+    async def _resume(self, session: AgentSession, args: str) -> bool:
+        if not args:
+            for info in list_runs(session.options.workdir):
+                self.console.print(f"  {info.run_id} {info.state:<11} {escape(info.request[:60])}")
+            return True
+        try:
+            self.switch = find_run(session.options.workdir, args).name
+        except (CoterieError, ValueError) as exc:
+            self.err.print(f"[red]error:[/] {escape(str(exc))}")
+            return True
+        return False
+
+    async def _exit(self, session: AgentSession, args: str) -> bool:
+        return False
+
+
+#: What each command of :data:`~coterie.interactive.slash.COMMANDS` does.
+HANDLERS: dict[str, Callable[[Conversation, AgentSession, str], Awaitable[bool]]] = {
+    "help": Conversation._help,
+    "clear": Conversation._clear,
+    "compact": Conversation._compact,
+    "cost": Conversation._cost,
+    "model": Conversation._model,
+    "permissions": Conversation._permissions,
+    "agents": Conversation._agents,
+    "tasks": Conversation._tasks,
+    "goal": Conversation._unavailable,
+    "loop": Conversation._unavailable,
+    "resume": Conversation._resume,
+    "exit": Conversation._exit,
+}
+assert HANDLERS.keys() == BY_NAME.keys(), "every command in the table has its handler"
+
+
+def _report(session: AgentSession, result: dict[str, Any]) -> dict[str, Any]:
+    return {**result, "run_id": session.run_id}
+
+
+def _nothing() -> dict[str, Any]:
+    return {
+        "result": "",
+        "is_error": False,
+        "subtype": "success",
+        "num_turns": 0,
+        "usage": Usage().to_dict(),
+        "total_cost_usd": 0.0,
+        "duration_ms": 0,
+    }
