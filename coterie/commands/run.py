@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
 import time
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
 
     from coterie.events import Event
     from coterie.extensions import Expansion
+    from coterie.ui.region import LiveRegion
 
 
 #: What can go wrong before a run starts: no credentials, a malformed scenario
@@ -47,17 +49,23 @@ USAGE_ERRORS = (ModelError, SettingsError, RuleError, CoterieError, ValueError)
 
 
 def _view(
-    args: argparse.Namespace, console: Console, *, team: bool = False, board: Any = None
+    args: argparse.Namespace,
+    console: Console,
+    *,
+    team: bool = False,
+    board: Any = None,
+    region: LiveRegion | None = None,
 ) -> View:
     """The output of a run: a headless format with ``-p``, else the team's live view
-    (the supervision tree and the board, read with *board*) or the agent's console."""
+    (the supervision tree and the board, read with *board*, in the live *region* a
+    permission prompt pauses) or the agent's console."""
     if args.print:
         formats = {"text": TextView, "json": JsonView, "stream-json": StreamJsonView}
         return formats[args.output_format]()
     if team:
         from coterie.ui.live import TeamView
 
-        return TeamView(console, board)
+        return TeamView(console, board, region=region)
     return ConsoleView(console)
 
 
@@ -154,7 +162,7 @@ async def run_team(args: argparse.Namespace, console: Console, err: Console) -> 
     except CoterieError as exc:
         err.print(f"[red]error:[/] {exc}")
         return 2
-    asker = _asker(args, console)
+    asker = _asker(args, console, team=True)
     await workspace_trust(args, console, err)
 
     def team() -> AbstractAsyncContextManager[AgentSession]:
@@ -214,7 +222,7 @@ async def resume_run(args: argparse.Namespace, console: Console, err: Console) -
             else await _summary(session, pending.to_dict())
         )
 
-    asker = _asker(args, console)
+    asker = _asker(args, console, team=command == "team")
     await workspace_trust(args, console, err)
 
     def agent() -> AbstractAsyncContextManager[AgentSession]:
@@ -282,8 +290,12 @@ def _interactive(args: argparse.Namespace) -> bool:
     return not args.print and sys.stdin.isatty()
 
 
-def _asker(args: argparse.Namespace, console: Console) -> TerminalAsker | None:
-    return TerminalAsker(console) if _interactive(args) else None
+def _asker(
+    args: argparse.Namespace, console: Console, *, team: bool = False
+) -> TerminalAsker | None:
+    if not _interactive(args):
+        return None
+    return TerminalAsker(console, project=args.workdir.resolve(), team=team)
 
 
 def _hook_notice(err: Console, event: Event) -> None:
@@ -318,15 +330,16 @@ async def drive(
     run_id = ""
     result: dict[str, Any] | None = None
     storage = StorageWatch()
+    # The view hears the run to its very end: the actors and supervisors stopping.
+    to_the_end = contextlib.ExitStack()
     try:
         async with agent() as session:
             session.events.on_failure(storage.log_failed)
             run_id = session.run_id
             config = session.options
             board = session.board.list if session.board is not None else None
-            view = _view(args, console, team=team, board=board)
-            if asker is not None:
-                asker.pause = getattr(view, "paused", None)
+            region = asker.region if asker is not None else None
+            view = _view(args, console, team=team, board=board, region=region)
             view.start(
                 {
                     "run_id": run_id,
@@ -346,8 +359,11 @@ async def drive(
                     f"[yellow]Auto Mode:[/] allow rules that grant arbitrary execution are set"
                     f" aside (the classifier judges those commands): {rules}"
                 )
+            catch_up = getattr(view, "catch_up", None)
+            if catch_up is not None:
+                catch_up(session.events.history)  # the tree started before the view
+            to_the_end.enter_context(session.events.listen(view.event))
             with (
-                session.events.listen(view.event),
                 session.events.listen(storage.event),
                 session.events.listen(functools.partial(_hook_notice, err)),
             ):
@@ -390,6 +406,7 @@ async def drive(
         else:
             err.print(f"[red]error:[/] {group.exceptions[0]}", soft_wrap=True)
     finally:
+        to_the_end.close()
         stop = getattr(view, "stop", None)
         if result is None and stop is not None:
             stop()  # a live display must give the terminal back

@@ -31,7 +31,7 @@ class ScriptedAsker:
     answer: bool | BaseException = True
     asked: list[tuple[str, dict[str, Any], str]] = attrs.field(factory=list)
 
-    async def ask(self, tool_name: str, input: dict[str, Any], reason: str) -> bool:
+    async def ask(self, tool_name: str, input: dict[str, Any], reason: str, **context: Any) -> bool:
         self.asked.append((tool_name, input, reason))
         if isinstance(self.answer, BaseException):
             raise self.answer
@@ -83,7 +83,9 @@ async def test_cancellation_while_asking_passes_through(
     ctx: ToolContext, autojump_clock: object
 ) -> None:
     class Slow:
-        async def ask(self, tool_name: str, input: dict[str, Any], reason: str) -> bool:
+        async def ask(
+            self, tool_name: str, input: dict[str, Any], reason: str, **context: Any
+        ) -> bool:
             await trio.sleep_forever()
             return True
 

@@ -265,22 +265,24 @@ async def test_run_keeps_an_async_board_fresh(autojump_clock: trio.abc.Clock) ->
 
 
 async def test_a_question_holds_the_live_display_still_until_it_is_answered() -> None:
-    """A permission prompt is typed below the display, not drawn over by it."""
+    """A permission prompt is typed below the display, not drawn over by it: the
+    display is erased while the person answers, and drawn again afterwards."""
     from coterie.ui import TerminalAsker
+    from coterie.ui.region import LiveRegion
 
     console = Console(record=True, width=100, file=io.StringIO(), force_terminal=True)
-    view = TeamView(console, live=True)
+    region = LiveRegion(console)
+    view = TeamView(console, live=True, region=region)
     view.start({"run_id": "r1"})
-    asker = TerminalAsker(console)
-    asker.pause = view.paused
     seen: list[bool] = []
 
-    async def answer(tool: str, data: dict[str, Any], reason: str) -> bool:
-        seen.append(view._display is None)
-        return True
+    async def read() -> str:
+        seen.append(region.showing)
+        return "1"
 
-    asker._ask = answer  # type: ignore[method-assign]
-    assert await asker.ask("Bash", {"command": "ls"}, "why")
-    assert seen == [True]
-    assert view._display is not None
+    asker = TerminalAsker(console, region=region, read=read)
+    answer = await asker.ask("Bash", {"command": "ls"}, "why")
+    assert answer.approved
+    assert seen == [False]
+    assert region.showing
     view.stop()
