@@ -29,6 +29,7 @@ from coterie.session import AgentSession, open_agent, open_team
 from coterie.tools import RuleError, SettingsError
 from coterie.trust import TrustStoreError, can_trust, is_trusted, set_trust, trust_entry
 from coterie.ui import ConsoleView, JsonView, StreamJsonView, TerminalAsker, TextView, View
+from coterie.ui.lineinput import read_line
 
 if TYPE_CHECKING:
     import argparse
@@ -277,8 +278,8 @@ async def _ask_trust(workdir: Path, console: Console, err: Console) -> None:
         " and ask rules apply either way. `coterie trust --revoke` undoes it.[/]"
     )
     console.print(escape("  trust this folder? [y/N] "), end="")
-    answer = await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
-    if not answer:
+    answer = await read_line(sys.stdin.fileno())  # no thread left to take a later line
+    if answer is None:
         return  # end of input is no answer: ask again next time
     try:
         set_trust(workdir, trusted=answer.strip().lower() in ("y", "yes"))
