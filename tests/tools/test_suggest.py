@@ -112,3 +112,32 @@ async def test_a_grant_that_does_not_parse_approves_this_call_only(ctx: ToolCont
     decision = await gate.authorize(TOOLS["Bash"], {"command": "npm test"}, ctx)
     assert decision.behavior == "allow"
     assert policy.allow == ()
+
+
+@attrs.define
+class Once:
+    """Approves once, recording what "don't ask again" it was offered."""
+
+    offered: list[Suggestion | None] = attrs.field(factory=list)
+
+    async def ask(self, tool_name: str, input: dict[str, Any], reason: str, **context: Any) -> bool:
+        self.offered.append(context.get("suggestion"))
+        return True
+
+
+async def test_nothing_is_offered_that_would_not_stop_the_question(ctx: ToolContext) -> None:
+    """An ask rule or a protected path asks whatever is allowed: offering "don't ask
+    again" there would be a promise the next call breaks."""
+    asker = Once()
+    gate = PermissionGate(PermissionPolicy.from_rules(ask=["Bash(git push:*)"]), asker)
+    await gate.authorize(TOOLS["Bash"], {"command": "git push origin main"}, ctx)
+    settings = {"file_path": str(ctx.workspace / ".claude" / "settings.json"), "content": "{}"}
+    await gate.authorize(TOOLS["Write"], settings, ctx)
+    await gate.authorize(
+        TOOLS["Write"], {"file_path": str(ctx.workspace / "a.txt"), "content": ""}, ctx
+    )
+    assert asker.offered == [
+        None,
+        None,
+        Suggestion("Edit", "all edits during this session", persist=False),
+    ]

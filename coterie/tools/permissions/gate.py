@@ -141,9 +141,7 @@ class PermissionGate:
                     input,
                     decision.reason,
                     agent=ctx.agent,
-                    suggestion=suggest_rule(
-                        tool.name, input, edits_files=tool.capabilities.edits_files
-                    ),
+                    suggestion=self._offer(policy, tool, input, ctx),
                 )
             )
         except Exception as exc:
@@ -177,6 +175,23 @@ class PermissionGate:
                 )
         self._record(ctx, tool.name, decision, asked=True)
         return decision
+
+    def _offer(
+        self, policy: PermissionPolicy, tool: Tool, input: dict[str, Any], ctx: ToolContext
+    ) -> Suggestion | None:
+        """The rule to offer for "don't ask again", if granting it would stop this very
+        question: a call an ask rule, a protected path or a risky command asks about
+        asks again whatever is allowed, so then nothing is offered (Claude Code's
+        "I said don't ask again and it asks again")."""
+        suggestion = suggest_rule(tool.name, input, edits_files=tool.capabilities.edits_files)
+        if suggestion is None:
+            return None
+        try:
+            rule = parse_rule(suggestion.rule, root=Path(ctx.workspace))
+        except RuleError:
+            return None
+        granted = attrs.evolve(policy, allow=(*policy.allow, rule))
+        return suggestion if granted.check(tool, input, ctx).behavior == "allow" else None
 
     def _grant(self, text: str, ctx: ToolContext) -> None:
         """Put the allow rule *text* in force for the rest of the run (a rule that
@@ -247,6 +262,23 @@ class NarrowedGate(PermissionGate):
         if first.behavior != "allow":
             return first
         return await self.outer.authorize(tool, input, ctx, hook=hook)
+
+    def _offer(
+        self, policy: PermissionPolicy, tool: Tool, input: dict[str, Any], ctx: ToolContext
+    ) -> Suggestion | None:
+        """The rule to offer for "don't ask again", if granting it would stop this very
+        question: a call an ask rule, a protected path or a risky command asks about
+        asks again whatever is allowed, so then nothing is offered (Claude Code's
+        "I said don't ask again and it asks again")."""
+        suggestion = suggest_rule(tool.name, input, edits_files=tool.capabilities.edits_files)
+        if suggestion is None:
+            return None
+        try:
+            rule = parse_rule(suggestion.rule, root=Path(ctx.workspace))
+        except RuleError:
+            return None
+        granted = attrs.evolve(policy, allow=(*policy.allow, rule))
+        return suggestion if granted.check(tool, input, ctx).behavior == "allow" else None
 
     def _grant(self, text: str, ctx: ToolContext) -> None:
         # The person spoke for the run, not for this subagent alone.
