@@ -51,6 +51,7 @@ def run_in_pty(
         stdout=slave,
         stderr=slave,
         close_fds=True,
+        preexec_fn=_controlling_terminal,
     )
     os.close(slave)
     raw, seen_to, pending = b"", 0, list(answers)
@@ -81,6 +82,12 @@ def run_in_pty(
     text = raw.decode(errors="replace")
     assert not pending, f"never saw {pending[0][0]!r}; got:\n{plain(text)}"
     return code, text
+
+
+def _controlling_terminal() -> None:
+    """In the child: the pty becomes its terminal, so Ctrl-C typed there is SIGINT."""
+    os.setsid()
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
 
 def screen(raw: str) -> list[str]:

@@ -112,6 +112,16 @@ def test_an_invalid_answer_asks_again(workspace: Path, home: Path) -> None:
     assert (workspace / "a.txt").exists()
 
 
+def test_ctrl_c_at_the_prompt_ends_the_run_as_anywhere_else(workspace: Path, home: Path) -> None:
+    scenario = write_scenario(workspace.parent / "s.json", {"lead": [bash("touch a.txt")]})
+    code, raw = run_in_pty(
+        ["run", "go", "--scenario", str(scenario)], workspace, home, [TRUST, (CHOOSE, "\x03")]
+    )
+    assert code == 130, plain(raw)
+    assert "interrupted" in plain(raw)
+    assert not (workspace / "a.txt").exists()
+
+
 def test_a_team_prompt_names_its_agent_and_the_live_view_redraws_cleanly(
     workspace: Path, home: Path
 ) -> None:
