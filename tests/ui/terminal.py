@@ -2,8 +2,8 @@
 
 :func:`run_in_pty` runs ``python -m coterie ...`` on a pty and answers prompts
 as they appear; :func:`screen` replays what it wrote the way a terminal would
-(the subset rich's live display uses: carriage return, newline, cursor up and
-down, erase line, colours ignored), so a test sees the final screen and the
+(the subset rich's live display uses: carriage return, newline as a pty
+sends it, cursor up and down, erase line, colours ignored), so a test sees the final screen and the
 scrollback as a person would, erased frames gone.
 """
 
@@ -119,8 +119,8 @@ def screen(raw: str) -> list[str]:
         pos += 1
         if char == "\r":
             col = 0
-        elif char == "\n":
-            row += 1
+        elif char == "\n":  # as a pty's output sees it (onlcr): a new line, at its start
+            row, col = row + 1, 0
             while len(lines) <= row:
                 lines.append([])
         elif char == "\x1b" or char < " ":
