@@ -216,7 +216,7 @@ class TeamView:
     # -- the machinery ---------------------------------------------------------------
 
     def _say(self, line: str, style: str = "") -> None:
-        self.console.print(line, style=style, markup=False, highlight=False, soft_wrap=True)
+        self.region.say(line, style=style, markup=False, highlight=False, soft_wrap=True)
 
     def _read_now(self) -> None:
         """Read a sync board reader now (an async one is left to ``run``)."""

@@ -6,13 +6,15 @@ its answer typed there. :class:`LiveRegion` is what both hold, made before
 either: the view shows its display through it, the asker holds it
 :meth:`~LiveRegion.paused` while the person answers. Pausing erases the
 display (so no partial frame stays in the scrollback above the question) and
-draws it afresh below the answer.
+draws it afresh below the answer. Lines printed through :meth:`LiveRegion.say`
+meanwhile (another agent crashed) wait until the answer is given, so that
+nothing is written into the middle of a question.
 """
 
 from __future__ import annotations
 
 import contextlib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.live import Live
 
@@ -32,6 +34,7 @@ class LiveRegion:
         self._display: Live | None = None
         self._render: Callable[[], RenderableType] | None = None
         self._paused = 0
+        self._held: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
 
     @property
     def showing(self) -> bool:
@@ -44,6 +47,14 @@ class LiveRegion:
         self._render = render
         if not self._paused:
             self._start()
+
+    def say(self, *objects: Any, **options: Any) -> None:
+        """``console.print`` above the display, or once the question being asked is
+        answered."""
+        if self._paused:
+            self._held.append((objects, options))
+        else:
+            self.console.print(*objects, **options)
 
     def refresh(self) -> None:
         """Redraw the display, if one is on screen."""
@@ -67,8 +78,12 @@ class LiveRegion:
             yield
         finally:
             self._paused -= 1
-            if not self._paused and self._render is not None:
-                self._start()
+            if not self._paused:
+                held, self._held = self._held, []
+                for objects, options in held:
+                    self.console.print(*objects, **options)
+                if self._render is not None:
+                    self._start()
 
     def _start(self) -> None:
         assert self._render is not None

@@ -316,3 +316,26 @@ def test_catching_up_builds_the_tree_that_started_before_the_view() -> None:
     assert view.state.row("lead").supervisor == "team"
     assert [r.name for r in view.state.roots()] == ["root"]
     assert console.file.getvalue() == ""  # type: ignore[attr-defined]
+
+
+async def test_a_crash_during_a_question_is_printed_after_the_answer() -> None:
+    """Nothing is written into the middle of a question the person is answering."""
+    from coterie.ui import TerminalAsker
+    from coterie.ui.region import LiveRegion
+
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=100, force_terminal=True)
+    region = LiveRegion(console)
+    view = TeamView(console, live=True, region=region, clock=lambda: 0.0)
+    view.start({"run_id": "r1"})
+
+    async def read() -> str:
+        view.event(ev("actor.crashed", actor="alice", supervisor="team", reason="Boom"))
+        assert "alice crashed" not in buffer.getvalue()
+        return "1"
+
+    asker = TerminalAsker(console, region=region, team=True, read=read)
+    await asker.ask("Bash", {"command": "make"}, "why", agent="bob")
+    view.stop()
+    out = buffer.getvalue()
+    assert out.index("choose 1-") < out.index("✗ alice crashed: Boom")
