@@ -136,3 +136,28 @@ async def test_headless_grep_skips_denied_files(ctx: ToolContext, workspace: Pat
     result = await execute_tool_call(default_registry(), gate, "Grep", {"pattern": "TOKEN"}, ctx)
     assert ".env" not in result.content
     assert "app.py" in result.content
+
+
+async def test_an_asker_without_the_newer_keywords_still_works(ctx: ToolContext) -> None:
+    """``ask(tool_name, input, reason)`` as docs/engine.md first documented it."""
+
+    class Old:
+        async def ask(self, tool_name: str, input: dict[str, Any], reason: str) -> bool:
+            return True
+
+    @attrs.define
+    class Some:
+        seen: list[str] = attrs.Factory(list)
+
+        async def ask(
+            self, tool_name: str, input: dict[str, Any], reason: str, agent: str = ""
+        ) -> bool:
+            self.seen.append(agent)
+            return True
+
+    assert (
+        await PermissionGate(PermissionPolicy(), Old()).authorize(TOOLS["Bash"], NPM, ctx)
+    ).behavior == "allow"
+    some = Some()
+    await PermissionGate(PermissionPolicy(), some).authorize(TOOLS["Bash"], NPM, ctx)
+    assert some.seen == ["lead"]

@@ -19,6 +19,7 @@ differently"). The asker is told which agent asks.
 from __future__ import annotations
 
 import contextlib
+import inspect
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -29,7 +30,7 @@ from coterie.tools.permissions.rules import RuleError, parse_rule
 from coterie.tools.permissions.suggest import Suggestion, suggest_rule
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
     from coterie.tools._base import Tool, ToolContext
     from coterie.tools.permissions.settings import Mode
@@ -135,13 +136,10 @@ class PermissionGate:
             self._record(ctx, tool.name, decision)
             return decision
         try:
+            context = {"agent": ctx.agent, "suggestion": self._offer(policy, tool, input, ctx)}
             answer = _as_answer(
                 await self.asker.ask(
-                    tool.name,
-                    input,
-                    decision.reason,
-                    agent=ctx.agent,
-                    suggestion=self._offer(policy, tool, input, ctx),
+                    tool.name, input, decision.reason, **_taken(self.asker.ask, context)
                 )
             )
         except Exception as exc:
@@ -284,6 +282,19 @@ class NarrowedGate(PermissionGate):
         # The person spoke for the run, not for this subagent alone.
         super()._grant(text, ctx)
         self.outer._grant(text, ctx)
+
+
+def _taken(ask: Callable[..., object], context: dict[str, Any]) -> dict[str, Any]:
+    """The keywords of *context* that *ask* takes: an asker written before they were
+    passed (``ask(tool_name, input, reason)``, docs/engine.md) still works."""
+    try:
+        parameters = inspect.signature(ask).parameters.values()
+    except (TypeError, ValueError):
+        return {}
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return context
+    names = {p.name for p in parameters}
+    return {key: value for key, value in context.items() if key in names}
 
 
 def _as_answer(answer: object) -> Answer:
