@@ -105,7 +105,7 @@ class TerminalAsker:
             return Answer(True)
         if reply.choice == "always" and suggestion is not None:
             if suggestion.persist:
-                self._save(suggestion.rule)
+                await self._save(suggestion.rule)
             else:
                 self._say(f"  {suggestion.label} are allowed for the rest of this run", "dim")
             return Answer(True, grant=suggestion.rule)
@@ -117,9 +117,9 @@ class TerminalAsker:
             instruction = more.strip() if more else None
         return Answer(False, instruction=instruction or None)
 
-    def _save(self, rule: str) -> None:
-        try:
-            path = add_local_allow_rule(self.project, rule)
+    async def _save(self, rule: str) -> None:
+        try:  # a write and two fsyncs: off the event loop, but waited for
+            path = await trio.to_thread.run_sync(add_local_allow_rule, self.project, rule)
         except (OSError, SettingsError) as exc:
             self._say(f"  {rule} is allowed for this run, but was not saved: {exc}", "yellow")
         else:
