@@ -583,3 +583,20 @@ mcp_server_names = st.from_regex(r"\A[A-Za-z0-9](?:[A-Za-z0-9-]|_(?=[A-Za-z0-9-]
 #: Environment variable names, and texts around ``${...}`` references.
 env_names = st.from_regex(r"\A[A-Za-z_][A-Za-z0-9_]{0,10}\Z")
 plain_texts = st.text(alphabet=st.characters(blacklist_characters="$"), max_size=20)
+# -- permission prompts (coterie/ui/question.py, permissions/suggest.py) -------
+#: Command words: programs with subcommands, interpreters, odd spellings.
+command_words = st.one_of(
+    st.sampled_from(
+        ["npm", "git", "run", "test", "python", "bash", "-c", "x", "make", "ls", "rm", "cargo",
+         "npx", "sudo", "env", "./run.sh", "a=b", "*", "'q w'", '"x"', "$(id)", "`id`", ";",
+         "&&", "|", ">", "f.txt", "-la", "--", "\\*", "(", ")", ":*", "\t"]
+    ),
+    st.text(alphabet="abc-_./:*()$'\"\\ ", min_size=1, max_size=6),
+)  # fmt: skip
+command_lines = st.lists(command_words, min_size=1, max_size=6).map(" ".join)
+#: Lines a person may type at a permission prompt.
+typed_answers = st.one_of(
+    st.sampled_from(["", "1", "2", "3", "4", "0", "12", "1.", "3 use pytest", "2 x", "\x1b",
+                     "\x1b[A", " 3 ", "y", "no", "3: do it", "3)"]),
+    st.text(max_size=12),
+)  # fmt: skip

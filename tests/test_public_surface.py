@@ -132,7 +132,7 @@ SURFACES: dict[str, set[str]] = {
         # permissions and the sandbox
         "Answer", "Asker", "Decision", "Mode", "PermissionGate", "PermissionMode",
         "PermissionPolicy", "PermissionSettings", "Rule", "RuleError", "SettingsError",
-        "load_settings", "parse_rule", "SandboxViolation", "sandboxed_path",
+        "load_settings", "parse_rule", "SandboxViolation", "sandboxed_path", "Suggestion",
         # the OS sandbox for Bash (bubblewrap)
         "Bubblewrap", "NetworkSettings", "SandboxError", "SandboxSettings",
         "SandboxSettingsError", "probe_sandbox",
@@ -142,7 +142,8 @@ SURFACES: dict[str, set[str]] = {
         "Mode", "PermissionGate", "PermissionMode", "PermissionPolicy", "PermissionSettings",
         "Rule", "RuleError", "SettingsError", "ShellAnalysis", "analyze", "command_views",
         "hard_deny_reason", "load_settings", "load_settings_file", "merge_settings",
-        "parse_rule", "NarrowedGate"
+        "parse_rule", "NarrowedGate", "Suggestion", "suggest_rule", "add_local_allow_rule",
+        "local_settings_path"
     },
     "coterie.extensions": {
         "AgentDefinition", "AgentsError", "CommandDefinition", "CommandError", "Expansion",

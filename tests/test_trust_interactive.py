@@ -60,7 +60,7 @@ def test_yes_trusts_the_folder_for_this_run_and_the_next(workspace: Path, home: 
     )
     screen = interactive_run(workspace, home, {QUESTION: "y"})
     assert "Do you trust the files in" in screen
-    assert "allow? [y/N]" not in screen  # the project's allow rule applied at once
+    assert "Do you want to proceed?" not in screen  # the project's allow rule applied at once
     assert (workspace / "made-by-bash.txt").exists()
     listed = coterie("trust", "--list", "--json", cwd=workspace, home=home).stdout
     assert {"folder": str(workspace.resolve()), "trusted": True}.items() <= json.loads(
@@ -80,8 +80,8 @@ def test_no_keeps_the_folder_untrusted_and_is_not_asked_again(
     (workspace / ".claude" / "settings.json").write_text(
         json.dumps({"permissions": {"allow": ["Bash(touch *)"]}})
     )
-    screen = interactive_run(workspace, home, {QUESTION: answer, "allow? [y/N]": "n"})
+    screen = interactive_run(workspace, home, {QUESTION: answer, "choose 1-3": "\x1b"})
     assert "is not trusted" in screen  # the one-line notice
     assert not (workspace / "made-by-bash.txt").exists()
-    again = interactive_run(workspace, home, {"allow? [y/N]": "n"})
+    again = interactive_run(workspace, home, {"choose 1-3": "\x1b"})
     assert QUESTION not in again

@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from coterie.mailbox import PostOffice
     from coterie.models import Model
     from coterie.supervisors import ChildSpec
-    from coterie.tools import Asker
+    from coterie.tools import Asker, Suggestion
 
 __all__ = [
     "CLASSIFICATION",
@@ -271,10 +271,19 @@ class AutoModeAsker:
     timeout: float = 60.0
     classifier: str = CLASSIFIER
 
-    async def ask(self, tool_name: str, input: dict[str, Any], reason: str) -> Answer:
-        """Allow or block the call *tool_name* with *input* (see the module docs)."""
+    async def ask(
+        self,
+        tool_name: str,
+        input: dict[str, Any],
+        reason: str,
+        *,
+        agent: str = "",
+        suggestion: Suggestion | None = None,
+    ) -> Answer:
+        """Allow or block the call *tool_name* with *input* (see the module docs);
+        *agent* and *suggestion* are passed on to the person when one is asked."""
         if self.tracker.needs_human:
-            return await self._hand_back(tool_name, input, reason)
+            return await self._hand_back(tool_name, input, reason, agent, suggestion)
         try:
             history = list(self.history())
             pending = _pending_call(history, tool_name, input)
@@ -303,7 +312,14 @@ class AutoModeAsker:
             return Answer(True, f"Allowed by Auto Mode (stage {verdict.stage}).", AUTO_MODE_RULE)
         return Answer(False, _block_text(verdict, self.tracker), AUTO_MODE_RULE)
 
-    async def _hand_back(self, tool_name: str, input: dict[str, Any], reason: str) -> Answer:
+    async def _hand_back(
+        self,
+        tool_name: str,
+        input: dict[str, Any],
+        reason: str,
+        agent: str,
+        suggestion: Suggestion | None,
+    ) -> Answer:
         limit = self.tracker.reason or "Auto Mode's denial limit is reached"
         if self.human is None:
             self.ctx.emit("auto_mode.decision", tool=tool_name, decided_by="limit", block=True)
@@ -314,12 +330,16 @@ class AutoModeAsker:
                 " not do and why.",
                 LIMIT_RULE,
             )
-        answer = await self.human.ask(tool_name, input, f"{limit}. {reason}")
+        answer = await self.human.ask(
+            tool_name, input, f"{limit}. {reason}", agent=agent, suggestion=suggestion
+        )
         approved = answer.approved if isinstance(answer, Answer) else answer is True
         self.tracker.human_answered()
         self.ctx.emit("auto_mode.decision", tool=tool_name, decided_by="human", block=not approved)
         # The gate's stock texts ("Approved when asked", "The user declined") fit.
-        return Answer(approved, answer.reason if isinstance(answer, Answer) else None)
+        if isinstance(answer, Answer):
+            return attrs.evolve(answer, approved=approved, rule=None)
+        return Answer(approved)
 
 
 def _pending_call(

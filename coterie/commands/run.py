@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import sys
 import time
@@ -29,6 +30,7 @@ from coterie.session import AgentSession, open_agent, open_team
 from coterie.tools import RuleError, SettingsError
 from coterie.trust import TrustStoreError, can_trust, is_trusted, set_trust, trust_entry
 from coterie.ui import ConsoleView, JsonView, StreamJsonView, TerminalAsker, TextView, View
+from coterie.ui.lineinput import read_line
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -39,6 +41,7 @@ if TYPE_CHECKING:
 
     from coterie.events import Event
     from coterie.extensions import Expansion
+    from coterie.ui.region import LiveRegion
 
 
 #: What can go wrong before a run starts: no credentials, a malformed scenario
@@ -47,17 +50,23 @@ USAGE_ERRORS = (ModelError, SettingsError, RuleError, CoterieError, ValueError)
 
 
 def _view(
-    args: argparse.Namespace, console: Console, *, team: bool = False, board: Any = None
+    args: argparse.Namespace,
+    console: Console,
+    *,
+    team: bool = False,
+    board: Any = None,
+    region: LiveRegion | None = None,
 ) -> View:
     """The output of a run: a headless format with ``-p``, else the team's live view
-    (the supervision tree and the board, read with *board*) or the agent's console."""
+    (the supervision tree and the board, read with *board*, in the live *region* a
+    permission prompt pauses) or the agent's console."""
     if args.print:
         formats = {"text": TextView, "json": JsonView, "stream-json": StreamJsonView}
         return formats[args.output_format]()
     if team:
         from coterie.ui.live import TeamView
 
-        return TeamView(console, board)
+        return TeamView(console, board, region=region)
     return ConsoleView(console)
 
 
@@ -190,9 +199,9 @@ async def converse(
     except CoterieError as exc:
         err.print(f"[red]error:[/] {exc}")
         return 2
-    asker = TerminalAsker(console)
-    await workspace_trust(args, console, err)
     workdir = args.workdir.resolve()
+    asker = TerminalAsker(console, project=workdir)
+    await workspace_trust(args, console, err)
     try:
         extensions = load_extensions(workdir, trusted=is_trusted(workdir))
     except (CoterieError, ValueError) as exc:
@@ -237,7 +246,7 @@ async def run_team(args: argparse.Namespace, console: Console, err: Console) -> 
     except CoterieError as exc:
         err.print(f"[red]error:[/] {exc}")
         return 2
-    asker = _asker(args, console)
+    asker = _asker(args, console, team=True)
     await workspace_trust(args, console, err)
 
     def team() -> AbstractAsyncContextManager[AgentSession]:
@@ -305,7 +314,7 @@ async def resume_run(args: argparse.Namespace, console: Console, err: Console) -
             else await _summary(session, pending.to_dict())
         )
 
-    asker = _asker(args, console)
+    asker = _asker(args, console, team=command == "team")
     await workspace_trust(args, console, err)
 
     def agent() -> AbstractAsyncContextManager[AgentSession]:
@@ -360,8 +369,8 @@ async def _ask_trust(workdir: Path, console: Console, err: Console) -> None:
         " and ask rules apply either way. `coterie trust --revoke` undoes it.[/]"
     )
     console.print(escape("  trust this folder? [y/N] "), end="")
-    answer = await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
-    if not answer:
+    answer = await read_line(sys.stdin.fileno())  # no thread left to take a later line
+    if answer is None:
         return  # end of input is no answer: ask again next time
     try:
         set_trust(workdir, trusted=answer.strip().lower() in ("y", "yes"))
@@ -373,8 +382,12 @@ def _interactive(args: argparse.Namespace) -> bool:
     return not args.print and sys.stdin.isatty()
 
 
-def _asker(args: argparse.Namespace, console: Console) -> TerminalAsker | None:
-    return TerminalAsker(console) if _interactive(args) else None
+def _asker(
+    args: argparse.Namespace, console: Console, *, team: bool = False
+) -> TerminalAsker | None:
+    if not _interactive(args):
+        return None
+    return TerminalAsker(console, project=args.workdir.resolve(), team=team)
 
 
 def _hook_notice(err: Console, event: Event) -> None:
@@ -411,15 +424,16 @@ async def drive(
     run_id = ""
     result: dict[str, Any] | None = None
     storage = StorageWatch()
+    # The view hears the run to its very end: the actors and supervisors stopping.
+    to_the_end = contextlib.ExitStack()
     try:
         async with agent() as session:
             session.events.on_failure(storage.log_failed)
             run_id = session.run_id
             config = session.options
             board = session.board.list if session.board is not None else None
-            view = _view(args, console, team=team, board=board)
-            if asker is not None:
-                asker.pause = getattr(view, "paused", None)
+            region = asker.region if asker is not None else None
+            view = _view(args, console, team=team, board=board, region=region)
             view.start(
                 {
                     "run_id": run_id,
@@ -439,8 +453,11 @@ async def drive(
                     f"[yellow]Auto Mode:[/] allow rules that grant arbitrary execution are set"
                     f" aside (the classifier judges those commands): {rules}"
                 )
+            catch_up = getattr(view, "catch_up", None)
+            if catch_up is not None:
+                catch_up(session.events.history)  # the tree started before the view
+            to_the_end.enter_context(session.events.listen(view.event))
             with (
-                session.events.listen(view.event),
                 session.events.listen(storage.event),
                 session.events.listen(functools.partial(_hook_notice, err)),
             ):
@@ -483,6 +500,7 @@ async def drive(
         else:
             err.print(f"[red]error:[/] {group.exceptions[0]}", soft_wrap=True)
     finally:
+        to_the_end.close()
         stop = getattr(view, "stop", None)
         if result is None and stop is not None:
             stop()  # a live display must give the terminal back

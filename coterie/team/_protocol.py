@@ -196,11 +196,18 @@ def preview(body: Body) -> str:
     if isinstance(body, Text):
         return body.text
     if isinstance(body, Result):
-        return body.result
+        return body.result or f"{body.task_id} {body.status}"
     if isinstance(body, PlanRequest):
         return body.plan
     if isinstance(body, TeammateStopped):
         return f"stopped: {body.reason}"
+    # The bodies without text say what they are, so that no message shows empty.
+    if isinstance(body, Idle):
+        return f"idle after {body.task_id}" if body.task_id else "idle"
+    if isinstance(body, ShutdownRequest):
+        return "asks to stop"
+    if isinstance(body, ShutdownResponse):
+        return "stopping" if body.approve else "declines to stop"
     return ""
 
 

@@ -52,6 +52,7 @@ from coterie.tools.permissions import (
     Rule,
     RuleError,
     SettingsError,
+    Suggestion,
     load_settings,
     parse_rule,
 )
@@ -100,6 +101,7 @@ __all__ = [
     "BROADCAST",
     "Answer",
     "Asker",
+    "Suggestion",
     "Authorizer",
     "BashTool",
     "Decision",

@@ -258,6 +258,26 @@ def describe(event: Event | Mapping[str, Any]) -> str | None:
     return None
 
 
+#: Events whose line stays on screen above a live display: what went wrong and
+#: what the supervisors did about it, which the next frame would otherwise hide.
+LASTING = frozenset(
+    {
+        "actor.crashed",
+        "actor.restarted",
+        "actor.abandoned",
+        "supervisor.gave_up",
+        "supervisor.escalated",
+    }
+)
+
+
+def lasting(event: Event | Mapping[str, Any]) -> bool:
+    """Whether *event*'s line (:func:`describe`) is printed above a live display too
+    (crashes, restarts, give-ups, escalations, and stops that give a reason)."""
+    kind, d = unpack(event)
+    return kind in LASTING or (kind == "actor.stopped" and bool(d.get("reason")))
+
+
 def task_line(task: TaskRow) -> str:
     """A plain one-line account of a task's status."""
     owner = f" ({task['owner']})" if task.get("owner") else ""

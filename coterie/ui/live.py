@@ -24,7 +24,6 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import trio
-from rich.live import Live
 
 from coterie.ui._team_render import (
     STATE_STYLES,
@@ -34,7 +33,15 @@ from coterie.ui._team_render import (
     render_team,
     render_tree,
 )
-from coterie.ui._team_state import ActorRow, TeamState, describe, one_line, task_line
+from coterie.ui._team_state import (
+    ActorRow,
+    TeamState,
+    describe,
+    lasting,
+    one_line,
+    task_line,
+)
+from coterie.ui.region import LiveRegion
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
@@ -72,6 +79,12 @@ class TeamView:
     defaults to whether the console is a terminal; ``False`` prints one line
     per significant event instead.
 
+    *region* is the bottom of the terminal the display holds, shared with a
+    permission asker so that a question pauses it (see
+    :class:`~coterie.ui.region.LiveRegion`); one of its own by default. On a
+    terminal, what must stay visible (crashes, restarts, give-ups, with their
+    reasons) is also printed as lines above the display.
+
     ``info`` (all optional): ``run_id``, ``goal``, ``model``, ``teammates``
     (names). ``summary``, produced by the team runtime when the run ends::
 
@@ -103,6 +116,7 @@ class TeamView:
         max_rows: int = 15,
         clock: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,
+        region: LiveRegion | None = None,
     ) -> None:
         self.console = console
         self.state = TeamState()
@@ -112,7 +126,7 @@ class TeamView:
         self._async_reader = read_board is not None and inspect.iscoroutinefunction(read_board)
         self._clock = clock
         self._wall = wall  # event times are wall-clock: how long a model call waits
-        self._display: Live | None = None
+        self.region = region if region is not None else LiveRegion(console)
         self._last_draw = self._last_read = -math.inf
         self._dirty = False
         self._looping = False
@@ -133,19 +147,15 @@ class TeamView:
         if info.get("goal"):
             self._say(f"goal: {one_line(info['goal'])}", style="bold")
         if self.live:
-            self._display = Live(
-                console=self.console, auto_refresh=False, get_renderable=self.render
-            )
-            self._display.start(refresh=True)
+            self.region.show(self.render)
             self._last_draw = self._clock()
 
     def event(self, event: Event | Mapping[str, Any]) -> None:
         """Take one event (quick; never raises for what the event holds)."""
         self.state.apply(event)
-        if not self.live:
-            line = describe(event)
-            if line is not None:
-                self._say(line)
+        line = describe(event)
+        if line is not None and (not self.live or lasting(event)):
+            self._say(line)  # on a terminal, above the live display
         self._dirty = True
         if self._looping:
             if self._wakeup is not None:
@@ -156,6 +166,13 @@ class TeamView:
             self._read_now()
         if now - self._last_draw >= REFRESH_INTERVAL:
             self._draw()
+
+    def catch_up(self, events: Iterable[Event | Mapping[str, Any]]) -> None:
+        """Take the events of the run from before the view listened (the supervision
+        tree starts first), without printing their lines."""
+        for event in events:
+            self.state.apply(event)
+        self._dirty = True
 
     async def run(self) -> None:
         """Keep the board and the display fresh until cancelled, each at most ~4 times
@@ -188,29 +205,18 @@ class TeamView:
 
     @contextlib.contextmanager
     def paused(self) -> Iterator[None]:
-        """Hold the live display still while a person answers a question below it."""
-        display, self._display = self._display, None
-        if display is not None:
-            display.refresh()
-            display.stop()
-        try:
+        """Erase the live display while a person answers a question, then redraw it."""
+        with self.region.paused():
             yield
-        finally:
-            if display is not None and self._display is None:
-                self._display = display
-                display.start(refresh=True)
 
     def stop(self) -> None:
         """End the live display, leaving its last frame on screen (idempotent)."""
-        if self._display is not None:
-            self._display.refresh()
-            self._display.stop()
-            self._display = None
+        self.region.hide(keep_last=True)
 
     # -- the machinery ---------------------------------------------------------------
 
     def _say(self, line: str, style: str = "") -> None:
-        self.console.print(line, style=style, markup=False, highlight=False, soft_wrap=True)
+        self.region.say(line, style=style, markup=False, highlight=False, soft_wrap=True)
 
     def _read_now(self) -> None:
         """Read a sync board reader now (an async one is left to ``run``)."""
@@ -249,7 +255,7 @@ class TeamView:
         self._dirty = True
 
     def _draw(self) -> None:
-        if self._display is not None and self._dirty:
-            self._display.refresh()
+        if self.region.showing and self._dirty:
+            self.region.refresh()
             self._last_draw = self._clock()
         self._dirty = False

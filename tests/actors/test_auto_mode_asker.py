@@ -38,7 +38,7 @@ class Person:
     answer: bool = True
     asked: list[tuple[str, str]] = attrs.field(factory=list)
 
-    async def ask(self, tool_name: str, input: dict[str, Any], reason: str) -> bool:
+    async def ask(self, tool_name: str, input: dict[str, Any], reason: str, **context: Any) -> bool:
         self.asked.append((tool_name, reason))
         return self.answer
 

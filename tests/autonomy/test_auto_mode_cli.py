@@ -259,11 +259,11 @@ def test_past_the_denial_limit_the_person_at_the_terminal_decides(
     try:
         read_until(master, "trust this folder? [y/N]")  # a first run in this folder asks
         os.write(master, b"n\n")
-        screen = read_until(master, "allow? [y/N]")
+        screen = read_until(master, "choose 1-3")
         assert "rm -rf build" in screen
         assert "blocked 3 actions in a row" in screen  # why a person is asked
-        assert screen.count("allow? [y/N]") == 1  # the three blocked actions were not asked
-        os.write(master, b"y\n")
+        assert screen.count("Do you want to proceed?") == 1  # the three blocked were not asked
+        os.write(master, b"1\n")
         screen += read_until(master, "turns")
         assert proc.wait(timeout=60) == 0
     finally:

@@ -26,7 +26,7 @@ class Asker:
     answer: bool = True
     asked: list[str] = attrs.field(factory=list)
 
-    async def ask(self, tool_name: str, input: dict[str, Any], reason: str) -> bool:
+    async def ask(self, tool_name: str, input: dict[str, Any], reason: str, **context: Any) -> bool:
         self.asked.append(reason)
         return self.answer
 

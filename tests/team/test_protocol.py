@@ -206,3 +206,14 @@ def test_every_kind_is_declared_on_its_body_class_once() -> None:
 )
 def test_a_body_of_the_wrong_shape_is_not_read(kind: str, body: Any) -> None:
     assert proto.parse(Message.new("alice", "lead", kind, body)) is None
+
+
+def test_every_team_message_says_something_in_its_event() -> None:
+    """The live view shows a message's preview: none may be empty."""
+    from coterie.team._protocol import Idle, Result, ShutdownRequest, ShutdownResponse, preview
+
+    assert preview(Idle("task_2")) == "idle after task_2"
+    assert preview(Idle()) == "idle"
+    assert preview(ShutdownRequest()) == "asks to stop"
+    assert preview(ShutdownResponse(approve=False)) == "declines to stop"
+    assert preview(Result("task_1", "completed")) == "task_1 completed"

@@ -57,9 +57,9 @@ def test_inbox_shows_what_alice_sent_and_received(finished: Finished) -> None:
     history = [line.split(None, 1)[1].rstrip() for line in out.splitlines()[3:]]
     assert history == [
         "→ lead [result]: one written",
-        "→ lead [idle]:",
-        "← lead [shutdown_request]:",
-        "→ lead [shutdown_response]:",
+        "→ lead [idle]: idle after task_1",
+        "← lead [shutdown_request]: asks to stop",
+        "→ lead [shutdown_response]: stopping",
     ]
 
 

@@ -199,7 +199,7 @@ def test_a_malformed_auto_mode_is_a_settings_error_naming_the_file(
 class AnsweringAsker:
     answer: bool | Answer | None
 
-    async def ask(self, tool_name: str, input: dict[str, Any], reason: str) -> Any:
+    async def ask(self, tool_name: str, input: dict[str, Any], reason: str, **context: Any) -> Any:
         return self.answer
 
 

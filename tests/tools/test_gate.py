@@ -31,7 +31,7 @@ class ScriptedAsker:
     answer: bool | BaseException = True
     asked: list[tuple[str, dict[str, Any], str]] = attrs.field(factory=list)
 
-    async def ask(self, tool_name: str, input: dict[str, Any], reason: str) -> bool:
+    async def ask(self, tool_name: str, input: dict[str, Any], reason: str, **context: Any) -> bool:
         self.asked.append((tool_name, input, reason))
         if isinstance(self.answer, BaseException):
             raise self.answer
@@ -83,7 +83,9 @@ async def test_cancellation_while_asking_passes_through(
     ctx: ToolContext, autojump_clock: object
 ) -> None:
     class Slow:
-        async def ask(self, tool_name: str, input: dict[str, Any], reason: str) -> bool:
+        async def ask(
+            self, tool_name: str, input: dict[str, Any], reason: str, **context: Any
+        ) -> bool:
             await trio.sleep_forever()
             return True
 
@@ -134,3 +136,28 @@ async def test_headless_grep_skips_denied_files(ctx: ToolContext, workspace: Pat
     result = await execute_tool_call(default_registry(), gate, "Grep", {"pattern": "TOKEN"}, ctx)
     assert ".env" not in result.content
     assert "app.py" in result.content
+
+
+async def test_an_asker_without_the_newer_keywords_still_works(ctx: ToolContext) -> None:
+    """``ask(tool_name, input, reason)`` as docs/engine.md first documented it."""
+
+    class Old:
+        async def ask(self, tool_name: str, input: dict[str, Any], reason: str) -> bool:
+            return True
+
+    @attrs.define
+    class Some:
+        seen: list[str] = attrs.Factory(list)
+
+        async def ask(
+            self, tool_name: str, input: dict[str, Any], reason: str, agent: str = ""
+        ) -> bool:
+            self.seen.append(agent)
+            return True
+
+    assert (
+        await PermissionGate(PermissionPolicy(), Old()).authorize(TOOLS["Bash"], NPM, ctx)
+    ).behavior == "allow"
+    some = Some()
+    await PermissionGate(PermissionPolicy(), some).authorize(TOOLS["Bash"], NPM, ctx)
+    assert some.seen == ["lead"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 from hypothesis import given, settings
@@ -24,7 +24,9 @@ MODES = ["plan", "dontAsk", "default", "acceptEdits", "auto", "bypassPermissions
 
 
 class Yes:
-    async def ask(self, tool_name: str, input: dict[str, object], reason: str) -> bool:
+    async def ask(
+        self, tool_name: str, input: dict[str, object], reason: str, **context: Any
+    ) -> bool:
         return True
 
 

@@ -265,22 +265,77 @@ async def test_run_keeps_an_async_board_fresh(autojump_clock: trio.abc.Clock) ->
 
 
 async def test_a_question_holds_the_live_display_still_until_it_is_answered() -> None:
-    """A permission prompt is typed below the display, not drawn over by it."""
+    """A permission prompt is typed below the display, not drawn over by it: the
+    display is erased while the person answers, and drawn again afterwards."""
     from coterie.ui import TerminalAsker
+    from coterie.ui.region import LiveRegion
 
     console = Console(record=True, width=100, file=io.StringIO(), force_terminal=True)
-    view = TeamView(console, live=True)
+    region = LiveRegion(console)
+    view = TeamView(console, live=True, region=region)
     view.start({"run_id": "r1"})
-    asker = TerminalAsker(console)
-    asker.pause = view.paused
     seen: list[bool] = []
 
-    async def answer(tool: str, data: dict[str, Any], reason: str) -> bool:
-        seen.append(view._display is None)
-        return True
+    async def read() -> str:
+        seen.append(region.showing)
+        return "1"
 
-    asker._ask = answer  # type: ignore[method-assign]
-    assert await asker.ask("Bash", {"command": "ls"}, "why")
-    assert seen == [True]
-    assert view._display is not None
+    asker = TerminalAsker(console, region=region, read=read)
+    answer = await asker.ask("Bash", {"command": "ls"}, "why")
+    assert answer.approved
+    assert seen == [False]
+    assert region.showing
     view.stop()
+
+
+def test_on_a_terminal_crashes_restarts_and_give_ups_are_printed_above_the_display() -> None:
+    from tests.ui.terminal import screen
+
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=100, force_terminal=True)
+    view = TeamView(console, live=True, clock=lambda: 0.0)
+    view.start({"run_id": "r1"})
+    view.catch_up([started("alice", "alice-sup"), started("alice-sup", "team", "supervisor")])
+    view.event(ev("actor.crashed", actor="alice", supervisor="alice-sup", reason="Boom: bad"))
+    view.event(ev("actor.restarted", actor="alice", supervisor="alice-sup", attempt=1))
+    view.event(ev("supervisor.gave_up", supervisor="alice-sup", actor="alice", reason="too many"))
+    view.event(ev("actor.state", actor="alice", state="working"))  # not a lasting line
+    view.stop()
+    lines = screen(buffer.getvalue())
+    assert "✗ alice crashed: Boom: bad" in lines
+    assert "↻ alice restarting (attempt 1)" in lines
+    assert "✗ supervisor alice-sup gave up (alice): too many" in lines
+    assert not [line for line in lines if "working" in line and "alice" not in line]
+    assert "└── alice-sup  gave up  too many" in lines  # the last frame stays
+
+
+def test_catching_up_builds_the_tree_that_started_before_the_view() -> None:
+    console = Console(file=io.StringIO(), width=100)
+    view = TeamView(console, live=False)
+    view.catch_up([started("lead", "team"), started("team", "root", "supervisor")])
+    assert view.state.row("lead").supervisor == "team"
+    assert [r.name for r in view.state.roots()] == ["root"]
+    assert console.file.getvalue() == ""  # type: ignore[attr-defined]
+
+
+async def test_a_crash_during_a_question_is_printed_after_the_answer() -> None:
+    """Nothing is written into the middle of a question the person is answering."""
+    from coterie.ui import TerminalAsker
+    from coterie.ui.region import LiveRegion
+
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=100, force_terminal=True)
+    region = LiveRegion(console)
+    view = TeamView(console, live=True, region=region, clock=lambda: 0.0)
+    view.start({"run_id": "r1"})
+
+    async def read() -> str:
+        view.event(ev("actor.crashed", actor="alice", supervisor="team", reason="Boom"))
+        assert "alice crashed" not in buffer.getvalue()
+        return "1"
+
+    asker = TerminalAsker(console, region=region, team=True, read=read)
+    await asker.ask("Bash", {"command": "make"}, "why", agent="bob")
+    view.stop()
+    out = buffer.getvalue()
+    assert out.index("choose 1-") < out.index("✗ alice crashed: Boom")

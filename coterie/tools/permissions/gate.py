@@ -9,20 +9,28 @@ cancellation passes through.
 An asker answers ``True``/``False`` (a person at a prompt) or an
 :class:`Answer`, which also carries the text the model gets back and the rule
 to record: the Auto Mode asker says which rule blocked an action, and that
-text must reach the model as the tool result.
+text must reach the model as the tool result. A person's answer may also
+grant a rule for the rest of the run ("Yes, and don't ask again": the gate
+adds it to the policy, which every agent of the run shares) or carry an
+instruction for the model with a denial ("No, and tell it what to do
+differently"). The asker is told which agent asks.
 """
 
 from __future__ import annotations
 
 import contextlib
+import inspect
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
 from coterie.tools.permissions.policy import Decision, PermissionPolicy
+from coterie.tools.permissions.rules import RuleError, parse_rule
+from coterie.tools.permissions.suggest import Suggestion, suggest_rule
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
     from coterie.tools._base import Tool, ToolContext
     from coterie.tools.permissions.settings import Mode
@@ -37,18 +45,35 @@ class Answer:
     ``reason`` (written for the model) replaces the gate's stock text; for a
     denial it becomes the tool result, e.g. "Blocked by Auto Mode (stage 2):
     ...". ``rule`` names what decided (``auto-mode``), for the event log.
+    ``grant`` and ``instruction``: see the module docs.
     """
 
     approved: bool
     reason: str | None = None
     rule: str | None = None
+    #: An allow rule (``Bash(npm test:*)``) in force from now on for the whole run.
+    grant: str | None = None
+    #: What the person wants done instead, given to the model with a denial.
+    instruction: str | None = None
 
 
 class Asker(Protocol):
     """Answers "may this call run?" for calls the policy could not decide alone."""
 
-    async def ask(self, tool_name: str, input: dict[str, Any], reason: str) -> bool | Answer:
-        """``True`` (or an approving :class:`Answer`) to allow the call, else a denial."""
+    async def ask(
+        self,
+        tool_name: str,
+        input: dict[str, Any],
+        reason: str,
+        *,
+        agent: str = "",
+        suggestion: Suggestion | None = None,
+    ) -> bool | Answer:
+        """``True`` (or an approving :class:`Answer`) to allow the call, else a denial.
+
+        *agent* names the agent whose call it is (``lead``, ``bob``);
+        *suggestion* is the rule a person may grant instead of approving once
+        (:func:`~coterie.tools.permissions.suggest.suggest_rule`), None if none fits."""
         ...
 
 
@@ -111,7 +136,12 @@ class PermissionGate:
             self._record(ctx, tool.name, decision)
             return decision
         try:
-            answer = _as_answer(await self.asker.ask(tool.name, input, decision.reason))
+            context = {"agent": ctx.agent, "suggestion": self._offer(policy, tool, input, ctx)}
+            answer = _as_answer(
+                await self.asker.ask(
+                    tool.name, input, decision.reason, **_taken(self.asker.ask, context)
+                )
+            )
         except Exception as exc:
             # Fail closed: an asker that breaks has not said yes.
             decision = Decision(
@@ -123,7 +153,16 @@ class PermissionGate:
         else:
             rule = answer.rule or decision.rule
             if answer.approved:
+                if answer.grant is not None:
+                    self._grant(answer.grant, ctx)
                 decision = Decision("allow", answer.reason or "Approved when asked.", rule)
+            elif answer.instruction:
+                decision = Decision(
+                    "deny",
+                    "The user declined this call when asked, and said what to do instead:"
+                    f" {answer.instruction}",
+                    rule,
+                )
             else:
                 decision = Decision(
                     "deny",
@@ -134,6 +173,34 @@ class PermissionGate:
                 )
         self._record(ctx, tool.name, decision, asked=True)
         return decision
+
+    def _offer(
+        self, policy: PermissionPolicy, tool: Tool, input: dict[str, Any], ctx: ToolContext
+    ) -> Suggestion | None:
+        """The rule to offer for "don't ask again", if granting it would stop this very
+        question: a call an ask rule, a protected path or a risky command asks about
+        asks again whatever is allowed, so then nothing is offered (Claude Code's
+        "I said don't ask again and it asks again")."""
+        suggestion = suggest_rule(tool.name, input, edits_files=tool.capabilities.edits_files)
+        if suggestion is None:
+            return None
+        try:
+            rule = parse_rule(suggestion.rule, root=Path(ctx.workspace))
+        except RuleError:
+            return None
+        granted = attrs.evolve(policy, allow=(*policy.allow, rule))
+        return suggestion if granted.check(tool, input, ctx).behavior == "allow" else None
+
+    def _grant(self, text: str, ctx: ToolContext) -> None:
+        """Put the allow rule *text* in force for the rest of the run (a rule that
+        does not parse grants nothing: this call alone was approved)."""
+        try:
+            rule = parse_rule(text, root=Path(ctx.workspace), source="an answer at the prompt")
+        except RuleError:
+            return
+        self.policy.grant(rule)
+        if self._capped is not None:
+            self._capped.grant(rule)
 
     async def _permission_hooks(
         self, tool: Tool, input: dict[str, Any], ctx: ToolContext, decision: Decision
@@ -193,6 +260,41 @@ class NarrowedGate(PermissionGate):
         if first.behavior != "allow":
             return first
         return await self.outer.authorize(tool, input, ctx, hook=hook)
+
+    def _offer(
+        self, policy: PermissionPolicy, tool: Tool, input: dict[str, Any], ctx: ToolContext
+    ) -> Suggestion | None:
+        """The rule to offer for "don't ask again", if granting it would stop this very
+        question: a call an ask rule, a protected path or a risky command asks about
+        asks again whatever is allowed, so then nothing is offered (Claude Code's
+        "I said don't ask again and it asks again")."""
+        suggestion = suggest_rule(tool.name, input, edits_files=tool.capabilities.edits_files)
+        if suggestion is None:
+            return None
+        try:
+            rule = parse_rule(suggestion.rule, root=Path(ctx.workspace))
+        except RuleError:
+            return None
+        granted = attrs.evolve(policy, allow=(*policy.allow, rule))
+        return suggestion if granted.check(tool, input, ctx).behavior == "allow" else None
+
+    def _grant(self, text: str, ctx: ToolContext) -> None:
+        # The person spoke for the run, not for this subagent alone.
+        super()._grant(text, ctx)
+        self.outer._grant(text, ctx)
+
+
+def _taken(ask: Callable[..., object], context: dict[str, Any]) -> dict[str, Any]:
+    """The keywords of *context* that *ask* takes: an asker written before they were
+    passed (``ask(tool_name, input, reason)``, docs/engine.md) still works."""
+    try:
+        parameters = inspect.signature(ask).parameters.values()
+    except (TypeError, ValueError):
+        return {}
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return context
+    names = {p.name for p in parameters}
+    return {key: value for key, value in context.items() if key in names}
 
 
 def _as_answer(answer: object) -> Answer:

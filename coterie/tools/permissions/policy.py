@@ -119,6 +119,12 @@ class PermissionPolicy:
     #: without a prompt.
     workspace_trusted: bool = False
 
+    def grant(self, rule: Rule) -> None:
+        """Allow what *rule* allows from now on (a person's "don't ask again" at a
+        prompt: every gate holding this policy, every agent of the run, sees it)."""
+        if rule not in self.allow:
+            self.allow = (*self.allow, rule)
+
     @property
     def dropped_allow(self) -> tuple[Rule, ...]:
         """The allow rules this policy sets aside: in ``auto``, those granting
