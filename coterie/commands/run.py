@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
 import time
@@ -19,19 +20,21 @@ from coterie.commands.stopping import (
     leaves,
     storage_cause,
 )
+from coterie.commands.streaminput import parse_turn
 from coterie.errors import CoterieError, SupervisorGaveUp
 from coterie.extensions import load_extensions
 from coterie.models import ModelError, Usage
 from coterie.procgroups import reap_workspace
 from coterie.runs import find_run, read_config, read_state, runs_root
 from coterie.session import AgentSession, open_agent, open_team
-from coterie.tools import RuleError, SettingsError
+from coterie.tools import RuleError, SettingsError, parse_rule, split_list, tool_choice
 from coterie.trust import TrustStoreError, can_trust, is_trusted, set_trust, trust_entry
 from coterie.ui import ConsoleView, JsonView, StreamJsonView, TerminalAsker, TextView, View
+from coterie.ui.views import retry_line
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Awaitable, Callable
+    from collections.abc import AsyncIterator, Awaitable, Callable
     from contextlib import AbstractAsyncContextManager
     from pathlib import Path
 
@@ -53,7 +56,7 @@ def _view(
     (the supervision tree and the board, read with *board*) or the agent's console."""
     if args.print:
         formats = {"text": TextView, "json": JsonView, "stream-json": StreamJsonView}
-        return formats[args.output_format]()
+        return formats[args.output_format](verbose=getattr(args, "verbose", False))
     if team:
         from coterie.ui.live import TeamView
 
@@ -65,7 +68,18 @@ def agent_options(args: argparse.Namespace) -> dict[str, Any]:
     """The options of ``run`` and ``team`` that go to the session, from the command line."""
     if args.auto and args.permission_mode not in (None, "auto"):
         raise CoterieError(f"--auto conflicts with --permission-mode {args.permission_mode}")
+    allowed = _rules("--allowedTools", getattr(args, "allowed_tools", []))
+    disallowed = _rules("--disallowedTools", getattr(args, "disallowed_tools", []))
+    tools = getattr(args, "tools", None)
+    chosen = None if tools is None else split_list(tools)
+    tool_choice(chosen)  # an unknown name is a usage error now
     return {
+        "allowed_rules": allowed,
+        "disallowed_rules": disallowed,
+        "tools": chosen,
+        "settings": getattr(args, "settings", None),
+        "setting_sources": getattr(args, "setting_sources", None),
+        "fallback_model": getattr(args, "fallback_model", None),
         "model": args.model,
         "scenario": args.scenario,
         "permission_mode": "auto" if args.auto else args.permission_mode,
@@ -81,10 +95,45 @@ def agent_options(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def _rules(flag: str, values: list[str]) -> list[str]:
+    """The rules of a ``--allowedTools``-style flag, each checked (a malformed one
+    is a :class:`RuleError` naming the flag)."""
+    rules = [rule for value in values for rule in split_list(value)]
+    for rule in rules:
+        try:
+            parse_rule(rule)
+        except RuleError as exc:
+            raise RuleError(f"{flag}: {exc}") from None
+    return rules
+
+
+def headless_input(args: argparse.Namespace, prompt: str | None) -> str | None:
+    """The prompt of a ``-p`` run, with standard input when it is not a terminal, as
+    Claude Code takes it: the input alone (``echo q | coterie run -p``), or appended
+    to the prompt (``cat f | coterie run -p "explain"``). Input that is empty or
+    only blank adds nothing. With ``--input-format stream-json`` the input is the
+    turns themselves, read later."""
+    if not args.print or args.input_format == "stream-json" or sys.stdin.isatty():
+        return prompt
+    piped = sys.stdin.read()
+    if not piped.strip():
+        return prompt
+    return piped if prompt is None else f"{prompt}\n\n{piped}"
+
+
 async def run_prompt(args: argparse.Namespace, console: Console, err: Console) -> int:
     """``coterie run``: the agent on ``args.prompt`` (or ``--loop``); the exit code."""
-    if (args.prompt is None) == (args.loop is None):
-        err.print("[red]error:[/] give a PROMPT, or --loop SPEC (not both)")
+    try:
+        streamed = check_input_format(args)
+        args.prompt = headless_input(args, args.prompt)
+    except CoterieError as exc:
+        err.print(f"[red]error:[/] {exc}")
+        return 2
+    if args.loop is not None and (args.prompt is not None or streamed):
+        err.print("[red]error:[/] --loop SPEC takes no PROMPT (give one or the other)")
+        return 2
+    if args.prompt is None and args.loop is None and not streamed:
+        err.print("[red]error:[/] give a PROMPT (an argument, or on standard input with -p)")
         return 2
     try:
         options = agent_options(args)
@@ -93,7 +142,7 @@ async def run_prompt(args: argparse.Namespace, console: Console, err: Console) -
             if spec.hint:
                 err.print(f"[yellow]hint:[/] {spec.hint}")
     except (CoterieError, ValueError) as exc:
-        err.print(f"[red]error:[/] {exc}")
+        err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
         return 2
     asker = _asker(args, console)
     await workspace_trust(args, console, err)
@@ -134,7 +183,34 @@ async def run_prompt(args: argparse.Namespace, console: Console, err: Console) -
 
     if args.loop is not None:
         return await drive(args, console, err, agent, lambda s: _loop(s, args.loop))
+    if streamed:
+        return await drive(args, console, err, agent, ask, turns=_stdin_turns())
     return await drive(args, console, err, agent, ask)
+
+
+def check_input_format(args: argparse.Namespace) -> bool:
+    """Whether the turns come from standard input (``--input-format stream-json``,
+    which, as in Claude Code, needs ``-p --output-format stream-json``)."""
+    if args.input_format != "stream-json":
+        return False
+    if not args.print or args.output_format != "stream-json":
+        raise CoterieError("--input-format stream-json needs -p and --output-format stream-json")
+    if getattr(args, "prompt", None) is not None:
+        raise CoterieError("--input-format stream-json takes the prompts from standard input only")
+    return True
+
+
+async def _stdin_turns() -> AsyncIterator[str]:
+    """The prompts of ``--input-format stream-json`` input, one per line, as they come."""
+    number = 0
+    while True:
+        line = await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
+        if not line:
+            return
+        number += 1
+        prompt = parse_turn(line, number)
+        if prompt is not None:
+            yield prompt
 
 
 def _expand(args: argparse.Namespace, prompt: str) -> Expansion | None:
@@ -150,9 +226,12 @@ async def run_team(args: argparse.Namespace, console: Console, err: Console) -> 
     """``coterie team``: a lead and teammates on ``args.goal``; returns the exit code."""
 
     try:
+        if args.input_format == "stream-json":
+            raise CoterieError("coterie team takes its GOAL as an argument, not stream-json input")
+        args.request = headless_input(args, args.request)
         options = agent_options(args)
-    except CoterieError as exc:
-        err.print(f"[red]error:[/] {exc}")
+    except (CoterieError, ValueError) as exc:
+        err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
         return 2
     asker = _asker(args, console)
     await workspace_trust(args, console, err)
@@ -174,6 +253,9 @@ async def run_team(args: argparse.Namespace, console: Console, err: Console) -> 
 
 async def resume_run(args: argparse.Namespace, console: Console, err: Console) -> int:
     """``coterie resume RUN_ID [PROMPT]``: finish an interrupted run, or go on with PROMPT."""
+    if args.input_format == "stream-json":
+        err.print("[red]error:[/] coterie resume takes no stream-json input")
+        return 2
     try:
         run_dir = find_run(
             args.workdir.resolve(),
@@ -297,6 +379,13 @@ def _hook_notice(err: Console, event: Event) -> None:
         err.print(f"[yellow]hook:[/] {escape(text)}", soft_wrap=True)
 
 
+def _fallback_notice(err: Console, event: Event) -> None:
+    """``--fallback-model`` took over: said on stderr in the headless text and json
+    formats (the console view and stream-json show it themselves)."""
+    if event.type == "model.retrying" and event.data.get("fallback_model"):
+        err.print(f"[yellow]note:[/] {escape(retry_line(event.data))}", soft_wrap=True)
+
+
 async def drive(
     args: argparse.Namespace,
     console: Console,
@@ -306,8 +395,12 @@ async def drive(
     *,
     team: bool = False,
     asker: TerminalAsker | None = None,
+    turns: AsyncIterator[str] | None = None,
 ) -> int:
     """Open the session, show its events in the chosen view, do *work*; the exit code.
+
+    With *turns* (``--input-format stream-json``), each prompt it yields is a
+    request of its own instead, each result shown as it comes.
 
     The session's notices (settings an untrusted folder lost, a sandbox that
     cannot work here, processes a dead run left running and that were killed)
@@ -335,6 +428,7 @@ async def drive(
                     "permission_mode": session.policy.mode,
                     "teammates": list(config.teammates),
                     "goal": getattr(args, "request", None),
+                    **session.info,
                 }
             )
             for notice in session.notices:
@@ -350,13 +444,21 @@ async def drive(
                 session.events.listen(view.event),
                 session.events.listen(storage.event),
                 session.events.listen(functools.partial(_hook_notice, err)),
+                contextlib.ExitStack() as notes,
             ):
+                if args.print and args.output_format != "stream-json":
+                    notes.enter_context(
+                        session.events.listen(functools.partial(_fallback_notice, err))
+                    )
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(storage.watch)  # a full disk stops the run
                     refresh = getattr(view, "run", None)
                     if refresh is not None:
                         nursery.start_soon(refresh)  # the live view's redraws
-                    result = await work(session)
+                    if turns is None:
+                        result = await work(session)
+                    else:
+                        result = await _each_turn(session, view, turns, err)
                     nursery.cancel_scope.cancel()
     except* SupervisorGaveUp as group:
         # The Lead kept crashing past its supervisor's restart intensity.
@@ -405,5 +507,22 @@ async def drive(
         view = _view(args, console, team=team)
     if team and "tasks" in result:
         result["duration_ms"] = int((time.monotonic() - started) * 1000)
-    view.finish(result)
+    if turns is None:
+        view.finish(result)
     return 1 if result["is_error"] else 0
+
+
+async def _each_turn(
+    session: AgentSession, view: View, turns: AsyncIterator[str], err: Console
+) -> dict[str, Any] | None:
+    """Every prompt of *turns* asked in order, each result shown; the last result
+    (an error one if a turn failed), or None when there was no turn."""
+    last: dict[str, Any] | None = None
+    failed = False
+    async for prompt in turns:
+        last = await _ask(session, prompt)
+        failed = failed or bool(last["is_error"])
+        view.finish(last)
+    if last is None:
+        err.print("[red]error:[/] no user message on standard input")
+    return None if last is None else {**last, "is_error": failed}
