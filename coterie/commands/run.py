@@ -27,7 +27,14 @@ from coterie.models import ModelError, Usage
 from coterie.procgroups import reap_workspace
 from coterie.runs import find_run, read_config, read_state, runs_root
 from coterie.session import AgentSession, open_agent, open_team
-from coterie.tools import RuleError, SettingsError, parse_rule, split_list, tool_choice
+from coterie.tools import (
+    ListError,
+    RuleError,
+    SettingsError,
+    parse_rule,
+    split_list,
+    tool_choice,
+)
 from coterie.trust import TrustStoreError, can_trust, is_trusted, set_trust, trust_entry
 from coterie.ui import ConsoleView, JsonView, StreamJsonView, TerminalAsker, TextView, View
 from coterie.ui.views import retry_line
@@ -71,7 +78,10 @@ def agent_options(args: argparse.Namespace) -> dict[str, Any]:
     allowed = _rules("--allowedTools", getattr(args, "allowed_tools", []))
     disallowed = _rules("--disallowedTools", getattr(args, "disallowed_tools", []))
     tools = getattr(args, "tools", None)
-    chosen = None if tools is None else split_list(tools)
+    try:
+        chosen = None if tools is None else split_list(tools)
+    except ListError as exc:
+        raise CoterieError(f"--tools: {exc}") from None
     tool_choice(chosen)  # an unknown name is a usage error now
     return {
         "allowed_rules": allowed,
@@ -98,12 +108,12 @@ def agent_options(args: argparse.Namespace) -> dict[str, Any]:
 def _rules(flag: str, values: list[str]) -> list[str]:
     """The rules of a ``--allowedTools``-style flag, each checked (a malformed one
     is a :class:`RuleError` naming the flag)."""
-    rules = [rule for value in values for rule in split_list(value)]
-    for rule in rules:
-        try:
+    try:
+        rules = [rule for value in values for rule in split_list(value)]
+        for rule in rules:
             parse_rule(rule)
-        except RuleError as exc:
-            raise RuleError(f"{flag}: {exc}") from None
+    except (RuleError, ListError) as exc:
+        raise RuleError(f"{flag}: {exc}") from None
     return rules
 
 
@@ -490,7 +500,8 @@ async def drive(
         if cause is not None:  # e.g. an agent that could not start on a full disk
             storage.fail(describe(cause))
         else:
-            err.print(f"[red]error:[/] {group.exceptions[0]}", soft_wrap=True)
+            first = next((e for e in leaves(group) if isinstance(e, USAGE_ERRORS)), group)
+            err.print(f"[red]error:[/] {escape(str(first))}", soft_wrap=True)
     finally:
         stop = getattr(view, "stop", None)
         if result is None and stop is not None:
