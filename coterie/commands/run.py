@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import select
 import sys
 import time
 from typing import TYPE_CHECKING, Any
@@ -105,6 +106,10 @@ def agent_options(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+#: Seconds a ``-p`` run with a prompt waits for piped input to begin.
+STDIN_WAIT = 3.0
+
+
 def _rules(flag: str, values: list[str]) -> list[str]:
     """The rules of a ``--allowedTools``-style flag, each checked (a malformed one
     is a :class:`RuleError` naming the flag)."""
@@ -121,9 +126,15 @@ def headless_input(args: argparse.Namespace, prompt: str | None) -> str | None:
     """The prompt of a ``-p`` run, with standard input when it is not a terminal, as
     Claude Code takes it: the input alone (``echo q | coterie run -p``), or appended
     to the prompt (``cat f | coterie run -p "explain"``). Input that is empty or
-    only blank adds nothing. With ``--input-format stream-json`` the input is the
-    turns themselves, read later."""
+    only blank adds nothing, and so does input that has not begun within
+    :data:`STDIN_WAIT` seconds when there is a prompt (as Claude Code does).
+    With ``--input-format stream-json`` the input is the turns themselves, read
+    later."""
     if not args.print or args.input_format == "stream-json" or sys.stdin.isatty():
+        return prompt
+    if prompt is not None and not select.select([sys.stdin], [], [], STDIN_WAIT)[0]:
+        # A pipe nobody writes to (a CI runner's, a parent process's) must not hold
+        # the run forever: with a prompt already, input that does not come is none.
         return prompt
     piped = sys.stdin.read()
     if not piped.strip():

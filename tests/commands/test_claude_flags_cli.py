@@ -477,3 +477,53 @@ def test_the_fallback_model_through_the_sdk(
     assert "529" in fallback[0]["reason"]
     assert out[-1]["result"] == "fell back"
     assert not out[-1]["is_error"]
+
+
+def test_a_silent_pipe_does_not_hold_a_prompt_up(
+    tmp_path: Path, workspace: Path, home: Path
+) -> None:
+    """A pipe that stays open and silent (a parent that never writes) is no input."""
+    path = scenario(tmp_path, {"lead": [{"expect_not": "\n\n", "text": "alone"}]})
+    with subprocess.Popen(
+        [sys.executable, "-m", "coterie", "run", "-p", "hello", "--scenario", path],
+        cwd=workspace,
+        env=clean_env(HOME=str(home)),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as proc:
+        assert proc.stdout is not None
+        assert proc.stderr is not None
+        try:
+            proc.wait(timeout=60)  # its stdin open all along (communicate() would close it)
+        finally:
+            proc.kill()
+        out, err = proc.stdout.read(), proc.stderr.read()
+    assert (proc.returncode, out) == (0, "alone\n"), err
+
+
+def test_allowed_tools_end_at_a_double_dash(tmp_path: Path, workspace: Path, home: Path) -> None:
+    path = scenario(tmp_path, {"lead": [{"expect": "fix it", "text": "fixed"}]})
+    done = coterie(
+        "run", "-p", "--scenario", path, "--allowedTools", "Edit", "Read", "--", "fix it",
+        cwd=workspace, home=home,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (0, "fixed\n"), done.stderr
+
+
+def test_a_resume_keeps_the_flags_of_the_run(tmp_path: Path, workspace: Path, home: Path) -> None:
+    path = scenario(tmp_path, {"lead": [{"text": "first"}, TOUCH, {"text": "ok"}]})
+    first = coterie(
+        "run", "go", "-p", "--output-format", "json", "--scenario", path,
+        "--permission-mode", "bypassPermissions", "--disallowedTools", "Bash(touch *)",
+        cwd=workspace, home=home,
+    )  # fmt: skip
+    assert first.returncode == 0, first.stderr
+    run_id = json.loads(first.stdout)["session_id"]
+    again = coterie(
+        "resume", run_id, "again", "-p", "--output-format", "json", cwd=workspace, home=home
+    )
+    assert again.returncode == 0, again.stderr
+    assert not (workspace / "x").exists()
+    assert json.loads(again.stdout)["permission_denials"][0]["tool_use_id"] == "toolu_touch"

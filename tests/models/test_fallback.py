@@ -14,7 +14,9 @@ from coterie.models import (
     resolve_model,
 )
 
-OVERLOADED: dict[str, object] = {"error": {"status": 529, "type": "overloaded_error", "message": "busy"}}
+OVERLOADED: dict[str, object] = {
+    "error": {"status": 529, "type": "overloaded_error", "message": "busy"}
+}
 
 
 def scripted(turns: list[dict[str, object]]) -> ScriptedModel:
