@@ -130,7 +130,9 @@ def headless_input(args: argparse.Namespace, prompt: str | None) -> str | None:
     :data:`STDIN_WAIT` seconds when there is a prompt (as Claude Code does).
     With ``--input-format stream-json`` the input is the turns themselves, read
     later."""
-    if not args.print or args.input_format == "stream-json" or sys.stdin.isatty():
+    if not args.print or getattr(args, "input_format", "text") == "stream-json":
+        return prompt
+    if sys.stdin.isatty():
         return prompt
     if prompt is not None and not select.select([sys.stdin], [], [], STDIN_WAIT)[0]:
         # A pipe nobody writes to (a CI runner's, a parent process's) must not hold
@@ -247,7 +249,7 @@ async def run_team(args: argparse.Namespace, console: Console, err: Console) -> 
     """``coterie team``: a lead and teammates on ``args.goal``; returns the exit code."""
 
     try:
-        if args.input_format == "stream-json":
+        if getattr(args, "input_format", "text") == "stream-json":  # demos build their own args
             raise CoterieError("coterie team takes its GOAL as an argument, not stream-json input")
         args.request = headless_input(args, args.request)
         options = agent_options(args)
