@@ -148,14 +148,14 @@ async def run_prompt(args: argparse.Namespace, console: Console, err: Console) -
     """``coterie run``: the agent on ``args.prompt`` (or ``--loop``); the exit code."""
     try:
         streamed = check_input_format(args)
-        args.prompt = headless_input(args, args.prompt)
+        given = args.prompt if args.loop is not None else headless_input(args, args.prompt)
     except CoterieError as exc:
         err.print(f"[red]error:[/] {exc}")
         return 2
-    if args.loop is not None and (args.prompt is not None or streamed):
+    if args.loop is not None and (given is not None or streamed):
         err.print("[red]error:[/] --loop SPEC takes no PROMPT (give one or the other)")
         return 2
-    if args.prompt is None and args.loop is None and not streamed:
+    if given is None and args.loop is None and not streamed:
         err.print("[red]error:[/] give a PROMPT (an argument, or on standard input with -p)")
         return 2
     try:
@@ -169,7 +169,7 @@ async def run_prompt(args: argparse.Namespace, console: Console, err: Console) -
         return 2
     asker = _asker(args, console)
     await workspace_trust(args, console, err)
-    prompt, expansion = args.prompt, None
+    prompt, expansion = given, None
     if prompt is not None:
         try:
             expansion = _expand(args, prompt)
@@ -202,6 +202,7 @@ async def run_prompt(args: argparse.Namespace, console: Console, err: Console) -
                 source=expansion.command.source,
                 model=expansion.command.model,
             )
+        assert prompt is not None  # a run without one is a loop or streamed turns
         return await _ask(session, prompt)
 
     if args.loop is not None:
@@ -251,7 +252,7 @@ async def run_team(args: argparse.Namespace, console: Console, err: Console) -> 
     try:
         if getattr(args, "input_format", "text") == "stream-json":  # demos build their own args
             raise CoterieError("coterie team takes its GOAL as an argument, not stream-json input")
-        args.request = headless_input(args, args.request)
+        request = headless_input(args, args.request) or args.request
         options = agent_options(args)
     except (CoterieError, ValueError) as exc:
         err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
@@ -266,11 +267,11 @@ async def run_team(args: argparse.Namespace, console: Console, err: Console) -> 
             names=args.teammate,
             plan_approval=args.plan_approval,
             asker=asker,
-            prompt=args.request,
+            prompt=request,
             **options,
         )
 
-    work = lambda s: _ask(s, args.request)  # noqa: E731
+    work = lambda s: _ask(s, request)  # noqa: E731
     return await drive(args, console, err, team, work, team=True, asker=asker)
 
 

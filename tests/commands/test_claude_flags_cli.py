@@ -527,3 +527,36 @@ def test_a_resume_keeps_the_flags_of_the_run(tmp_path: Path, workspace: Path, ho
     assert again.returncode == 0, again.stderr
     assert not (workspace / "x").exists()
     assert json.loads(again.stdout)["permission_denials"][0]["tool_use_id"] == "toolu_touch"
+
+
+def test_a_team_reads_its_goal_from_stdin_and_keeps_its_team_tools(
+    tmp_path: Path, workspace: Path, home: Path
+) -> None:
+    create = {
+        "name": "TaskCreate",
+        "input": {"subject": "one", "description": "write one.txt", "owner": "alice"},
+    }
+    write = {"name": "Write", "input": {"file_path": "one.txt", "content": "1"}}
+    path = scenario(
+        tmp_path,
+        {
+            "lead": [
+                {"expect": "go\n\nthe details", "tool_uses": [create]},
+                {"text": "planned"},
+                {"text": "done"},
+            ],
+            "alice": [{"tool_uses": [write]}, {"text": "written"}],
+        },
+    )
+    done = piped(
+        "the details\n",
+        "team", "go", "-p", "--output-format", "stream-json", "--scenario", path,
+        "--teammate", "alice", "--tools", "Read,Write", "--permission-mode", "acceptEdits",
+        cwd=workspace, home=home,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    init = lines(done.stdout)[0]
+    assert {"Read", "Write", "TaskCreate", "SendMessage"} <= set(init["tools"])
+    assert "Bash" not in init["tools"]
+    assert (workspace / "one.txt").read_text() == "1"
+    assert lines(done.stdout)[-1]["session_id"] == init["session_id"]
