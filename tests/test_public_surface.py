@@ -81,7 +81,7 @@ SURFACES: dict[str, set[str]] = {
     },
     "coterie.models": {
         "DEFAULT_MODEL", "DEFAULT_MODEL_PRICE", "MODEL_ALIASES", "ROLES", "AnthropicModel",
-        "Latency", "MeteredModel",
+        "FallbackModel", "Latency", "MeteredModel", "is_overloaded",
         "MockServer", "Model", "ModelAPIError", "ModelError", "ModelPrice", "ModelReply",
         "ModelRequest", "PromptTooLong", "RecordedRequest", "RequestInvalid", "RetrySink",
         "Retrying", "Scenario",
@@ -120,6 +120,8 @@ SURFACES: dict[str, set[str]] = {
         "Authorizer", "UnknownTool", "execute_tool_call",
         # capabilities and the catalogue chosen by them
         "Access", "Capabilities", "Effect", "Need", "PathInput", "BUILTIN_TOOLS", "Provides",
+        # --tools / --allowedTools lists (coterie.tools.selection)
+        "ListError", "split_list", "tool_choice", "tool_names",
         "builtin_registry", "builtin_tools", "default_registry", "team_tools", "add_team_tools",
         "SUBAGENT_TYPES", "SubagentType", "UnknownSubagentType", "subagent_registry",
         # the built-in tools

@@ -431,6 +431,7 @@ class AgentLoop:
             attempts=retry.attempts,
             delay_s=round(retry.delay, 3),
             reason=retry.reason,
+            **({"fallback_model": retry.fallback} if retry.fallback else {}),
         )
 
     def _stream(self, text: str) -> None:

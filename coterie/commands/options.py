@@ -9,6 +9,9 @@ from coterie.models import DEFAULT_MODEL
 from coterie.tools.permissions import MODES
 
 OUTPUT_FORMATS = ["text", "json", "stream-json"]
+INPUT_FORMATS = ["text", "stream-json"]
+#: The settings files ``--setting-sources`` can name, lowest precedence first.
+SETTING_SOURCES = ("user", "project", "local")
 
 
 def add_agent_options(parser: argparse.ArgumentParser) -> None:
@@ -86,6 +89,50 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
             " (over .claude/agents/ definitions of the same name)"
         ),
     )
+    parser.add_argument(
+        "--allowedTools",
+        "--allowed-tools",
+        dest="allowed_tools",
+        action="extend",
+        nargs="+",
+        default=[],
+        metavar="RULE",
+        help=(
+            "permission rules allowed for this run, over the settings' (space- or"
+            " comma-separated, e.g. 'Bash(git log *)' Edit mcp__srv__tool)"
+        ),
+    )
+    parser.add_argument(
+        "--disallowedTools",
+        "--disallowed-tools",
+        dest="disallowed_tools",
+        action="extend",
+        nargs="+",
+        default=[],
+        metavar="RULE",
+        help="permission rules denied for this run (deny wins over every allow)",
+    )
+    parser.add_argument(
+        "--tools",
+        metavar="LIST",
+        help="the built-in tools the model gets: '' none, 'default' all, or 'Bash,Edit,Read'",
+    )
+    parser.add_argument(
+        "--settings",
+        metavar="FILE_OR_JSON",
+        help="one more settings layer (a file or a JSON object), over the settings files",
+    )
+    parser.add_argument(
+        "--setting-sources",
+        type=_sources,
+        metavar="LIST",
+        help="which settings files are read: a comma-separated subset of user,project,local",
+    )
+    parser.add_argument(
+        "--fallback-model",
+        metavar="MODEL",
+        help="when the model is overloaded (529 after its retries), go on with MODEL",
+    )
     add_output_options(parser)
 
 
@@ -103,6 +150,30 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
         default="text",
         help="with -p: text (the result), json (one object), stream-json (JSON lines)",
     )
+    parser.add_argument(
+        "--input-format",
+        choices=INPUT_FORMATS,
+        default="text",
+        help=(
+            "with -p: text (the prompt) or stream-json (standard input is JSON lines of"
+            " user messages, each a turn; needs --output-format stream-json)"
+        ),
+    )
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="with -p --output-format text: tool calls and their outcomes on stderr",
+    )
+
+
+def _sources(text: str) -> tuple[str, ...]:
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if n not in SETTING_SOURCES]
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            f"unknown source {unknown[0]!r}; expected some of {','.join(SETTING_SOURCES)}"
+        )
+    return tuple(dict.fromkeys(names))
 
 
 def _positive_int(text: str) -> int:

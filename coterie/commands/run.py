@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
+import select
 import sys
 import time
 from typing import TYPE_CHECKING, Any
@@ -21,19 +22,28 @@ from coterie.commands.stopping import (
     leaves,
     storage_cause,
 )
+from coterie.commands.streaminput import parse_turn
 from coterie.errors import CoterieError, SupervisorGaveUp
 from coterie.extensions import load_extensions
 from coterie.models import ModelError, Usage
 from coterie.procgroups import reap_workspace
 from coterie.runs import find_run, list_runs, read_config, read_state, runs_root
 from coterie.session import AgentSession, open_agent, open_team
-from coterie.tools import RuleError, SettingsError
+from coterie.tools import (
+    ListError,
+    RuleError,
+    SettingsError,
+    parse_rule,
+    split_list,
+    tool_choice,
+)
 from coterie.trust import TrustStoreError, can_trust, is_trusted, set_trust, trust_entry
 from coterie.ui import ConsoleView, JsonView, StreamJsonView, TerminalAsker, TextView, View
 from coterie.ui.lineinput import read_line
+from coterie.ui.views import retry_line
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
+    from collections.abc import AsyncIterator, Awaitable, Callable
     from contextlib import AbstractAsyncContextManager
     from pathlib import Path
 
@@ -62,7 +72,7 @@ def _view(
     permission prompt pauses) or the agent's console."""
     if args.print:
         formats = {"text": TextView, "json": JsonView, "stream-json": StreamJsonView}
-        return formats[args.output_format]()
+        return formats[args.output_format](verbose=getattr(args, "verbose", False))
     if team:
         from coterie.ui.live import TeamView
 
@@ -74,7 +84,21 @@ def agent_options(args: argparse.Namespace) -> dict[str, Any]:
     """The options of ``run`` and ``team`` that go to the session, from the command line."""
     if args.auto and args.permission_mode not in (None, "auto"):
         raise CoterieError(f"--auto conflicts with --permission-mode {args.permission_mode}")
+    allowed = _rules("--allowedTools", getattr(args, "allowed_tools", []))
+    disallowed = _rules("--disallowedTools", getattr(args, "disallowed_tools", []))
+    tools = getattr(args, "tools", None)
+    try:
+        chosen = None if tools is None else split_list(tools)
+    except ListError as exc:
+        raise CoterieError(f"--tools: {exc}") from None
+    tool_choice(chosen)  # an unknown name is a usage error now
     return {
+        "allowed_rules": allowed,
+        "disallowed_rules": disallowed,
+        "tools": chosen,
+        "settings": getattr(args, "settings", None),
+        "setting_sources": getattr(args, "setting_sources", None),
+        "fallback_model": getattr(args, "fallback_model", None),
         "model": args.model,
         "scenario": args.scenario,
         "permission_mode": "auto" if args.auto else args.permission_mode,
@@ -90,26 +114,70 @@ def agent_options(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+#: Seconds a ``-p`` run with a prompt waits for piped input to begin.
+STDIN_WAIT = 3.0
+
+
+def _rules(flag: str, values: list[str]) -> list[str]:
+    """The rules of a ``--allowedTools``-style flag, each checked (a malformed one
+    is a :class:`RuleError` naming the flag)."""
+    try:
+        rules = [rule for value in values for rule in split_list(value)]
+        for rule in rules:
+            parse_rule(rule)
+    except (RuleError, ListError) as exc:
+        raise RuleError(f"{flag}: {exc}") from None
+    return rules
+
+
+def headless_input(args: argparse.Namespace, prompt: str | None) -> str | None:
+    """The prompt of a ``-p`` run, with standard input when it is not a terminal, as
+    Claude Code takes it: the input alone (``echo q | coterie run -p``), or appended
+    to the prompt (``cat f | coterie run -p "explain"``). Input that is empty or
+    only blank adds nothing, and so does input that has not begun within
+    :data:`STDIN_WAIT` seconds when there is a prompt (as Claude Code does).
+    With ``--input-format stream-json`` the input is the turns themselves, read
+    later."""
+    if not args.print or getattr(args, "input_format", "text") == "stream-json":
+        return prompt
+    if sys.stdin.isatty():
+        return prompt
+    if prompt is not None and not select.select([sys.stdin], [], [], STDIN_WAIT)[0]:
+        # A pipe nobody writes to (a CI runner's, a parent process's) must not hold
+        # the run forever: with a prompt already, input that does not come is none.
+        return prompt
+    piped = sys.stdin.read()
+    if not piped.strip():
+        return prompt
+    return piped if prompt is None else f"{prompt}\n\n{piped}"
+
+
 async def run_prompt(args: argparse.Namespace, console: Console, err: Console) -> int:
     """``coterie run``: the agent on ``args.prompt`` (or ``--loop``); the exit code.
 
     At a terminal (:func:`conversing`), ``coterie`` opens a conversation
     (:func:`converse`), as does ``coterie run`` without a PROMPT; ``-c``
-    continues the workspace's most recent run."""
+    continues the workspace's most recent run. Headless, the prompt may come
+    on standard input (:func:`headless_input`)."""
     if args.continue_run:
         return await continue_run(args, console, err)
     if args.loop is None and conversing(args) and (args.prompt is None or args.conversation):
         return await converse(args, console, err, run_id=None, first=args.prompt)
-    if args.prompt is None and args.loop is None:
-        # (A prompt read from standard input, when it is not a terminal, goes here.)
+    try:
+        streamed = check_input_format(args)
+        given = args.prompt if args.loop is not None else headless_input(args, args.prompt)
+    except CoterieError as exc:
+        err.print(f"[red]error:[/] {exc}")
+        return 2
+    if args.loop is not None and (given is not None or streamed):
+        err.print("[red]error:[/] --loop SPEC takes no PROMPT (give one or the other)")
+        return 2
+    if given is None and args.loop is None and not streamed:
         err.print(
-            "[red]error:[/] no prompt: give a PROMPT (or --loop SPEC), or run coterie"
-            " at a terminal for a conversation",
+            "[red]error:[/] no prompt: give a PROMPT (an argument, or on standard input"
+            " with -p), or run coterie at a terminal for a conversation",
             soft_wrap=True,
         )
-        return 2
-    if (args.prompt is None) == (args.loop is None):
-        err.print("[red]error:[/] give a PROMPT, or --loop SPEC (not both)")
         return 2
     try:
         options = agent_options(args)
@@ -118,11 +186,11 @@ async def run_prompt(args: argparse.Namespace, console: Console, err: Console) -
             if spec.hint:
                 err.print(f"[yellow]hint:[/] {spec.hint}")
     except (CoterieError, ValueError) as exc:
-        err.print(f"[red]error:[/] {exc}")
+        err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
         return 2
     asker = _asker(args, console)
     await workspace_trust(args, console, err)
-    prompt, expansion = args.prompt, None
+    prompt, expansion = given, None
     if prompt is not None:
         try:
             expansion = _expand(args, prompt)
@@ -155,10 +223,13 @@ async def run_prompt(args: argparse.Namespace, console: Console, err: Console) -
                 source=expansion.command.source,
                 model=expansion.command.model,
             )
+        assert prompt is not None  # a run without one is a loop or streamed turns
         return await _ask(session, prompt)
 
     if args.loop is not None:
         return await drive(args, console, err, agent, lambda s: _loop(s, args.loop))
+    if streamed:
+        return await drive(args, console, err, agent, ask, turns=_stdin_turns())
     return await drive(args, console, err, agent, ask)
 
 
@@ -229,6 +300,31 @@ def _open_conversation(
     return open_agent(workdir, asker=asker, resume=run_id)
 
 
+def check_input_format(args: argparse.Namespace) -> bool:
+    """Whether the turns come from standard input (``--input-format stream-json``,
+    which, as in Claude Code, needs ``-p --output-format stream-json``)."""
+    if args.input_format != "stream-json":
+        return False
+    if not args.print or args.output_format != "stream-json":
+        raise CoterieError("--input-format stream-json needs -p and --output-format stream-json")
+    if getattr(args, "prompt", None) is not None:
+        raise CoterieError("--input-format stream-json takes the prompts from standard input only")
+    return True
+
+
+async def _stdin_turns() -> AsyncIterator[str]:
+    """The prompts of ``--input-format stream-json`` input, one per line, as they come."""
+    number = 0
+    while True:
+        line = await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
+        if not line:
+            return
+        number += 1
+        prompt = parse_turn(line, number)
+        if prompt is not None:
+            yield prompt
+
+
 def _expand(args: argparse.Namespace, prompt: str) -> Expansion | None:
     """*prompt* expanded if it is a ``/command`` of the user's or the (trusted)
     workspace's; a :class:`CommandError` for one that names none."""
@@ -242,9 +338,12 @@ async def run_team(args: argparse.Namespace, console: Console, err: Console) -> 
     """``coterie team``: a lead and teammates on ``args.goal``; returns the exit code."""
 
     try:
+        if getattr(args, "input_format", "text") == "stream-json":  # demos build their own args
+            raise CoterieError("coterie team takes its GOAL as an argument, not stream-json input")
+        request = headless_input(args, args.request) or args.request
         options = agent_options(args)
-    except CoterieError as exc:
-        err.print(f"[red]error:[/] {exc}")
+    except (CoterieError, ValueError) as exc:
+        err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
         return 2
     asker = _asker(args, console, team=True)
     await workspace_trust(args, console, err)
@@ -256,16 +355,19 @@ async def run_team(args: argparse.Namespace, console: Console, err: Console) -> 
             names=args.teammate,
             plan_approval=args.plan_approval,
             asker=asker,
-            prompt=args.request,
+            prompt=request,
             **options,
         )
 
-    work = lambda s: _ask(s, args.request)  # noqa: E731
+    work = lambda s: _ask(s, request)  # noqa: E731
     return await drive(args, console, err, team, work, team=True, asker=asker)
 
 
 async def resume_run(args: argparse.Namespace, console: Console, err: Console) -> int:
     """``coterie resume RUN_ID [PROMPT]``: finish an interrupted run, or go on with PROMPT."""
+    if args.input_format == "stream-json":
+        err.print("[red]error:[/] coterie resume takes no stream-json input")
+        return 2
     try:
         run_dir = find_run(
             args.workdir.resolve(),
@@ -401,6 +503,13 @@ def _hook_notice(err: Console, event: Event) -> None:
         err.print(f"[yellow]hook:[/] {escape(text)}", soft_wrap=True)
 
 
+def _fallback_notice(err: Console, event: Event) -> None:
+    """``--fallback-model`` took over: said on stderr in the headless text and json
+    formats (the console view and stream-json show it themselves)."""
+    if event.type == "model.retrying" and event.data.get("fallback_model"):
+        err.print(f"[yellow]note:[/] {escape(retry_line(event.data))}", soft_wrap=True)
+
+
 async def drive(
     args: argparse.Namespace,
     console: Console,
@@ -411,9 +520,13 @@ async def drive(
     team: bool = False,
     asker: TerminalAsker | None = None,
     show_result: bool = True,
+    turns: AsyncIterator[str] | None = None,
 ) -> int:
     """Open the session, show its events in the chosen view, do *work*; the exit code
     (*show_result* False: *work* showed its results, as a conversation does).
+
+    With *turns* (``--input-format stream-json``), each prompt it yields is a
+    request of its own instead, each result shown as it comes.
 
     The session's notices (settings an untrusted folder lost, a sandbox that
     cannot work here, processes a dead run left running and that were killed)
@@ -442,6 +555,7 @@ async def drive(
                     "permission_mode": session.policy.mode,
                     "teammates": list(config.teammates),
                     "goal": getattr(args, "request", None),
+                    **session.info,
                 }
             )
             for notice in session.notices:
@@ -460,13 +574,21 @@ async def drive(
             with (
                 session.events.listen(storage.event),
                 session.events.listen(functools.partial(_hook_notice, err)),
+                contextlib.ExitStack() as notes,
             ):
+                if args.print and args.output_format != "stream-json":
+                    notes.enter_context(
+                        session.events.listen(functools.partial(_fallback_notice, err))
+                    )
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(storage.watch)  # a full disk stops the run
                     refresh = getattr(view, "run", None)
                     if refresh is not None:
                         nursery.start_soon(refresh)  # the live view's redraws
-                    result = await work(session)
+                    if turns is None:
+                        result = await work(session)
+                    else:
+                        result = await _each_turn(session, view, turns, err)
                     nursery.cancel_scope.cancel()
     except* SupervisorGaveUp as group:
         # The Lead kept crashing past its supervisor's restart intensity.
@@ -498,7 +620,8 @@ async def drive(
         if cause is not None:  # e.g. an agent that could not start on a full disk
             storage.fail(describe(cause))
         else:
-            err.print(f"[red]error:[/] {group.exceptions[0]}", soft_wrap=True)
+            first = next((e for e in leaves(group) if isinstance(e, USAGE_ERRORS)), group)
+            err.print(f"[red]error:[/] {escape(str(first))}", soft_wrap=True)
     finally:
         to_the_end.close()
         stop = getattr(view, "stop", None)
@@ -516,6 +639,22 @@ async def drive(
         view = _view(args, console, team=team)
     if team and "tasks" in result:
         result["duration_ms"] = int((time.monotonic() - started) * 1000)
-    if show_result:
+    if show_result and turns is None:
         view.finish(result)
     return 1 if result["is_error"] else 0
+
+
+async def _each_turn(
+    session: AgentSession, view: View, turns: AsyncIterator[str], err: Console
+) -> dict[str, Any] | None:
+    """Every prompt of *turns* asked in order, each result shown; the last result
+    (an error one if a turn failed), or None when there was no turn."""
+    last: dict[str, Any] | None = None
+    failed = False
+    async for prompt in turns:
+        last = await _ask(session, prompt)
+        failed = failed or bool(last["is_error"])
+        view.finish(last)
+    if last is None:
+        err.print("[red]error:[/] no user message on standard input")
+    return None if last is None else {**last, "is_error": failed}

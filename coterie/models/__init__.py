@@ -29,6 +29,7 @@ from coterie.models._base import (
 from coterie.models._factory import model_from_env
 from coterie.models._validate import RequestInvalid, validate_request
 from coterie.models.aliases import MODEL_ALIASES, resolve_model
+from coterie.models.fallback import FallbackModel, is_overloaded
 from coterie.models.latency import Latency
 from coterie.models.metered import MeteredModel
 from coterie.models.mock_server import MockServer, RecordedRequest, serve_scenario
@@ -70,7 +71,9 @@ __all__ = [
     "MODEL_ALIASES",
     "ROLES",
     "AnthropicModel",
+    "FallbackModel",
     "MeteredModel",
+    "is_overloaded",
     "MockServer",
     "Model",
     "ModelAPIError",

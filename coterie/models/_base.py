@@ -92,6 +92,8 @@ class Retrying:
     delay: float
     #: Why the attempt failed, in one line (``529 overloaded_error: ...``, ``cut off``).
     reason: str
+    #: The model the call goes on with instead (``--fallback-model``), if any.
+    fallback: str | None = None
 
 
 RetrySink = Callable[[Retrying], None]

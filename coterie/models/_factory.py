@@ -22,6 +22,8 @@ NO_MODEL_MESSAGE = (
 
 #: Seconds a reply stream may stay silent before it is cut and retried.
 IDLE_ENV = "COTERIE_STREAM_IDLE_TIMEOUT"
+#: How many times a failed call is tried again (default 8).
+RETRIES_ENV = "COTERIE_MAX_RETRIES"
 
 
 def model_from_env(
@@ -38,7 +40,8 @@ def model_from_env(
     ``ANTHROPIC_API_KEY``, ``ANTHROPIC_AUTH_TOKEN`` or ``ANTHROPIC_BASE_URL``
     is set: an :class:`~coterie.models.AnthropicModel` for *model_name*, else
     ``ANTHROPIC_MODEL``, else :data:`DEFAULT_MODEL` (a reply stream silent for
-    ``COTERIE_STREAM_IDLE_TIMEOUT`` seconds, default 90, is cut and retried). Otherwise
+    ``COTERIE_STREAM_IDLE_TIMEOUT`` seconds, default 90, is cut and retried; a failed
+    call is tried ``COTERIE_MAX_RETRIES`` more times, default 8). Otherwise
     :class:`ModelError` saying what to set. *env* (the settings' ``env``) is
     read over the process environment.
     """
@@ -66,10 +69,14 @@ def model_from_env(
             seconds = -1.0
         if not seconds > 0:
             raise ModelError(f"{IDLE_ENV} must be a positive number of seconds, got {idle!r}")
+        retries = environ.get(RETRIES_ENV) or "8"
+        if not retries.isdigit():
+            raise ModelError(f"{RETRIES_ENV} must be a whole number, got {retries!r}")
         return AnthropicModel(
             resolve_model(model_name or environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL),
             api_key=environ.get("ANTHROPIC_API_KEY") or None,
             base_url=environ.get("ANTHROPIC_BASE_URL") or None,
             stream_idle_timeout=seconds,
+            max_retries=int(retries),
         )
     raise ModelError(NO_MODEL_MESSAGE)

@@ -5,8 +5,9 @@ This package owns turning what was asked for into a running tree:
 :func:`prepare` (settings, policy, run directory, the model behind the run's
 one spend ledger, all checked before anything starts), :class:`Agents` (each
 agent complete at construction from its actor's context), the tree of
-supervisors (``tree.py``) and :func:`open_run`, the Trio layer that holds
-the run and starts and stops the tree. The embedding faces
+supervisors (``tree.py``), :func:`open_run`, the Trio layer that holds
+the run and starts and stops the tree, and what a started run says of itself
+(``info.py``). The embedding faces
 (:func:`coterie.open_agent`, :func:`coterie.team.open_team`) and the CLI
 call it; the parts it wires (actors, agent, team, tools, board, mailbox,
 supervisors, models) know nothing of it.

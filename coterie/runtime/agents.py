@@ -30,7 +30,15 @@ from coterie.hooks import Actor, Hooks
 from coterie.mailbox import Durability
 from coterie.mcpclient import McpServers
 from coterie.procgroups import records_dir
-from coterie.tools import CustomType, PermissionGate, SkillTool, TaskTool, ToolContext, ToolRegistry
+from coterie.tools import (
+    CustomType,
+    PermissionGate,
+    SkillTool,
+    TaskTool,
+    ToolContext,
+    ToolRegistry,
+    tool_choice,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -146,11 +154,14 @@ class Agents:
     def tools(self, registry: ToolRegistry, role: str) -> ToolRegistry:
         """*registry* with the run's extensions: its Agent tool listing the custom
         subagents, and (but for a subagent, which has what its parent gives it) the
-        Skill tool when there are skills."""
+        Skill tool when there are skills; only the built-in tools ``--tools`` names."""
         extensions = self.prepared.extensions
         custom = [CustomType(d.name, d.description) for d in extensions.agents.values()]
+        chosen = tool_choice(self.prepared.options.tools)
         tools = [
-            TaskTool(custom) if isinstance(tool, TaskTool) and custom else tool for tool in registry
+            TaskTool(custom) if isinstance(tool, TaskTool) and custom else tool
+            for tool in registry
+            if chosen(tool)
         ]
         if extensions.skills and role != "subagent" and "Skill" not in registry:
             tools.append(SkillTool(extensions.skills.values()))

@@ -31,6 +31,10 @@ def _optional_path(value: Any) -> Path | None:
     return Path(value) if value else None
 
 
+def _optional_tuple(value: Any) -> tuple[str, ...] | None:
+    return None if value is None else tuple(value)
+
+
 def _positive(_inst: object, attribute: attrs.Attribute[Any], value: float | None) -> None:
     if value is not None and not (value > 0 and math.isfinite(value)):
         raise ValueError(f"{attribute.name} must be a positive number, got {value!r}")
@@ -94,6 +98,18 @@ class RunOptions:
     #: Whose they are: ``user`` (the caller's, or a user command's) or ``project``
     #: (a workspace command's: they hold only while the workspace is trusted).
     allowed_tools_scope: str = "user"
+    #: ``--allowedTools``: the caller's allow rules for this run, over the settings'.
+    allowed_rules: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    #: ``--disallowedTools``: the caller's deny rules for this run (deny wins).
+    disallowed_rules: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    #: ``--tools``: the built-in tools the agents get, by name (None: all; ``()``: none).
+    tools: tuple[str, ...] | None = attrs.field(default=None, converter=_optional_tuple)
+    #: ``--settings``: one more settings layer, a file's path or a JSON object's text.
+    settings: str | None = None
+    #: ``--setting-sources``: which settings files are read (None: user, project, local).
+    setting_sources: tuple[str, ...] | None = attrs.field(default=None, converter=_optional_tuple)
+    #: ``--fallback-model``: where a call goes when the model is overloaded.
+    fallback_model: str | None = None
 
     @property
     def is_team(self) -> bool:

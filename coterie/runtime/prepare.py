@@ -26,7 +26,7 @@ from coterie.context import Budget
 from coterie.extensions import Extensions, load_extensions
 from coterie.hooks import HookConfig, load_hooks
 from coterie.mcpclient import load_servers
-from coterie.models import DEFAULT_MODEL, MeteredModel, model_from_env
+from coterie.models import DEFAULT_MODEL, FallbackModel, MeteredModel, model_from_env
 from coterie.runs import create_run, find_run, read_config
 from coterie.runtime.options import RunOptions
 from coterie.team import team_names
@@ -41,12 +41,13 @@ from coterie.tools import (
     parse_rule,
     probe_sandbox,
 )
-from coterie.tools.permissions import USER_SETTINGS
-from coterie.tools.permissions.settings import settings_files
+from coterie.tools.permissions import USER_SETTINGS, load_settings_file, merge_settings
+from coterie.tools.permissions.settings import SOURCES, settings_files
 
 if TYPE_CHECKING:
     from coterie.mcpclient import ServerConfig
     from coterie.models import Model
+    from coterie.tools import Rule
 
 __all__ = ["PreparedRun", "prepare"]
 
@@ -122,6 +123,7 @@ def prepare(
         options,
         add_dirs=tuple(Path(d).resolve() for d in options.add_dirs),
         mcp_configs=tuple(Path(f).resolve() for f in options.mcp_configs),
+        settings=_settings_arg(options.settings),
     )
     settings, policy, extra = _policy(options)
     if model is None and options.model is None:  # Claude Code's order of precedence
@@ -205,7 +207,7 @@ def _hooks(options: RunOptions, settings: PermissionSettings) -> HookConfig:
     """The hooks of the settings files: the user's always, the project's and the
     local file's only in a trusted workspace (their hooks run programs)."""
     user = options.user_settings or USER_SETTINGS
-    files = settings_files(options.workdir, user)
+    files = settings_files(options.workdir, user, _sources(options))
     # The user's file alone: the list for a workspace that has no settings.
     mine = settings_files(Path("/nonexistent/coterie-no-workspace"), user)
     return load_hooks([(path, path in mine or settings.trusted) for path in files])
@@ -230,7 +232,21 @@ def _policy(
 ) -> tuple[PermissionSettings, PermissionPolicy, tuple[Path, ...]]:
     """The settings as they are now, the policy they make with the options, and the
     directories the tools admit besides the workspace."""
-    settings = load_settings(options.workdir, user_settings=options.user_settings or USER_SETTINGS)
+    settings = load_settings(
+        options.workdir,
+        user_settings=options.user_settings or USER_SETTINGS,
+        sources=_sources(options),
+    )
+    if options.settings is not None:  # --settings: the caller's own layer, over the files
+        layer = _settings_layer(options.settings, options.workdir)
+        merged = merge_settings(settings, layer)
+        settings = attrs.evolve(merged, trusted=settings.trusted, workspace=settings.workspace)
+    # --allowedTools / --disallowedTools: the caller's rules for this run (deny wins).
+    settings = attrs.evolve(
+        settings,
+        allow=(*settings.allow, *_cli_rules(options.allowed_rules, options, "--allowedTools")),
+        deny=(*settings.deny, *_cli_rules(options.disallowed_rules, options, "--disallowedTools")),
+    )
     # A command's allowed-tools: rules of the run itself, a workspace command's only
     # while the workspace is trusted (a resume after `coterie trust --revoke` loses them).
     if options.allowed_tools and (options.allowed_tools_scope == "user" or settings.trusted):
@@ -245,6 +261,30 @@ def _policy(
     policy = attrs.evolve(policy, workspace_trusted=settings.trusted)
     extra = (*options.add_dirs, *(Path(d).resolve() for d in settings.additional_directories))
     return settings, policy, tuple(dict.fromkeys(extra))
+
+
+def _settings_arg(value: str | None) -> str | None:
+    """``--settings`` as recorded: a file's absolute path (a resume finds it from
+    anywhere), or the JSON text itself."""
+    if value is None or value.lstrip().startswith("{"):
+        return value
+    return str(Path(value).expanduser().resolve())
+
+
+def _sources(options: RunOptions) -> tuple[str, ...]:
+    return SOURCES if options.setting_sources is None else options.setting_sources
+
+
+def _settings_layer(value: str, workdir: Path) -> PermissionSettings:
+    """``--settings``: a settings file, or (text starting with ``{``) a JSON object,
+    whose ``/path`` rules are anchored at the workspace."""
+    if value.lstrip().startswith("{"):
+        return load_settings_file(workdir / "--settings", text=value)
+    return load_settings_file(Path(value).expanduser().resolve())
+
+
+def _cli_rules(rules: tuple[str, ...], options: RunOptions, flag: str) -> tuple[Rule, ...]:
+    return tuple(parse_rule(r, root=options.workdir, source=flag) for r in rules)
 
 
 def _ignored_hooks(hooks: HookConfig) -> tuple[str, ...]:
@@ -306,4 +346,6 @@ def _model(
         )
     else:
         inner = model
+    if options.fallback_model:  # --fallback-model: overloaded calls go on with it
+        inner = FallbackModel(inner, options.fallback_model)
     return MeteredModel(inner)

@@ -36,6 +36,7 @@ from coterie.mailbox import PostOffice
 from coterie.procgroups import reap_workspace
 from coterie.runs import COMPLETED, FAILED, RUNNING, hold_run, read_state, runs_root, write_state
 from coterie.runtime.agents import Agents, run_hooks
+from coterie.runtime.info import run_info
 from coterie.runtime.integrity import (
     BoardDamage,
     check_pending_request,
@@ -77,6 +78,8 @@ class AgentSession:
     #: What the user must be told once, before the run starts (settings an
     #: untrusted folder lost, a sandbox that cannot work here, ...).
     notices: tuple[str, ...] = ()
+    #: What the run is made of, once started (:func:`coterie.runtime.info.run_info`).
+    info: dict[str, Any] = attrs.field(factory=dict)
 
     async def query(self, prompt: str, *, model: str | None = None) -> RunResult:
         """Send *prompt* to the lead and wait for the result of its work (with
@@ -222,6 +225,7 @@ async def open_run(prepared: PreparedRun, asker: Asker | None) -> AsyncIterator[
                             user,
                             board,
                             tuple(notices),
+                            run_info(agents, team),
                         )
                     finally:
                         with trio.CancelScope(shield=True):

@@ -103,6 +103,13 @@ def _solo_registry(agents: Agents) -> ToolRegistry:
     return builtin_registry(Provides(subagents=True, loop=dynamic)).joined(agents.mcp)
 
 
+def lead_registry(agents: Agents, team: Team | None) -> ToolRegistry:
+    """The registry the lead's loop is built with (a solo agent's, or a team lead's)."""
+    if team is None:
+        return _solo_registry(agents)
+    return team.registry(lead=True).joined(agents.mcp)
+
+
 def _solo(agents: Agents) -> list[ChildSpec]:
     def make(ctx: ActorContext) -> Lead:
         return Lead(agents.loop(ctx, "lead", _solo_registry(agents)), _goal(agents))
@@ -117,7 +124,7 @@ def _team(agents: Agents, team: Team) -> list[ChildSpec]:
         loop = agents.loop(
             ctx,
             "lead",
-            team.registry(lead=True).joined(agents.mcp),
+            lead_registry(agents, team),
             role_prompt=team.lead_prompt(),
             team=team.context(ctx),
         )

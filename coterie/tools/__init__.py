@@ -59,6 +59,7 @@ from coterie.tools.permissions import (
 from coterie.tools.sandbox import SandboxViolation, sandboxed_path
 from coterie.tools.schedule import ScheduleWakeupTool, last_wakeup
 from coterie.tools.search import GlobTool, GrepTool
+from coterie.tools.selection import ListError, split_list, tool_choice, tool_names
 from coterie.tools.skill import Skill, SkillTool
 from coterie.tools.task import (
     SUBAGENT_TYPES,
@@ -81,6 +82,10 @@ from coterie.tools.team import (
 from coterie.tools.todo import TodoWriteTool, todo_reminder
 
 __all__ = [
+    "ListError",
+    "split_list",
+    "tool_choice",
+    "tool_names",
     "BUILTIN_TOOLS",
     "Access",
     "Capabilities",

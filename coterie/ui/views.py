@@ -15,6 +15,8 @@ from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from rich.markup import escape
 
+from coterie.ui.record import RunRecord
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -42,6 +44,12 @@ def _summary(name: str, data: dict[str, Any]) -> str:
 
 def retry_line(data: dict[str, Any]) -> str:
     """A ``model.retrying`` event in words."""
+    if data.get("fallback_model"):
+        reason = str(data.get("reason", "")).splitlines()
+        return (
+            f"the model is overloaded ({reason[0][:160] if reason else ''});"
+            f" going on with the fallback model {data['fallback_model']}"
+        )
     delay = data.get("delay_s")
     wait = f"; trying again in {delay:.1f}s" if isinstance(delay, int | float) else ""
     reason = str(data.get("reason", "")).splitlines()
@@ -116,16 +124,31 @@ class ConsoleView:
 
 
 class TextView:
-    """``-p --output-format text``: the final text only."""
+    """``-p --output-format text``: the final text only; with ``--verbose`` each
+    tool call and the first line of its result on *err* (stderr) as they happen."""
 
-    def __init__(self, out: IO[str] | None = None) -> None:
+    def __init__(
+        self, out: IO[str] | None = None, *, verbose: bool = False, err: IO[str] | None = None
+    ) -> None:
         self.out = out or sys.stdout
+        self.verbose = verbose
+        self.err = err or sys.stderr
 
     def start(self, info: dict[str, Any]) -> None:
         pass
 
     def event(self, event: Event) -> None:
-        pass
+        if not self.verbose:
+            return
+        d = event.data
+        if event.type == "agent.tool_call":
+            self.err.write(f"⏺ {_summary(d['name'], d['input'])} [{d.get('actor')}]\n")
+        elif event.type == "agent.tool_result":
+            first = (str(d["content"]).splitlines() or [""])[0][:160]
+            self.err.write(f"  ⎿ {'error: ' if d['is_error'] else ''}{first}\n")
+        else:
+            return
+        self.err.flush()
 
     def finish(self, result: dict[str, Any]) -> None:
         self.out.write(result["result"] + "\n")
@@ -133,29 +156,60 @@ class TextView:
 
 
 class JsonView(TextView):
-    """``-p --output-format json``: one object when the run ends."""
+    """``-p --output-format json``: one object when the run ends, with Claude
+    Code's result fields (``session_id``, ``permission_denials``, ...)."""
+
+    def __init__(self, out: IO[str] | None = None, **kwargs: Any) -> None:
+        super().__init__(out, **kwargs)
+        self.record = RunRecord()
+        self.run_id = ""
+
+    def start(self, info: dict[str, Any]) -> None:
+        self.run_id = str(info.get("run_id", ""))
+
+    def event(self, event: Event) -> None:
+        self.record.event(event)
+        super().event(event)
+
+    def result(self, result: dict[str, Any]) -> dict[str, Any]:
+        """*result* as Claude Code's ``result`` object."""
+        session = result.get("run_id") or self.run_id
+        return {"type": "result", **self.record.result_fields(), **result, "session_id": session}
 
     def finish(self, result: dict[str, Any]) -> None:
-        self.out.write(json.dumps({"type": "result", **result}) + "\n")
+        self.out.write(json.dumps(self.result(result)) + "\n")
         self.out.flush()
 
 
-class StreamJsonView(TextView):
-    """``-p --output-format stream-json``: one object per line as events happen."""
+class StreamJsonView(JsonView):
+    """``-p --output-format stream-json``: one object per line as events happen:
+    ``system/init``, each ``assistant`` and ``user`` message (``parent_tool_use_id``
+    set for a subagent's), a ``system/fallback_model`` line when the model is
+    replaced, and a ``result`` per request."""
 
     def _line(self, obj: dict[str, Any]) -> None:
         self.out.write(json.dumps(obj) + "\n")
         self.out.flush()
 
     def start(self, info: dict[str, Any]) -> None:
-        self.run_id = info["run_id"]
-        self._line({"type": "system", "subtype": "init", "session_id": info["run_id"], **info})
+        super().start(info)
+        init = {
+            "type": "system",
+            "subtype": "init",
+            "session_id": info["run_id"],
+            **info,
+            "permissionMode": info.get("permission_mode"),
+        }
+        self._line(init)
 
     def event(self, event: Event) -> None:
+        self.record.event(event)
         d = event.data
+        actor = str(d.get("actor", ""))
+        ids = {"parent_tool_use_id": self.record.parent_of(actor), "session_id": self.run_id}
         if event.type == "agent.message":
             message = {"role": "assistant", "content": d["content"], "usage": d["usage"]}
-            self._line({"type": "assistant", "message": message, "session_id": self.run_id})
+            self._line({"type": "assistant", "message": message, **ids})
         elif event.type == "agent.tool_result":
             block = {
                 "type": "tool_result",
@@ -164,7 +218,16 @@ class StreamJsonView(TextView):
                 "is_error": d["is_error"],
             }
             message = {"role": "user", "content": [block]}
-            self._line({"type": "user", "message": message, "session_id": self.run_id})
+            self._line({"type": "user", "message": message, **ids})
+        elif event.type == "model.retrying" and d.get("fallback_model"):
+            line = {
+                "type": "system",
+                "subtype": "fallback_model",
+                "model": d["fallback_model"],
+                "reason": d.get("reason"),
+                **ids,
+            }
+            self._line(line)
 
     def finish(self, result: dict[str, Any]) -> None:
-        self._line({"type": "result", "session_id": self.run_id, **result})
+        self._line(self.result(result))

@@ -40,7 +40,7 @@ import json
 import os
 import shlex
 from pathlib import Path
-from typing import Any, Final, Literal, get_args
+from typing import TYPE_CHECKING, Any, Final, Literal, get_args
 
 import attrs
 
@@ -55,6 +55,9 @@ from coterie.errors import CoterieError
 from coterie.tools.permissions.keys import check_keys
 from coterie.tools.permissions.rules import Rule, RuleError, parse_rule
 from coterie.trust import is_trusted
+
+if TYPE_CHECKING:
+    from collections.abc import Collection
 
 __all__ = [
     "MODES",
@@ -170,7 +173,7 @@ def _project_root(path: Path) -> Path:
 
 
 def load_settings_file(
-    path: Path, *, auto_mode: bool = True, trusted: bool = True
+    path: Path, *, auto_mode: bool = True, trusted: bool = True, text: str | None = None
 ) -> PermissionSettings:
     """The permission settings of one file (which must exist).
 
@@ -178,9 +181,11 @@ def load_settings_file(
     object is not applied, only recorded in ``auto_mode_ignored``. With
     ``trusted=False`` (a file of an untrusted workspace) what it would widen is
     left out and listed in ``ignored``; the whole file is still checked.
+    With *text* that is the file's content (``--settings '{...}'``; *path* then
+    names it in errors and anchors its ``/path`` rules in its parent).
     """
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = json.loads(path.read_text(encoding="utf-8") if text is None else text)
     except json.JSONDecodeError as exc:
         raise SettingsError(
             f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
@@ -407,18 +412,25 @@ def merge_settings(*layers: PermissionSettings) -> PermissionSettings:
     )
 
 
+#: The settings files' sources (``--setting-sources``), lowest precedence first.
+SOURCES = ("user", "project", "local")
+
+
 def settings_files(
-    workspace: Path, user_settings: Path | _UserDefault | None = USER_SETTINGS
+    workspace: Path,
+    user_settings: Path | _UserDefault | None = USER_SETTINGS,
+    sources: Collection[str] = SOURCES,
 ) -> list[Path]:
-    """The settings files that exist, lowest precedence first, each once."""
+    """The settings files that exist, lowest precedence first, each once; only
+    those of *sources* (``user``, ``project``, ``local``)."""
     candidates = [
-        _user_file(user_settings),
-        workspace / ".claude" / "settings.json",
-        workspace / ".claude" / "settings.local.json",
+        ("user", _user_file(user_settings)),
+        ("project", workspace / ".claude" / "settings.json"),
+        ("local", workspace / ".claude" / "settings.local.json"),
     ]
     found: dict[str, Path] = {}
-    for candidate in candidates:
-        if candidate is not None and candidate.is_file():
+    for source, candidate in candidates:
+        if source in sources and candidate is not None and candidate.is_file():
             # A workspace that is the home directory must not load a file twice.
             found.setdefault(os.path.realpath(candidate), candidate)
     return list(found.values())
@@ -429,6 +441,7 @@ def load_settings(
     *,
     user_settings: Path | _UserDefault | None = USER_SETTINGS,
     trusted: bool | None = None,
+    sources: Collection[str] = SOURCES,
 ) -> PermissionSettings:
     """Load and merge the user, project and local settings of *workspace*.
 
@@ -439,13 +452,14 @@ def load_settings(
     the CLI and embedders alike, gets the same rule. The project's and the
     local file apply whole only when it is; the user's always does.
     ``autoMode`` is taken from the user and local files, never the project's.
+    *sources* are the files read (``--setting-sources``).
     """
     if trusted is None:
         trusted = is_trusted(workspace)
     user = _user_file(user_settings)
     shared = os.path.realpath(workspace / ".claude" / "settings.json")
     layers = []
-    for path in settings_files(workspace, user_settings):
+    for path in settings_files(workspace, user_settings, sources):
         # The user's own file is the user's, even when it is also the workspace's
         # (a workspace that is the home directory).
         mine = user is not None and os.path.realpath(path) == os.path.realpath(user)

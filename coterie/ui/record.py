@@ -1,0 +1,72 @@
+"""What the headless views learn from a run's events besides what they show.
+
+:class:`RunRecord` is fed every event in order (a pure accumulator, no I/O)
+and keeps what Claude Code's result and message objects carry that no single
+event says: the permission denials of the turn (each with the call it
+denied: the agent's last tool call of that tool, as an agent runs its calls
+one at a time), the time spent waiting for the model, and, for each
+subagent, the ``tool_use_id`` of the Agent call that started it (its
+messages' ``parent_tool_use_id``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+if TYPE_CHECKING:
+    from coterie.events import Event
+
+__all__ = ["RunRecord"]
+
+
+@attrs.define
+class RunRecord:
+    """Permission denials, model time and subagents' parents, from the events."""
+
+    #: ``{tool_name, tool_use_id, tool_input}`` of each denied call since the last result.
+    denials: list[dict[str, Any]] = attrs.field(factory=list)
+    #: Milliseconds spent waiting for model replies since the last result.
+    api_ms: float = 0.0
+    #: Each subagent's starting Agent call's id, by the subagent's actor name.
+    parents: dict[str, str] = attrs.field(factory=dict)
+    _calls: dict[str, dict[str, Any]] = attrs.field(factory=dict)
+    _asked: dict[str, float] = attrs.field(factory=dict)
+
+    def event(self, event: Event) -> None:
+        d = event.data
+        actor = str(d.get("actor", d.get("agent", "")))
+        match event.type:
+            case "agent.tool_call":
+                self._calls[actor] = d
+            case "permission.denied":
+                call = self._calls.get(actor)
+                if call is not None and call.get("name") == d.get("tool"):
+                    self.denials.append(
+                        {
+                            "tool_name": call["name"],
+                            "tool_use_id": call["id"],
+                            "tool_input": call["input"],
+                        }
+                    )
+            case "subagent.started":
+                call = self._calls.get(actor)
+                if call is not None and isinstance(d.get("subagent"), str):
+                    self.parents[d["subagent"]] = str(call["id"])
+            case "model.requested":
+                self._asked[actor] = event.ts
+            case "agent.message":
+                asked = self._asked.pop(actor, None)
+                if asked is not None:
+                    self.api_ms += max(0.0, event.ts - asked) * 1000
+
+    def parent_of(self, actor: str) -> str | None:
+        """The ``tool_use_id`` of the call that started *actor* (None: not a subagent)."""
+        return self.parents.get(actor)
+
+    def result_fields(self) -> dict[str, Any]:
+        """The fields a result gets from the record; the record starts over."""
+        fields = {"duration_api_ms": int(self.api_ms), "permission_denials": self.denials}
+        self.denials, self.api_ms = [], 0.0
+        return fields
