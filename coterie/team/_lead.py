@@ -127,7 +127,14 @@ class TeamLead(Lead):
         task_id = getattr(body, "task_id", None)
         kind = message.kind if body is not None else "malformed"
         self._held[message.id] = delivery
-        ack = self.machine.arrived(message.id, kind, message.sender, task_id, failed=failed)
+        ack = self.machine.arrived(
+            message.id,
+            kind,
+            message.sender,
+            task_id,
+            failed=failed,
+            redelivered=delivery.redelivered,
+        )
         if ack is not None:
             await self._ack(ctx, ack.ids)
 
@@ -153,10 +160,10 @@ class TeamLead(Lead):
         return result
 
     async def _ack(self, ctx: ActorContext, ids: tuple[str, ...]) -> None:
-        for message_id in ids:
-            delivery = self._held.pop(message_id, None)
-            if delivery is not None:
-                await ctx.done(delivery)
+        """Acknowledge these messages together (one cursor write: all or none)."""
+        deliveries = [d for i in ids if (d := self._held.pop(i, None)) is not None]
+        if deliveries:
+            await ctx.done(*deliveries)
 
     async def _shutdown(self, ctx: ActorContext, prompt_id: str) -> None:
         """The shutdown protocol: ask each live teammate to stop, wait for the answers.

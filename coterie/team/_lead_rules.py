@@ -54,6 +54,7 @@ result: an error when a task failed or could not be done.
 from __future__ import annotations
 
 import hashlib
+import itertools
 from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
@@ -62,7 +63,7 @@ from coterie.board import Task, TaskStatus
 from coterie.team import _protocol as proto
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Container
+    from collections.abc import Collection, Container, Iterator
 
     from coterie.agent import RunResult
 
@@ -101,15 +102,23 @@ class Kept:
     task_id: str | None = None
     #: Whether it needs the lead's decision (a turn now).
     wakes: bool = False
+    #: Whether it may have been handed out before (a turn may have carried it).
+    redelivered: bool = False
 
 
 def work_id(items: tuple[Kept, ...]) -> str:
     """The work id of a turn carrying *items*: a lone message's own id, else the
     first one's and a digest of them all (fixed by the messages, in their order)."""
-    if len(items) == 1:
-        return items[0].id
-    digest = hashlib.sha256("\n".join(k.id for k in items).encode()).hexdigest()[:12]
-    return f"{items[0].id}+{len(items) - 1}.{digest}"
+    *_, last = _work_ids(items)
+    return last
+
+
+def _work_ids(items: tuple[Kept, ...] | list[Kept]) -> Iterator[str]:
+    """The work ids of the turns carrying each prefix of *items*, shortest first."""
+    digest = hashlib.sha256()
+    for n, item in enumerate(items):
+        digest.update((f"\n{item.id}" if n else item.id).encode())
+        yield item.id if n == 0 else f"{items[0].id}+{n}.{digest.copy().hexdigest()[:12]}"
 
 
 @attrs.frozen
@@ -229,6 +238,7 @@ class LeadMachine:
             raise ValueError(f"lead_turns must be one of {LEAD_TURNS_MODES}, got {lead_turns!r}")
         self.lead_turns: LeadTurns = lead_turns
         self._kept: list[Kept] = []
+        self._kept_ids: set[str] = set()
 
     @property
     def kept(self) -> tuple[Kept, ...]:
@@ -243,11 +253,13 @@ class LeadMachine:
         task_id: str | None = None,
         *,
         failed: bool = False,
+        redelivered: bool = False,
     ) -> Ack | None:
         """A teammate's message (or the runtime's about one) was read from the
         mailbox (*kind* ``"malformed"`` for a body of the wrong shape; *failed*:
-        a result whose task failed). None: it is kept for a turn."""
-        if any(k.id == message_id for k in self._kept):
+        a result whose task failed; *redelivered*: it may have been handed out
+        before). None: it is kept for a turn."""
+        if message_id in self._kept_ids:
             return None  # read again (delivered twice): it is kept already
         idle = kind == proto.IDLE
         if (kind not in proto.LEAD_TURNS and not idle) or (idle and self.lead_turns == "each"):
@@ -255,17 +267,20 @@ class LeadMachine:
         wakes = not idle and (
             self.lead_turns == "each" or kind in WAKES or (kind == proto.RESULT and failed)
         )
-        self._kept.append(Kept(message_id, kind, sender, task_id, wakes))
+        self._kept.append(Kept(message_id, kind, sender, task_id, wakes, redelivered))
+        self._kept_ids.add(message_id)
         return None
 
     def free(self, begun: Container[str] = ()) -> Turn | None:
         """The lead is free and has read its mailbox: the turn to take now, if any.
 
         A turn whose work id is in *begun* (the lead's transcript) was begun
-        before a restart and is continued first, carrying what it carried.
+        before a restart and is continued first, carrying what it carried: the
+        messages first in the mailbox, every one of them delivered again.
         """
-        for end in range(len(self._kept), 0, -1):
-            if work_id(tuple(self._kept[:end])) in begun:
+        again = list(itertools.takewhile(lambda k: k.redelivered, self._kept))
+        for end, wid in enumerate(_work_ids(again), 1):
+            if wid in begun:
                 return Turn(tuple(self._kept[:end]))
         if self.lead_turns == "each":
             return Turn((self._kept[0],)) if self._kept else None
@@ -277,6 +292,7 @@ class LeadMachine:
         """The *turn* is recorded; *answered*: the (teammate, task) plans it answered."""
         ids = {k.id for k in turn.items}
         self._kept = [k for k in self._kept if k.id not in ids]
+        self._kept_ids -= ids
         rejections = tuple(
             RejectPlan(k.sender, str(k.task_id), k.id)
             for k in turn.items
@@ -294,5 +310,5 @@ class LeadMachine:
         if any(k.kind != proto.IDLE for k in self._kept):
             return Turn(tuple(self._kept), final=True)
         idle = tuple(k.id for k in self._kept)
-        self._kept = []
+        self._kept, self._kept_ids = [], set()
         return Finish(idle)

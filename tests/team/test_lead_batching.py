@@ -118,6 +118,11 @@ def test_a_turn_begun_before_a_restart_is_continued_with_what_it_carried() -> No
         machine.arrived(f"r{i}", proto.RESULT, "alice", f"task_{i}")
     begun = {work_id(machine.kept[:2])}
     machine.arrived("m", proto.MESSAGE, "bob")
+    assert machine.free(begun) == Turn(machine.kept), "only messages delivered again"
+    machine = LeadMachine()
+    for i in range(3):
+        machine.arrived(f"r{i}", proto.RESULT, "alice", f"task_{i}", redelivered=True)
+    machine.arrived("m", proto.MESSAGE, "bob")
     turn = machine.free(begun)
     assert turn is not None
     assert [k.id for k in turn.items] == ["r0", "r1"]
@@ -167,6 +172,7 @@ class Lead:
     mode: Literal["batched", "each"]
     mailbox: list[tuple[str, str, bool]] = attrs.field(factory=list)  # unacknowledged
     unread: list[tuple[str, str, bool]] = attrs.field(factory=list)
+    again: set[str] = attrs.field(factory=set)  # delivered again since the last crash
     begun: set[str] = attrs.field(factory=set)
     recorded: dict[str, tuple[str, ...]] = attrs.field(factory=dict)  # work id -> ids
     final_turns: list[str] = attrs.field(factory=list)
@@ -184,7 +190,14 @@ class Lead:
 
     def read(self) -> None:
         for message_id, kind, failed in self.unread:
-            decision = self.machine.arrived(message_id, kind, "alice", "task", failed=failed)
+            decision = self.machine.arrived(
+                message_id,
+                kind,
+                "alice",
+                "task",
+                failed=failed,
+                redelivered=message_id in self.again,
+            )
             if decision is not None:
                 self.ack(decision.ids, turn=None)
         self.unread = []
@@ -203,6 +216,7 @@ class Lead:
         """A new incarnation: every unacknowledged message is delivered again, in order."""
         self.machine = LeadMachine(self.mode)
         self.unread = list(self.mailbox)
+        self.again = {m[0] for m in self.mailbox}
 
     def take(self, turn: Turn, how: str) -> None:
         wid, ids = turn.work_id, tuple(k.id for k in turn.items)
