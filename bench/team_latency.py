@@ -22,7 +22,7 @@ Measured per run: wall time of the CLI process; model calls (the run's
 the lead's turns taken on teammates' results (its prompts after the plan),
 per result. The critical path of the same work, computed for each run: the
 model calls on its longest chain x L, plus the same work's wall time at
-L = 0 (measured in the same run of this script). The longest chain: one
+L = 0 (measured just before it, so both see the machine's load alike). The longest chain: one
 agent, all its calls; a team, the lead's first call, the busiest
 teammate's calls (``ceil(tasks / N) x (turns + 1)``), the lead's answer (the
 lead's "planned" runs beside the teammates). The ratio wall / critical path
@@ -126,10 +126,21 @@ class Run:
     calls: int
     lead_input: int
     lead_turns_on_results: int
+    #: The same work's wall time at L = 0, measured just before this run.
+    zero: float = 0.0
 
     @property
     def label(self) -> str:
         return "one agent" if self.size is None else f"team of {self.size}"
+
+    @property
+    def chain(self) -> int:
+        return chain_calls(self.tasks, self.turns, self.size)
+
+    @property
+    def critical(self) -> float:
+        """The critical path: the longest chain's calls x L, plus the wall time at L = 0."""
+        return self.chain * self.latency + self.zero
 
 
 def start_server(scenario: Path, latency: float, env: dict[str, str]) -> subprocess.Popen[str]:
@@ -239,12 +250,12 @@ def main() -> int:
         f"lead turns: {args.lead_turns}; each run: the CLI against coterie mock-server"
         f" (median of {args.repeat})"
     )
-    baseline = {c: measure(*c, 0.0, args.lead_turns, args.repeat) for c in configs}
+    print(f"load average at the start: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     runs: list[Run] = []
     header = (
         f"{'run':<11} {'tasks':>5} {'turns':>5} {'L s':>5} {'wall s':>7} {'calls':>5} "
-        f"{'chain':>5} {'crit s':>7} {'ratio':>6} {'vs one':>6} {'lead in/task':>12} "
-        f"{'lead turns/result':>17}"
+        f"{'chain':>5} {'L=0 s':>6} {'crit s':>7} {'ratio':>6} {'vs one':>6} "
+        f"{'lead in/task':>12} {'lead turns/result':>17}"
     )
     print(header)
     for latency in latencies:
@@ -252,10 +263,12 @@ def main() -> int:
             size, n_tasks, turns = config
             if (size, n_tasks, turns) in [(None, 4, 5), (4, 4, 5)] and latency != 2.0 and extra:
                 continue
-            run = measure(*config, latency, args.lead_turns, args.repeat)
+            # The same work at L = 0 just before, under the same load of the machine.
+            zero = measure(*config, 0.0, args.lead_turns, args.repeat)
+            run = attrs.evolve(
+                measure(*config, latency, args.lead_turns, args.repeat), zero=zero.wall
+            )
             runs.append(run)
-            chain = chain_calls(n_tasks, turns, size)
-            critical = chain * latency + baseline[config].wall
             solo = next(
                 (r for r in runs if r.size is None and (r.tasks, r.turns, r.latency)
                  == (n_tasks, turns, latency)), None,
@@ -264,23 +277,19 @@ def main() -> int:
             per_result = f"{run.lead_turns_on_results / n_tasks:.2f}" if size else "-"
             print(
                 f"{run.label:<11} {n_tasks:>5} {turns:>5} {latency:>5g} {run.wall:>7.2f} "
-                f"{run.calls:>5} {chain:>5} {critical:>7.2f} {run.wall / critical:>6.2f} "
-                f"{versus:>6} {run.lead_input / n_tasks:>12.0f} {per_result:>17}",
+                f"{run.calls:>5} {run.chain:>5} {run.zero:>6.2f} {run.critical:>7.2f} "
+                f"{run.wall / run.critical:>6.2f} {versus:>6} "
+                f"{run.lead_input / n_tasks:>12.0f} {per_result:>17}",
                 flush=True,
             )
-    print("\nat L = 0 (the critical path's second term):")
-    for (size, n_tasks, turns), run in baseline.items():
-        label = "one agent" if size is None else f"team of {size}"
-        print(f"  {label:<11} {n_tasks} tasks x {turns} turns: {run.wall:.2f} s")
+    print(f"load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     print("\ntargets:")
-    for line in targets(runs, baseline, tasks):
+    for line in targets(runs, tasks):
         print("  " + line)
     return 0
 
 
-def targets(
-    runs: list[Run], baseline: dict[tuple[int | None, int, int], Run], tasks: int
-) -> list[str]:
+def targets(runs: list[Run], tasks: int) -> list[str]:
     def verdict(ok: bool) -> str:
         return "met" if ok else "NOT met"
 
@@ -292,11 +301,7 @@ def targets(
 
     out = []
     teams = [r for r in runs if r.size is not None]
-    ratios = [
-        r.wall / (chain_calls(r.tasks, r.turns, r.size) * r.latency
-                  + baseline[(r.size, r.tasks, r.turns)].wall)
-        for r in teams if r.tasks % (r.size or 1) == 0
-    ]  # fmt: skip
+    ratios = [r.wall / r.critical for r in teams if r.tasks % (r.size or 1) == 0]
     if ratios:
         out.append(f"team of N on N*k tasks within 1.3x the critical path: worst "
                    f"{max(ratios):.2f}x ({verdict(max(ratios) <= 1.3)})")  # fmt: skip
