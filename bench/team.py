@@ -13,8 +13,9 @@ each turn, as ``coterie team --scenario`` does). There is no switch for
 
 The generated scenario: the lead's first turn asks for every task at once
 (one ``TaskCreate`` per task, each assigned to a teammate, round robin),
-then answers; then one text turn per teammate result (each result costs the
-lead one model turn). Each teammate's track does, per task, one ``Write``
+then answers; then one text turn per teammate result (as many as
+``--lead-turns each`` takes; with the default, ``batched``, the lead answers
+once when every task is done and the spare turns go unused). Each teammate's track does, per task, one ``Write``
 of a small file (``out/<teammate>-<k>.txt``) then answers. Every turn gives
 its token usage, so the scripted model does not estimate it from the whole
 history.

@@ -109,6 +109,16 @@ def command_parser() -> tuple[argparse.ArgumentParser, frozenset[str]]:
         action="store_true",
         help="teammates plan read-only until the lead approves their plan (ApprovePlan)",
     )
+    team.add_argument(
+        "--lead-turns",
+        choices=("batched", "each"),
+        default="batched",
+        help=(
+            "batched (default): the lead takes a turn only when something needs its decision"
+            " (a plan, a failure, a message, all tasks done), each carrying every teammate"
+            " message waiting; each: one lead turn per teammate result"
+        ),
+    )
     _add_workdir(team)
     add_agent_options(team)
     resume = sub.add_parser(

@@ -81,7 +81,8 @@ async def open_team(
 
     The options are :func:`open_agent`'s, plus the teammates (*names*, or
     *teammates* default names; two by default) and ``plan_approval``
-    (teammates plan read-only until the lead approves). With *resume* the
+    (teammates plan read-only until the lead approves) and ``lead_turns``
+    (``"batched"``, the default, or ``"each"``: docs/teams.md). With *resume* the
     run's recorded options are used.
     """
     chosen = team_names(teammates, names) if resume is None else ()

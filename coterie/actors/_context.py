@@ -98,10 +98,12 @@ class ActorContext:
                 return delivery
             await self.mailbox.ack(delivery)
 
-    async def done(self, delivery: Delivery) -> None:
-        """*delivery* is handled: remember its id, then acknowledge it."""
-        self.seen.add(delivery.message.id)
-        await self.mailbox.ack(delivery)
+    async def done(self, *deliveries: Delivery) -> None:
+        """These deliveries are handled: remember their ids, then acknowledge them
+        (together: one cursor write, so after a crash all or none come back)."""
+        for delivery in deliveries:
+            self.seen.add(delivery.message.id)
+        await self.mailbox.ack(*deliveries)
 
     # -- sending -------------------------------------------------------------------
 

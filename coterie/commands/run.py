@@ -354,6 +354,7 @@ async def run_team(args: argparse.Namespace, console: Console, err: Console) -> 
             teammates=args.teammates,
             names=args.teammate,
             plan_approval=args.plan_approval,
+            lead_turns=args.lead_turns,
             asker=asker,
             prompt=request,
             **options,

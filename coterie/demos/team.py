@@ -70,6 +70,7 @@ def run(console: ConsoleType, workdir: Path | None) -> int:
         teammates=None,
         teammate=["alice", "bob"],
         plan_approval=False,
+        lead_turns="batched",
         scenario=str(scenario_path()),
         model=None,
         # The scenario's commands are fixed and run in a fresh directory.

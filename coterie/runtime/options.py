@@ -81,6 +81,11 @@ class RunOptions:
     teammates: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     #: Teammates work in plan mode until the lead approves their plan.
     plan_approval: bool = False
+    #: ``batched``: a lead's turn carries every teammate message waiting, and only
+    #: what needs its decision wakes it; ``each``: one turn per message.
+    lead_turns: Literal["batched", "each"] = attrs.field(
+        default="batched", validator=attrs.validators.in_(("batched", "each"))
+    )
     #: ``--goal``: the condition the goal evaluator judges after each turn.
     goal: str | None = None
     #: The most goal iterations (turns fed a not-met reason) before giving up.

@@ -191,6 +191,7 @@ async def open_run(prepared: PreparedRun, asker: Asker | None) -> AsyncIterator[
                     options.teammates,
                     options.plan_approval,
                     wakeups=wakeups,
+                    lead_turns=options.lead_turns,
                 )
             post = PostOffice(run_dir / "mailboxes", events=events)
             try:

@@ -2,14 +2,16 @@
 
 The user's request is one ``prompt`` message, kept unacknowledged while the
 team works on it, so that a restarted lead (or a resumed run) gets it again.
-The lead's first turn plans; then the machine decides, message by message
-and board change by board change, what costs a turn, what is only noted,
-which plan must be rejected for want of an answer, and when the team is
-done. Work on any message is recorded in the lead's transcript under the
-message's id: a message delivered again after a crash continues that work
-instead of starting it over. When the team is done the lead asks each live
-teammate to shut down (ids fixed per request and teammate), waits for the
-answers, and replies to the user.
+The lead's first turn plans; then, whenever it is free, it reads every
+message waiting for it and the machine decides what costs a turn (one turn
+carrying every message kept so far, with ``lead_turns="batched"``), what
+waits unacknowledged for the next turn, which plan must be rejected for want
+of an answer, and when the team is done. Work on a turn is recorded in the
+lead's transcript under the turn's work id (fixed by the messages it
+carries): messages delivered again after a crash continue that turn instead
+of starting it over, and are acknowledged only once it is recorded. When
+the team is done the lead asks each live teammate to shut down (ids fixed
+per request and teammate), waits for the answers, and replies to the user.
 """
 
 from __future__ import annotations
@@ -23,8 +25,6 @@ from coterie.team import _protocol as proto
 from coterie.team._lead_rules import (
     Finish,
     LeadMachine,
-    Note,
-    RejectPlan,
     Turn,
     answered_plan,
     final_result,
@@ -41,6 +41,8 @@ if TYPE_CHECKING:
 
 #: How long the lead waits for the teammates' shutdown answers.
 SHUTDOWN_TIMEOUT = 30.0
+#: What ends the lead's final turn of a batched team (after the reports it carries).
+FINAL_NOTE = "Every task on the board is finished: check the results and answer the user."
 
 
 class TeamLead(Lead):
@@ -49,7 +51,9 @@ class TeamLead(Lead):
     def __init__(self, team: Team, loop: AgentLoop, goal: GoalPursuit | None = None) -> None:
         super().__init__(loop, goal)
         self.team = team
-        self.machine = LeadMachine()
+        self.machine = LeadMachine(team.lead_turns)
+        #: The deliveries of the messages the machine keeps, by message id.
+        self._held: dict[str, Delivery] = {}
 
     async def handle(self, ctx: ActorContext, message: Message) -> None:
         if message.kind in (COMPACT, PROMPT):
@@ -80,47 +84,86 @@ class TeamLead(Lead):
     async def _lead(self, ctx: ActorContext, result: RunResult) -> RunResult:
         """Take teammates' messages until the board is done; the last turn's result."""
         board = self.team.board
+        transcript = self.loop.transcript
+        begun = transcript.prompt_ids if transcript is not None else set()
         while True:
-            delivery = await ctx.poll(_from_team)
-            if delivery is None:
-                seq = await board.wait_for_change(-1)
-                tasks = await board.list()
-                # Looked at again after reading the board: a report that came
-                # in meanwhile must be read before the team may finish.
-                delivery = await ctx.poll(_from_team)
-                decision = self.machine.board(tasks, self.team.alive, delivery is not None)
-                if isinstance(decision, Finish):
-                    return final_result(result, tasks)
-                if delivery is None:
-                    changed = board.wait_for_change(seq, poll_interval=5.0)
-                    delivery = await mail_or(ctx, _from_team, changed)
-                if delivery is None:
-                    continue
-            result = await self._take(ctx, delivery, result)
+            await self._read(ctx)
+            turn = self.machine.free(begun)
+            if turn is not None:
+                result = await self._take(ctx, turn, result)
+                continue
+            seq = await board.wait_for_change(-1)
+            tasks = await board.list()
+            # Looked at again after reading the board: a report that came
+            # in meanwhile must be read before the team may finish.
+            if await self._read(ctx):
+                continue
+            decision = self.machine.board(tasks, self.team.alive, mail_waiting=False)
+            if isinstance(decision, Turn):
+                result = await self._take(ctx, decision, result)
+            elif isinstance(decision, Finish):
+                await self._ack(ctx, decision.ack)
+                return final_result(result, tasks)
+            else:
+                changed = board.wait_for_change(seq, poll_interval=5.0)
+                delivery = await mail_or(ctx, _from_team, changed)
+                if delivery is not None:
+                    await self._arrived(ctx, delivery)
 
-    async def _take(self, ctx: ActorContext, delivery: Delivery, result: RunResult) -> RunResult:
+    async def _read(self, ctx: ActorContext) -> int:
+        """Read every message waiting for the lead; how many there were."""
+        count = 0
+        while (delivery := await ctx.poll(_from_team)) is not None:
+            await self._arrived(ctx, delivery)
+            count += 1
+        return count
+
+    async def _arrived(self, ctx: ActorContext, delivery: Delivery) -> None:
         message = delivery.message
         body = proto.parse(message)
-        task_id = getattr(body, "task_id", None)
         if isinstance(body, proto.TeammateStopped):
             self.team.stopped.add(body.teammate)
-        decision: Turn | Note = self.machine.message(message.kind if body else "malformed")
-        if isinstance(decision, Turn):
-            result = await self._turn(ctx, message.id, proto.render(message))
-            answered = answered_plan(self.loop.messages, message.sender, str(task_id))
-            rejection = self.machine.turned(
-                message.kind, message.sender, task_id, answered=answered
+        failed = isinstance(body, proto.Result) and body.status == "failed"
+        task_id = getattr(body, "task_id", None)
+        kind = message.kind if body is not None else "malformed"
+        self._held[message.id] = delivery
+        ack = self.machine.arrived(
+            message.id,
+            kind,
+            message.sender,
+            task_id,
+            failed=failed,
+            redelivered=delivery.redelivered,
+        )
+        if ack is not None:
+            await self._ack(ctx, ack.ids)
+
+    async def _take(self, ctx: ActorContext, turn: Turn, result: RunResult) -> RunResult:
+        """One model turn on every message *turn* carries, then its plans' answers and
+        the messages' acknowledgements (only once the turn is recorded)."""
+        texts = [proto.render(self._held[k.id].message) for k in turn.items]
+        if turn.final and self.machine.lead_turns == "batched":
+            texts.append(FINAL_NOTE)
+        result = await self._turn(ctx, turn.work_id, "\n\n".join(texts))
+        plans = {(k.sender, str(k.task_id)) for k in turn.items if k.kind == proto.PLAN_REQUEST}
+        answered = {p for p in plans if answered_plan(self.loop.messages, *p)}
+        turned = self.machine.turned(turn, answered)
+        for rejection in turned.rejections:
+            feedback = "The lead did not approve the plan. It said: " + result.result
+            await proto.tell(
+                ctx,
+                rejection.teammate,
+                proto.PlanApproval(rejection.task_id, False, feedback),
+                message_id=f"{rejection.request_id}.unanswered",
             )
-            if isinstance(rejection, RejectPlan):
-                feedback = "The lead did not approve the plan. It said: " + result.result
-                await proto.tell(
-                    ctx,
-                    rejection.teammate,
-                    proto.PlanApproval(rejection.task_id, False, feedback),
-                    message_id=f"{message.id}.unanswered",
-                )
-        await ctx.done(delivery)
+        await self._ack(ctx, turned.ack)
         return result
+
+    async def _ack(self, ctx: ActorContext, ids: tuple[str, ...]) -> None:
+        """Acknowledge these messages together (one cursor write: all or none)."""
+        deliveries = [d for i in ids if (d := self._held.pop(i, None)) is not None]
+        if deliveries:
+            await ctx.done(*deliveries)
 
     async def _shutdown(self, ctx: ActorContext, prompt_id: str) -> None:
         """The shutdown protocol: ask each live teammate to stop, wait for the answers.

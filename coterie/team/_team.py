@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from coterie.board import AsyncBoard
     from coterie.events import EventLog
     from coterie.mailbox import Delivery, PostOffice
+    from coterie.team._lead_rules import LeadTurns
     from coterie.tools import ToolRegistry
 
 #: How long a claim holds a task without renewal (a working teammate renews it).
@@ -113,6 +114,8 @@ class Team:
     #: The user's request the team works on (what Auto Mode weighs a teammate's actions by).
     request: str | None = None
     wakeups: Wakeups = attrs.field(factory=Wakeups)
+    #: ``batched``: the lead's turns carry every message waiting (docs/teams.md); ``each``.
+    lead_turns: LeadTurns = "batched"
 
     @property
     def members(self) -> tuple[str, ...]:

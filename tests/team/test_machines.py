@@ -13,9 +13,8 @@ from coterie.team import _protocol as proto
 from coterie.team._lead_rules import (
     Finish,
     LeadMachine,
-    Note,
+    LeadTurns,
     RejectPlan,
-    Turn,
     Wait,
     answered_plan,
 )
@@ -37,21 +36,32 @@ from coterie.team._teammate_rules import (
 
 
 @pytest.mark.parametrize("kind", sorted(proto.LEAD_TURNS))
-def test_each_report_that_needs_the_lead_costs_a_turn(kind: str) -> None:
-    assert LeadMachine().message(kind) == Turn()
+def test_with_each_every_report_that_needs_the_lead_costs_a_turn(kind: str) -> None:
+    machine = LeadMachine("each")
+    assert machine.arrived("m1", kind, "alice", "task_1") is None
+    turn = machine.free()
+    assert turn is not None
+    assert [k.id for k in turn.items] == ["m1"]
 
 
-def test_an_idle_notice_costs_no_turn() -> None:
-    assert LeadMachine().message(proto.IDLE) == Note()
+@pytest.mark.parametrize("lead_turns", ["batched", "each"])
+def test_an_idle_notice_costs_no_turn(lead_turns: LeadTurns) -> None:
+    machine = LeadMachine(lead_turns)
+    machine.arrived("i1", proto.IDLE, "alice")
+    assert machine.free() is None
 
 
 def test_a_plan_left_unanswered_by_the_leads_turn_is_rejected() -> None:
-    machine = LeadMachine()
-    assert machine.turned(proto.PLAN_REQUEST, "alice", "task_1", answered=False) == RejectPlan(
-        "alice", "task_1"
-    )
-    assert machine.turned(proto.PLAN_REQUEST, "alice", "task_1", answered=True) is None
-    assert machine.turned(proto.RESULT, "alice", "task_1", answered=False) is None
+    for answered, rejections in [
+        (set(), (RejectPlan("alice", "task_1", "p1"),)),
+        ({("alice", "task_1")}, ()),
+    ]:
+        machine = LeadMachine()
+        machine.arrived("p1", proto.PLAN_REQUEST, "alice", "task_1")
+        machine.arrived("r1", proto.RESULT, "bob", "task_2")
+        turn = machine.free()
+        assert turn is not None
+        assert machine.turned(turn, answered).rejections == rejections
 
 
 def test_the_lead_never_finishes_over_mail_it_has_not_read() -> None:

@@ -130,7 +130,6 @@ def test_ctrl_c_stops_every_actor_and_child_and_the_run_resumes(
             "lead": [
                 {"tool_uses": [create("wait", "alice"), create("write", "bob")]},
                 {"text": "planned"},
-                {"text": "noted"},
                 {"text": "all done after the resume"},
             ],
             "alice": [
