@@ -12,6 +12,7 @@ from rich.console import Console
 from coterie.commands.inspect import add_inspect_commands
 from coterie.commands.options import add_agent_options, add_output_options
 from coterie.commands.trust import add_trust_command
+from coterie.team import LEAD_TURNS_MODES
 
 DEMOS = ["team", "runtime"]
 
@@ -111,8 +112,8 @@ def command_parser() -> tuple[argparse.ArgumentParser, frozenset[str]]:
     )
     team.add_argument(
         "--lead-turns",
-        choices=("batched", "each"),
-        default="batched",
+        choices=LEAD_TURNS_MODES,
+        default=LEAD_TURNS_MODES[0],
         help=(
             "batched (default): the lead takes a turn only when something needs its decision"
             " (a plan, a failure, a message, all tasks done), each carrying every teammate"

@@ -109,7 +109,8 @@ SURFACES: dict[str, set[str]] = {
         "TooManyChildren", "isolated"
     },
     "coterie.team": {
-        "NAMES", "LeadMachine", "Team", "TeamLead", "Teammate", "Wakeups", "changed_tasks",
+        "LEAD_TURNS_MODES", "LeadTurns", "NAMES", "LeadMachine", "Team", "TeamLead", "Teammate",
+        "Wakeups", "changed_tasks",
         "default_names", "final_result", "hand_back", "stuck", "team_names", "team_summary",
         "the_user_asked"
     },

@@ -18,6 +18,8 @@ from typing import Any, Literal
 
 import attrs
 
+from coterie.team import LEAD_TURNS_MODES, LeadTurns
+
 __all__ = ["Command", "RunOptions"]
 
 Command = Literal["run", "team"]
@@ -83,8 +85,8 @@ class RunOptions:
     plan_approval: bool = False
     #: ``batched``: a lead's turn carries every teammate message waiting, and only
     #: what needs its decision wakes it; ``each``: one turn per message.
-    lead_turns: Literal["batched", "each"] = attrs.field(
-        default="batched", validator=attrs.validators.in_(("batched", "each"))
+    lead_turns: LeadTurns = attrs.field(
+        default=LEAD_TURNS_MODES[0], validator=attrs.validators.in_(LEAD_TURNS_MODES)
     )
     #: ``--goal``: the condition the goal evaluator judges after each turn.
     goal: str | None = None

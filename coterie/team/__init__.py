@@ -12,7 +12,7 @@ board, the roster, their tools). It builds on ``coterie.actors``,
 from __future__ import annotations
 
 from coterie.team._lead import TeamLead
-from coterie.team._lead_rules import LeadMachine, final_result, stuck
+from coterie.team._lead_rules import LEAD_TURNS_MODES, LeadMachine, LeadTurns, final_result, stuck
 from coterie.team._protocol import NAMES, default_names
 from coterie.team._summary import team_summary
 from coterie.team._team import (
@@ -26,7 +26,9 @@ from coterie.team._team import (
 from coterie.team._teammate import Teammate
 
 __all__ = [
+    "LEAD_TURNS_MODES",
     "NAMES",
+    "LeadTurns",
     "Team",
     "LeadMachine",
     "TeamLead",

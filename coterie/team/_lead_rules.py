@@ -55,7 +55,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import attrs
 
@@ -86,7 +86,7 @@ __all__ = [
 
 LeadTurns = Literal["batched", "each"]
 #: The values of ``--lead-turns`` (the first is the default).
-LEAD_TURNS_MODES: tuple[LeadTurns, ...] = ("batched", "each")
+LEAD_TURNS_MODES: tuple[LeadTurns, ...] = get_args(LeadTurns)
 
 #: What needs the lead's decision, whatever it says.
 WAKES = frozenset({proto.MESSAGE, proto.PLAN_REQUEST, proto.TEAMMATE_STOPPED})

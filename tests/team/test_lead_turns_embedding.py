@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-import typing
 from typing import TYPE_CHECKING
 
-import attrs
 import pytest
 
 from coterie import RunOptions, open_team
-from coterie.cli import _parser
-from coterie.team._lead_rules import LEAD_TURNS_MODES, LeadTurns
+from coterie.cli import command_parser
+from coterie.team import LEAD_TURNS_MODES
 from tests.team.test_team_cli import create, write
 
 if TYPE_CHECKING:
@@ -61,15 +59,12 @@ def test_the_option_is_recorded_for_resume_and_checked() -> None:
         RunOptions(lead_turns="sometimes")  # type: ignore[arg-type]
 
 
-def test_the_modes_agree_where_they_are_spelt_out() -> None:
-    """The machine's modes, the option's type and the CLI's choices are one list."""
-    field = attrs.fields(RunOptions).lead_turns
-    hint = typing.get_type_hints(RunOptions)["lead_turns"]
-    assert typing.get_args(hint) == LEAD_TURNS_MODES == typing.get_args(LeadTurns)
-    team = next(
-        a
-        for a in _parser()._subparsers._group_actions[0].choices["team"]._actions  # type: ignore[union-attr]
-        if a.dest == "lead_turns"
-    )
-    assert tuple(team.choices or ()) == LEAD_TURNS_MODES
-    assert team.default == field.default == LEAD_TURNS_MODES[0]
+def test_the_cli_takes_each_mode_and_defaults_to_the_first() -> None:
+    """The modes are declared once (``LeadTurns``); the option and the CLI take them."""
+    parser, _ = command_parser()
+    assert parser.parse_args(["team", "g"]).lead_turns == LEAD_TURNS_MODES[0]
+    assert RunOptions().lead_turns == LEAD_TURNS_MODES[0]
+    for mode in LEAD_TURNS_MODES:
+        assert parser.parse_args(["team", "g", "--lead-turns", mode]).lead_turns == mode
+    with pytest.raises(SystemExit):
+        parser.parse_args(["team", "g", "--lead-turns", "sometimes"])
