@@ -86,6 +86,16 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
             " (over .claude/agents/ definitions of the same name)"
         ),
     )
+    parser.add_argument(
+        "--system-prompt",
+        metavar="TEXT",
+        help="replace coterie's default system prompt with TEXT (CLAUDE.md still applies)",
+    )
+    parser.add_argument(
+        "--append-system-prompt",
+        metavar="TEXT",
+        help="append TEXT to the system prompt",
+    )
     add_output_options(parser)
 
 

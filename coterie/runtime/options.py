@@ -77,6 +77,10 @@ class RunOptions:
     teammates: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     #: Teammates work in plan mode until the lead approves their plan.
     plan_approval: bool = False
+    #: ``--system-prompt``: instead of coterie's default system prompt.
+    system_prompt: str | None = None
+    #: ``--append-system-prompt``: added at the end of the system prompt.
+    append_system_prompt: str | None = None
     #: ``--goal``: the condition the goal evaluator judges after each turn.
     goal: str | None = None
     #: The most goal iterations (turns fed a not-met reason) before giving up.
