@@ -23,7 +23,7 @@ from coterie.actors.subagent import MAX_DEPTH, Subagents
 from coterie.actors.summarizer import SummarizerClient
 from coterie.agent import AgentLoop, Limits, build_system_prompt, context_reminder
 from coterie.autonomy import DenialTracker
-from coterie.context import Funnel, TokenCounter, TranscriptLog
+from coterie.context import Funnel, FunnelConfig, TokenCounter, TranscriptLog
 from coterie.fsutil import atomic_write
 from coterie.home import coterie_home
 from coterie.hooks import Actor, Hooks
@@ -250,6 +250,9 @@ class Agents:
             prepared.run_dir / "context" / name,
             budget=prepared.budget(),
             counter=TokenCounter.for_request(system, registry.schemas()),
+            config=FunnelConfig(
+                result_limits={tool.name: tool.capabilities.result_chars for tool in registry}
+            ),
             model=summarizer or SummarizerClient(ctx),
             actor=name,
             events=self.events,

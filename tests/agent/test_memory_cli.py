@@ -136,3 +136,25 @@ async def test_the_default_system_prompt_is_the_same_bytes_across_runs(
     assert "PROJECT-RULE" not in system_text(one)
     assert one["system"] == two["system"]
     assert one["tools"] == two["tools"]
+
+
+def test_a_read_of_an_ordinary_file_reaches_the_model_whole(
+    workspace: Path, home: Path, tmp_path: Path
+) -> None:
+    """1,500 lines (about 90 KB): past the old 20,000-character spill, kept whole now;
+    a middle line is in what the model gets back (a preview has only head and tail)."""
+    lines = [f"    value_{i} = compute(value_{i - 1})  # step {i}" for i in range(1, 1501)]
+    (workspace / "mod.py").write_text("\n".join(lines) + "\n")
+    scenario = write_scenario(
+        tmp_path / "s.json",
+        {
+            "lead": [
+                {"tool_uses": [{"name": "Read", "input": {"file_path": "mod.py"}}]},
+                {"expect": "750\t    value_750 = compute(value_749)", "text": "read it"},
+            ]
+        },
+    )
+    done = coterie("run", "-p", "--scenario", str(scenario), "read", cwd=workspace, home=home)
+    assert (done.returncode, done.stdout) == (0, "read it\n"), done.stderr
+    events = (runs_root(workspace) / only_run(workspace) / "events.jsonl").read_text()
+    assert "context.spilled" not in events
