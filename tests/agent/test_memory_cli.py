@@ -158,3 +158,19 @@ def test_a_read_of_an_ordinary_file_reaches_the_model_whole(
     assert (done.returncode, done.stdout) == (0, "read it\n"), done.stderr
     events = (runs_root(workspace) / only_run(workspace) / "events.jsonl").read_text()
     assert "context.spilled" not in events
+
+
+def test_team_takes_the_system_prompt_options_too(
+    workspace: Path, home: Path, tmp_path: Path
+) -> None:
+    (workspace / "CLAUDE.md").write_text("PROJECT-RULE\n")
+    turn = {"expect": "PROJECT-RULE", "expect_not": "You are coterie", "text": "done"}
+    scenario = write_scenario(tmp_path / "s.json", {"lead": [turn]})
+    done = coterie(
+        "team", "-p", "--system-prompt", "Lead the pirates.", "--scenario", str(scenario),
+        "go", cwd=workspace, home=home,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "done" in done.stdout
+    config = json.loads((runs_root(workspace) / only_run(workspace) / "config.json").read_text())
+    assert config["system_prompt"] == "Lead the pirates."
