@@ -18,6 +18,14 @@ cost of the per-turn compaction check as the history grows.
      * baseline: a naive check that serialises the whole history every turn;
      * funnel: `Funnel.check` (stage 1 on the new messages, an O(new) count).
    The funnel's time should stay flat; the naive one grows with the history.
+3. The prompt cache (--cache-turns N, default 200; --quick 60): the real CLI runs
+   N tool turns (Bash, Read, Grep, TodoWrite) against an in-process mock server,
+   and for each request the share of its bytes (tools, system, messages as sent,
+   the cache_control markers left out) that repeats the previous request whole,
+   between compactions; target >= 0.95. Then a second run in the same
+   workspace: whether its system prompt and tools are the same bytes.
+
+    python bench/context.py --cache-only      # just part 3
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import random
 import statistics
 import sys
@@ -39,6 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from coterie.context import Budget, Funnel, FunnelConfig, TokenCounter, check_history
 from coterie.context.history import message_chars
+from coterie.models import MockServer, parse_scenario, serve_scenario
 
 SYSTEM = "You are a coding agent. " * 40
 TOOLS = [
@@ -169,6 +179,157 @@ async def check_times(size: int, rounds: int, directory: Path) -> tuple[float, f
     return statistics.median(funnel_times) * 1e6, statistics.median(naive_times) * 1e6
 
 
+# -- 3: the prompt cache ------------------------------------------------------------
+
+
+def _strip_cache_control(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _strip_cache_control(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [_strip_cache_control(v) for v in value]
+    return value
+
+
+def request_bytes(body: dict[str, Any]) -> tuple[bytes, int]:
+    """What the cache keys on, in the API's order (tools, system, messages), and the
+    number of messages."""
+    body = _strip_cache_control(body)
+    parts = [json.dumps(body.get("tools", []), sort_keys=True), json.dumps(body.get("system"))]
+    parts += [json.dumps(m, sort_keys=True) for m in body["messages"]]
+    return "\n".join(parts).encode(), len(body["messages"])
+
+
+def common_prefix(a: bytes, b: bytes) -> int:
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:  # binary search on the equality of prefixes: O(n log n) at worst
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def cache_scenario(turns: int) -> dict[str, Any]:
+    calls: list[dict[str, Any]] = []
+    for i in range(turns):
+        kind = i % 4
+        if i % 25 == 0:
+            todo = [{"content": f"step {i}", "status": "in_progress", "activeForm": f"Doing {i}"}]
+            use = {"name": "TodoWrite", "input": {"todos": todo}}
+        elif kind == 0:
+            use = {"name": "Bash", "input": {"command": f"seq {i} {i + 40}"}}
+        elif kind == 1:
+            use = {"name": "Read", "input": {"file_path": "src/mod.py"}}
+        elif kind == 2:
+            use = {"name": "Grep", "input": {"pattern": f"value_{i}", "path": "src"}}
+        else:
+            use = {"name": "Bash", "input": {"command": f"echo turn {i}; date +%s%N"}}
+        calls.append({"text": f"Step {i}.", "tool_uses": [use]})
+    calls.append({"text": "done"})
+    return {"tracks": {"lead": calls}}
+
+
+async def _cli(workspace: Path, home: Path, url: str, prompt: str) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    root = str(Path(__file__).resolve().parents[1])
+    env.update(
+        HOME=str(home), PYTHONPATH=root, ANTHROPIC_BASE_URL=url, ANTHROPIC_API_KEY="bench-key"
+    )
+    done = await trio.run_process(
+        [sys.executable, "-m", "coterie", "run", "-p", "--permission-mode",
+         "bypassPermissions", prompt],
+        cwd=workspace, env=env, capture_stdout=True, capture_stderr=True, check=False,
+        stdin=b"",
+    )  # fmt: skip
+    if done.returncode != 0:
+        raise SystemExit(f"the run failed: {done.stderr.decode()[-2000:]}")
+
+
+async def cache_prefix(turns: int, tmp: Path) -> dict[str, Any]:
+    workspace, home = tmp / "ws", tmp / "home"
+    (workspace / "src").mkdir(parents=True)
+    home.mkdir()
+    (workspace / ".git").mkdir()
+    (workspace / "CLAUDE.md").write_text("Run the tests with make test. @docs/style.md\n")
+    (workspace / "docs").mkdir()
+    (workspace / "docs" / "style.md").write_text("Four spaces; no tabs.\n")
+    (workspace / "src" / "mod.py").write_text(
+        "".join(f"value_{i} = compute(value_{i - 1})\n" for i in range(1, 400))
+    )
+    scenario = parse_scenario(cache_scenario(turns), source="cache.json")
+    second = parse_scenario({"tracks": {"lead": [{"text": "again"}]}}, source="again.json")
+    seen: list[dict[str, Any]] = []
+    async with trio.open_nursery() as nursery:
+        server: MockServer = await nursery.start(serve_scenario, scenario)
+        taken: set[int] = set()
+
+        async def collect() -> None:
+            while True:
+                for request in list(server.requests):
+                    if id(request) not in taken and request.path == "/v1/messages":
+                        taken.add(id(request))
+                        seen.append(json.loads(request.body))
+                await trio.sleep(0.002)
+
+        nursery.start_soon(collect)
+        await _cli(workspace, home, server.url, "work through the steps")
+        await trio.sleep(0.05)
+        other: MockServer = await nursery.start(serve_scenario, second)
+        await _cli(workspace, home, other.url, "once more")
+        later = json.loads(other.requests[-1].body)
+        nursery.cancel_scope.cancel()
+    shares, prefix_total, byte_total, compactions, broken = [], 0, 0, 0, 0
+    previous: tuple[bytes, int] | None = None
+    for body in seen:
+        current = request_bytes(body)
+        if previous is not None:
+            notes = (previous[0].count(b"[coterie: "), current[0].count(b"[coterie: "))
+            if current[1] <= previous[1] or notes[0] != notes[1]:
+                compactions += 1  # the history was compacted: a new prefix starts
+            else:
+                same = common_prefix(previous[0], current[0])
+                broken += same < len(previous[0])
+                shares.append(same / len(current[0]))
+                prefix_total += same
+                byte_total += len(current[0])
+        previous = current
+    first = _strip_cache_control(seen[0])
+    again = _strip_cache_control(later)
+    return {
+        "requests": len(seen),
+        "shares": shares,
+        "weighted": prefix_total / byte_total if byte_total else 0.0,
+        "compactions": compactions,
+        "broken": broken,
+        "same_system": first["system"] == again["system"],
+        "same_tools": first["tools"] == again["tools"],
+    }
+
+
+def print_cache(turns: int, got: dict[str, Any]) -> None:
+    shares = got["shares"]
+    print(f"3. prompt cache over a {turns}-turn run (real CLI, mock server)")
+    print(
+        f"   requests {got['requests']}, pairs compared {len(shares)}, compactions"
+        f" {got['compactions']}"
+    )
+    print(
+        f"   share of each request repeating the previous one: min {min(shares):.4f},"
+        f" median {statistics.median(shares):.4f}, over all bytes {got['weighted']:.4f}"
+        f" (target >= 0.95); under 0.95: {sum(x < 0.95 for x in shares)} (a request"
+        " adding a large result to a short history)"
+    )
+    print(
+        f"   requests that did not repeat the previous one whole: {got['broken']}"
+        " (what a reminder or a changing system prompt would cause)"
+    )
+    print(
+        f"   a second run in the same workspace: system prompt the same bytes:"
+        f" {got['same_system']}, tools the same: {got['same_tools']}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -176,7 +337,14 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=500)
     parser.add_argument("--quick", action="store_true", help="fewer turns and smaller histories")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--cache-turns", type=int, default=200)
+    parser.add_argument("--cache-only", action="store_true", help="only part 3")
     args = parser.parse_args()
+    cache_turns = 60 if args.quick else args.cache_turns
+    if args.cache_only:
+        with tempfile.TemporaryDirectory(prefix="coterie-cache-") as tmp:
+            print_cache(cache_turns, trio.run(cache_prefix, cache_turns, Path(tmp)))
+        return
     turns = 120 if args.quick else args.turns
     sizes = (100, 1_000, 5_000) if args.quick else (100, 1_000, 10_000)
     rounds = 50 if args.quick else 200
@@ -212,6 +380,9 @@ def main() -> None:
     flat = times[-1][0] / times[0][0]
     grows = times[-1][1] / times[0][1]
     print(f"   {sizes[-1]:,} vs {sizes[0]:,} messages: funnel x{flat:.2f}, naive x{grows:.1f}")
+    print()
+    with tempfile.TemporaryDirectory(prefix="coterie-cache-") as tmp:
+        print_cache(cache_turns, trio.run(cache_prefix, cache_turns, Path(tmp)))
 
 
 if __name__ == "__main__":

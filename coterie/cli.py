@@ -353,7 +353,7 @@ def _main(argv: list[str] | None) -> int:
             from coterie.demos import runtime, team
 
             if args.name == "team":
-                return team.run(console, args.workdir)
+                return team.run(console, args.workdir, parser.parse_args)
             workdir = args.workdir or Path(tempfile.mkdtemp(prefix="coterie-demo-"))
             return runtime.run(console, workdir)
         if args.command == "run":

@@ -36,7 +36,8 @@ SURFACES: dict[str, set[str]] = {
         "classify_action", "evaluate_goal", "evaluator_spec", "goal_transcript"
     },
     "coterie.agent": {
-        "SUBTYPES", "AgentLoop", "Limits", "RunResult", "Subtype", "build_system_prompt"
+        "SUBTYPES", "AgentLoop", "Limits", "RunResult", "Subtype", "build_system_prompt",
+        "context_reminder",
     },
     "coterie.autonomy": {
         "ARBITRARY_EXECUTION_COMMANDS", "CONSECUTIVE_LIMIT", "DEFAULTS_MARKER", "END_SUBTYPES",
@@ -60,7 +61,8 @@ SURFACES: dict[str, set[str]] = {
     "coterie.context": {
         "CONTEXT_WINDOWS", "DEFAULT_CONTEXT_WINDOW", "SUMMARY_SYSTEM", "Budget",
         "CompactionReport", "ContextOverflow", "Funnel", "FunnelConfig", "HistoryInvalid",
-        "TokenCounter", "TranscriptCorruption", "TranscriptLog", "check_history",
+        "MemoryFile", "memory_text", "project_memory", "TokenCounter", "TranscriptCorruption",
+        "TranscriptLog", "check_history",
         "context_window", "repair_history", "summary_request", "user_texts"
     },
     "coterie.journal": {

@@ -30,6 +30,7 @@ stage 1 allowed the action, 2 for every block (fail-closed ones included).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
@@ -46,12 +47,12 @@ from coterie.autonomy import (
     default_auto_mode_rules,
     parse_block_verdict,
 )
+from coterie.context import memory_text, project_memory
 from coterie.models import ModelError, ModelRequest
 from coterie.tools import Answer
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
-    from pathlib import Path
 
     from coterie.actors._context import ActorContext
     from coterie.events import EventLog
@@ -238,15 +239,16 @@ async def classify_action(
     return Classification.from_body(body)
 
 
-def read_claude_md(workdir: Path) -> str | None:
-    """The project's ``CLAUDE.md`` (capped), or ``None`` when it has none or it cannot be read."""
+def read_claude_md(workdir: Path, *, trusted: bool = False) -> str | None:
+    """The memory an agent in *workdir* has (the CLAUDE.md hierarchy with its imports,
+    as :func:`coterie.context.project_memory` reads it), capped; ``None`` when there
+    is none."""
     try:
-        text = (workdir / "CLAUDE.md").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    if len(text) > _CLAUDE_MD_CHARS:
-        text = text[:_CLAUDE_MD_CHARS] + "\n[... truncated]"
-    return text
+        home: Path | None = Path.home()
+    except RuntimeError:
+        home = None
+    files = project_memory(workdir, home, trusted=trusted)
+    return memory_text(files, _CLAUDE_MD_CHARS) if files else None
 
 
 @attrs.define

@@ -10,6 +10,14 @@ root (``coterie.runtime``) builds each actor's loop.
 """
 
 from coterie.agent._loop import SUBTYPES, AgentLoop, Limits, RunResult, Subtype
-from coterie.agent._prompt import build_system_prompt
+from coterie.agent._prompt import build_system_prompt, context_reminder
 
-__all__ = ["SUBTYPES", "AgentLoop", "Limits", "RunResult", "Subtype", "build_system_prompt"]
+__all__ = [
+    "SUBTYPES",
+    "AgentLoop",
+    "Limits",
+    "RunResult",
+    "Subtype",
+    "build_system_prompt",
+    "context_reminder",
+]

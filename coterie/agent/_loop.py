@@ -149,6 +149,10 @@ class AgentLoop:
     model_name: str | None = None
     #: The condition a goal pursuit works towards: kept verbatim by compaction.
     goal: str | None = None
+    #: The system reminder the first user message carries (the project's memory,
+    #: the date): what changes between runs goes there, so the system prompt stays
+    #: byte-stable for the prompt cache.
+    context: str | None = None
     messages: list[dict[str, Any]] = attrs.field(factory=list)
     turns: int = 0
 
@@ -190,7 +194,10 @@ class AgentLoop:
         *prompt_id* (the request message's id) is recorded with the prompt in
         the durable transcript, so a restarted agent knows it began this work.
         """
-        message = {"role": "user", "content": [{"type": "text", "text": prompt}]}
+        content = [{"type": "text", "text": prompt}]
+        if not self.messages and self.context:
+            content.insert(0, {"type": "text", "text": self.context})
+        message = {"role": "user", "content": content}
         started, turns_before = time.monotonic(), self.turns
         await self._add(message, prompt_id=prompt_id)
         return await self._work(started, turns_before)

@@ -1,4 +1,5 @@
-"""The system prompt: who the agent is, where it runs, and the project's own notes.
+"""The system prompt (who the agent is, where it runs) and the context reminder of
+the first user message (the project's memory, the git snapshot, the date).
 
 The environment section carries a snapshot of ``git status``. A checkout's git
 configuration can name programs that git runs on its own (``core.fsmonitor``,
@@ -19,15 +20,11 @@ import datetime
 import os
 import platform
 import subprocess
-from typing import TYPE_CHECKING
+from pathlib import Path
 
+from coterie.context.memory import memory_reminder, project_memory
 from coterie.trust import is_trusted
 
-if TYPE_CHECKING:
-    from pathlib import Path
-
-PROJECT_NOTES = ("CLAUDE.md", "AGENTS.md")
-MAX_NOTES_CHARS = 40_000
 MAX_GIT_LINES = 40
 
 IDENTITY = """\
@@ -141,16 +138,37 @@ def _git_line(workdir: Path, trusted: bool) -> str:
     return f"Git repository: yes\n{git}" if git is not None else "Git repository: no"
 
 
-def project_notes(workdir: Path) -> tuple[str, str] | None:
-    """The first of CLAUDE.md / AGENTS.md in *workdir*, as (name, text)."""
-    for name in PROJECT_NOTES:
-        path = workdir / name
-        if path.is_file():
-            text = path.read_text(errors="replace")
-            if len(text) > MAX_NOTES_CHARS:
-                text = text[:MAX_NOTES_CHARS] + "\n[... truncated]"
-            return name, text
-    return None
+def context_reminder(
+    workdir: Path,
+    *,
+    trusted: bool | None = None,
+    home: Path | None = None,
+    today: datetime.date | None = None,
+) -> str:
+    """The ``<system-reminder>`` the first user message carries: the memory
+    hierarchy (:mod:`coterie.context.memory`), the git snapshot and today's date.
+
+    Everything that changes from one run to the next is here, not in the
+    system prompt, so that the system prompt and the tools stay byte-stable
+    and the API's prompt cache holds across turns and runs. *trusted* says
+    whether the workspace is trusted (None: ask the trust store): git runs
+    only if it is, and only then may the project's files import from outside
+    it. *home* is the user's (None: ``$HOME``).
+    """
+    trusted = is_trusted(workdir) if trusted is None else trusted
+    if home is None:
+        try:
+            home = Path.home()
+        except RuntimeError:
+            home = None
+    files = project_memory(workdir, home, trusted=trusted)
+    extra = [
+        "# gitStatus\n" + _git_line(workdir, trusted),
+        f"# currentDate\nToday's date is {(today or datetime.date.today()).isoformat()}.",
+    ]
+    reminder = memory_reminder(files, extra)
+    assert reminder is not None  # the extra sections are never empty
+    return reminder
 
 
 def build_system_prompt(
@@ -158,34 +176,31 @@ def build_system_prompt(
     *,
     headless: bool,
     extra_dirs: list[Path] | None = None,
-    today: datetime.date | None = None,
     auto_mode: bool = False,
-    trusted: bool | None = None,
+    replace: str | None = None,
+    append: str | None = None,
 ) -> str:
-    """The system prompt for an agent working in *workdir*.
+    """The system prompt for an agent working in *workdir*: the same bytes for
+    every turn and every run in the same place (see :func:`context_reminder`).
 
-    *trusted* says whether the workspace is trusted (None: ask the trust
-    store); git runs for the snapshot only if it is.
+    *replace* is ``--system-prompt`` (instead of coterie's own), *append*
+    ``--append-system-prompt`` (after it), as in Claude Code.
     """
-    parts = [IDENTITY]
-    if auto_mode:
-        parts.append(AUTO_MODE)
-    elif headless:
-        parts.append(HEADLESS)
-    env = [
-        f"Working directory: {workdir}",
-        f"Platform: {platform.system().lower()} {platform.release()}",
-        f"Today's date: {(today or datetime.date.today()).isoformat()}",
-    ]
-    if extra_dirs:
-        env.append("Additional directories: " + ", ".join(str(d) for d in extra_dirs))
-    env.append(_git_line(workdir, is_trusted(workdir) if trusted is None else trusted))
-    parts.append("<env>\n" + "\n".join(env) + "\n</env>")
-    notes = project_notes(workdir)
-    if notes is not None:
-        name, text = notes
-        parts.append(
-            f"The project's {name} (instructions from the user for this project):\n"
-            f"<project-instructions>\n{text}\n</project-instructions>"
-        )
+    if replace is not None:
+        parts = [replace]
+    else:
+        parts = [IDENTITY]
+        if auto_mode:
+            parts.append(AUTO_MODE)
+        elif headless:
+            parts.append(HEADLESS)
+        env = [
+            f"Working directory: {workdir}",
+            f"Platform: {platform.system().lower()} {platform.release()}",
+        ]
+        if extra_dirs:
+            env.append("Additional directories: " + ", ".join(str(d) for d in extra_dirs))
+        parts.append("<env>\n" + "\n".join(env) + "\n</env>")
+    if append:
+        parts.append(append)
     return "\n\n".join(parts)

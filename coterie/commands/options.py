@@ -133,6 +133,16 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
         metavar="MODEL",
         help="when the model is overloaded (529 after its retries), go on with MODEL",
     )
+    parser.add_argument(
+        "--system-prompt",
+        metavar="TEXT",
+        help="replace coterie's default system prompt with TEXT (CLAUDE.md still applies)",
+    )
+    parser.add_argument(
+        "--append-system-prompt",
+        metavar="TEXT",
+        help="append TEXT to the system prompt",
+    )
     add_output_options(parser)
 
 

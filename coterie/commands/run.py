@@ -111,6 +111,8 @@ def agent_options(args: argparse.Namespace) -> dict[str, Any]:
         "context_window": args.context_window,
         "compact_at": args.compact_at,
         "agents": getattr(args, "agents", None),  # demos build their own Namespace
+        "system_prompt": getattr(args, "system_prompt", None),
+        "append_system_prompt": getattr(args, "append_system_prompt", None),
     }
 
 

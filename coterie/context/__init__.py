@@ -3,7 +3,8 @@
 This package owns what an agent's conversation becomes over a long run: the
 crash-safe, append-only transcript of each actor (``transcript``), the token
 estimate of a history calibrated by the API's usage figures (``tokens``),
-and the compaction funnel that keeps a history within its context budget
+the memory hierarchy of CLAUDE.md files that the first user message carries
+(``memory``), and the compaction funnel that keeps a history within its context budget
 (``funnel``, with its cheap stages in ``stages`` and the LLM summary in
 ``summary``). It works on Messages-format lists and on files in the
 directories it is given; it talks to a model only through a
@@ -19,6 +20,7 @@ from coterie.context.history import (
     repair_history,
     user_texts,
 )
+from coterie.context.memory import MemoryFile, memory_text, project_memory
 from coterie.context.summary import SUMMARY_SYSTEM, summary_request
 from coterie.context.tokens import (
     CONTEXT_WINDOWS,
@@ -39,11 +41,14 @@ __all__ = [
     "Funnel",
     "FunnelConfig",
     "HistoryInvalid",
+    "MemoryFile",
     "TokenCounter",
     "TranscriptCorruption",
     "TranscriptLog",
     "check_history",
     "context_window",
+    "memory_text",
+    "project_memory",
     "repair_history",
     "summary_request",
     "user_texts",

@@ -8,8 +8,9 @@ emits an event (``context.spilled``, ``context.archived``,
 ``context.cleared``, ``context.summarized``) and, given a transcript,
 records the change there:
 
-1. always, on the messages added since the last check: tool results over
-   ``spill_chars`` are saved to files and replaced by a preview and the path;
+1. always, on the messages added since the last check: a tool result longer
+   than its tool's limit (``result_limits``, what each tool declares; else
+   ``spill_chars``) is saved to a file and replaced by a preview and the path;
 2. when the history is longer than ``max_messages``: its middle is archived,
    keeping the first user message and the latest ``keep_messages``;
 
@@ -56,7 +57,7 @@ from coterie.context.tokens import Budget, TokenCounter, reported_prompt_tokens
 from coterie.models import ModelError, PromptTooLong
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
+    from collections.abc import Awaitable, Callable, Mapping
 
     from coterie.context.transcript import TranscriptLog
     from coterie.events import EventLog, EventType
@@ -84,7 +85,10 @@ class ContextOverflow(PromptTooLong):
 class FunnelConfig:
     """The funnel's knobs; sizes of results are in characters, of histories in messages."""
 
-    spill_chars: int = 20_000
+    #: The limit of a result whose tool is not in ``result_limits`` (about 25k tokens).
+    spill_chars: int = 100_000
+    #: Each tool's limit, by name: what the tool declares (``Capabilities.result_chars``).
+    result_limits: Mapping[str, int] = attrs.field(factory=dict)
     preview_chars: int = 2_000
     max_messages: int = 400
     keep_messages: int = 80
@@ -266,6 +270,7 @@ class Funnel:
             limit=cfg.spill_chars,
             preview=cfg.preview_chars,
             start=self._scanned,
+            limits=cfg.result_limits,
         )
         self._scanned = len(messages)
         if not spills:

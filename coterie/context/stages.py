@@ -36,7 +36,7 @@ from coterie.context.history import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
     from pathlib import Path
 
 __all__ = [
@@ -137,11 +137,14 @@ def spill_large_results(
     limit: int,
     preview: int,
     start: int = 0,
+    limits: Mapping[str, int] | None = None,
 ) -> tuple[list[Message], list[Spill]]:
-    """Save tool results of more than *limit* characters (in ``messages[start:]``) to files.
+    """Save tool results of more than their tool's limit (in ``messages[start:]``) to files.
 
-    Looks only at ``messages[start:]``, so that the funnel's per-turn call
-    costs O(new messages); returns *messages* itself when nothing is spilled.
+    *limits* gives the limit of each tool by name (what the tool declares);
+    *limit* is the limit of a tool not named there. Looks only at
+    ``messages[start:]``, so that the funnel's per-turn call costs O(new
+    messages); returns *messages* itself when nothing is spilled.
     """
     out: list[Message] | None = None
     spills: list[Spill] = []
@@ -152,10 +155,13 @@ def spill_large_results(
         content = blocks(message)
         changed = False
         new_content: list[Block] = []
+        names = _tool_names(messages[index - 1]) if limits and index else {}
         for block in content:
             if block.get("type") == "tool_result":
                 text = result_text(block)
-                if len(text) > limit and saved_path(text) is None:
+                name = names.get(str(block.get("tool_use_id")))
+                most = limit if limits is None or name is None else limits.get(name, limit)
+                if len(text) > most and saved_path(text) is None:
                     tool_id = str(block["tool_use_id"])
                     path = store.write(store.result_name(tool_id), text)
                     spills.append(Spill(tool_id, len(text), str(path)))
@@ -166,6 +172,13 @@ def spill_large_results(
             out = list(messages) if out is None else out
             out[index] = {**message, "content": new_content}
     return (messages if out is None else out), spills
+
+
+def _tool_names(message: Message) -> dict[str, str]:
+    """The tool each ``tool_use`` of *message* calls, by id."""
+    return {
+        str(b.get("id")): str(b.get("name")) for b in blocks(message) if b.get("type") == "tool_use"
+    }
 
 
 def _preview(text: str, size: int, path: Path) -> str:

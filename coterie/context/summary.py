@@ -18,6 +18,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from coterie.context.history import Block, Message, blocks, note, result_text, user_texts
+from coterie.context.memory import is_context_reminder
 from coterie.models import ModelRequest
 
 if TYPE_CHECKING:
@@ -203,7 +204,11 @@ def summarized_history(
         "of it follows"
     )
     body = summary or "(no summary is available)"
+    # The first message's context (the project's memory, the date) is not the
+    # conversation: it stays, word for word, where it was.
+    context = [b for b in blocks(messages[0]) if is_context_reminder(str(b.get("text", "")))]
     content = [
+        *context[:1],
         _text(f"{header}\n\n{body}"),
         *pinned_blocks(replaced, todos=todos, goal=goal),
     ]

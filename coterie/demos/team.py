@@ -12,7 +12,6 @@ the run ends with its summary.
 
 from __future__ import annotations
 
-import argparse
 import tempfile
 from importlib import resources
 from pathlib import Path
@@ -25,6 +24,9 @@ from coterie.commands.run import run_team
 from coterie.runs import runs_root
 
 if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable
+
     from rich.console import Console as ConsoleType
 
 GOAL = "Build a tiny greeting library: greet.py, a test, a README and a changelog."
@@ -57,33 +59,18 @@ def scenario_path() -> Path:
     return Path(str(resources.files("coterie") / "assets" / "team_demo.json"))
 
 
-def run(console: ConsoleType, workdir: Path | None) -> int:
-    """Run the team demo in *workdir* (a new temporary directory if None)."""
+def run(
+    console: ConsoleType, workdir: Path | None, parse: Callable[[list[str]], argparse.Namespace]
+) -> int:
+    """Run the team demo in *workdir* (a new temporary directory if None); *parse* is
+    the ``coterie`` command line's parser, so the demo runs exactly what a user
+    typing its command would."""
     workspace = workdir or Path(tempfile.mkdtemp(prefix="coterie-demo-"))
     console.print(INTRO.format(workspace=workspace))
-    args = argparse.Namespace(
-        request=GOAL,
-        goal=CONDITION,
-        max_goal_iterations=25,
-        auto=False,
-        workdir=workspace,
-        teammates=None,
-        teammate=["alice", "bob"],
-        plan_approval=False,
-        lead_turns="batched",
-        scenario=str(scenario_path()),
-        model=None,
-        # The scenario's commands are fixed and run in a fresh directory.
-        permission_mode="bypassPermissions",
-        add_dir=[],
-        mcp_config=[],
-        max_turns=None,
-        max_budget_usd=None,
-        context_window=None,
-        compact_at=0.8,
-        print=False,
-        output_format="text",
-    )
+    # The scenario's commands are fixed and run in a fresh directory.
+    command = ["team", GOAL, "--goal", CONDITION, "--teammate", "alice", "--teammate", "bob"]
+    command += ["--scenario", str(scenario_path()), "--permission-mode", "bypassPermissions"]
+    args = parse([*command, "--workdir", str(workspace)])
     code = trio.run(run_team, args, console, Console(stderr=True, highlight=False))
     runs = sorted(runs_root(workspace).iterdir())
     files = sorted(p.name for p in workspace.iterdir() if not p.name.startswith("."))

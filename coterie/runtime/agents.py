@@ -21,9 +21,9 @@ import attrs
 from coterie.actors.classifier import AutoModeAsker, read_claude_md
 from coterie.actors.subagent import MAX_DEPTH, Subagents
 from coterie.actors.summarizer import SummarizerClient
-from coterie.agent import AgentLoop, Limits, build_system_prompt
+from coterie.agent import AgentLoop, Limits, build_system_prompt, context_reminder
 from coterie.autonomy import DenialTracker
-from coterie.context import Funnel, TokenCounter, TranscriptLog
+from coterie.context import Funnel, FunnelConfig, TokenCounter, TranscriptLog
 from coterie.fsutil import atomic_write
 from coterie.home import coterie_home
 from coterie.hooks import Actor, Hooks
@@ -124,6 +124,8 @@ class Agents:
     #: What the SessionStart hooks gave as context, for the agents' system prompt.
     session_context: str | None = None
     system: str = attrs.field(init=False)
+    #: The reminder each agent's first user message carries (memory, git, date).
+    context: str = attrs.field(init=False)
     #: The run's MCP servers: every agent's registry is joined with their tools.
     mcp: McpServers = attrs.field(init=False)
 
@@ -135,8 +137,10 @@ class Agents:
             headless=self.asker is None,
             extra_dirs=list(self.prepared.extra_dirs),
             auto_mode=self.prepared.policy.mode == "auto",
-            trusted=self.prepared.settings.trusted,
+            replace=options.system_prompt,
+            append=options.append_system_prompt,
         )
+        self.context = context_reminder(options.workdir, trusted=self.prepared.settings.trusted)
         if self.session_context:
             self.system += (
                 f'\n\n<hook-feedback event="SessionStart">{self.session_context}</hook-feedback>'
@@ -186,7 +190,7 @@ class Agents:
         asker = AutoModeAsker(
             ctx,
             history,
-            claude_md=read_claude_md(prepared.workdir),
+            claude_md=read_claude_md(prepared.workdir, trusted=prepared.settings.trusted),
             tracker=DurableDenials.load(prepared.run_dir / "auto-mode" / f"{ctx.name}.json"),
             human=self.asker,
         )
@@ -257,6 +261,9 @@ class Agents:
             prepared.run_dir / "context" / name,
             budget=prepared.budget(),
             counter=TokenCounter.for_request(system, registry.schemas()),
+            config=FunnelConfig(
+                result_limits={tool.name: tool.capabilities.result_chars for tool in registry}
+            ),
             model=summarizer or SummarizerClient(ctx),
             actor=name,
             events=self.events,
@@ -277,4 +284,5 @@ class Agents:
             events=self.events,
             funnel=funnel,
             model_name=model_name,
+            context=self.context,
         )

@@ -88,6 +88,10 @@ class RunOptions:
     lead_turns: LeadTurns = attrs.field(
         default=LEAD_TURNS_MODES[0], validator=attrs.validators.in_(LEAD_TURNS_MODES)
     )
+    #: ``--system-prompt``: instead of coterie's default system prompt.
+    system_prompt: str | None = None
+    #: ``--append-system-prompt``: added at the end of the system prompt.
+    append_system_prompt: str | None = None
     #: ``--goal``: the condition the goal evaluator judges after each turn.
     goal: str | None = None
     #: The most goal iterations (turns fed a not-met reason) before giving up.

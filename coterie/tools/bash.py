@@ -105,7 +105,8 @@ class BashTool:
         " supported. Prefer Read, Edit, Write, Glob and Grep over cat, sed, find and grep."
     )
     input_schema = _BASH_SCHEMA
-    capabilities = Capabilities(Effect.EXECUTION, command="command")
+    # Claude Code's Bash keeps 30,000 characters; a longer output goes to a file.
+    capabilities = Capabilities(Effect.EXECUTION, command="command", result_chars=30_000)
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Run ``command`` and report its output and exit code."""

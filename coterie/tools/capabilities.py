@@ -10,6 +10,9 @@ built-in tools). Whoever needs a fact about a tool reads it there:
   for the hard deny list and ``Bash(...)`` rules;
 - the rule matcher: an ``Edit(...)`` rule covers every tool writing a path,
   a ``Read(...)`` rule every tool reading one;
+- the compaction funnel: how long a result of the tool may be before it is
+  saved to a file and the conversation gets a preview
+  (:attr:`Capabilities.result_chars`);
 - the runtime: which tools belong to team members only (and to the lead
   only), which need a subagent starter or a dynamic loop, and so which tools
   each agent and each subagent type gets (:mod:`coterie.tools.catalogue`).
@@ -24,7 +27,11 @@ from typing import Literal
 
 import attrs
 
-__all__ = ["Access", "Capabilities", "Effect", "Need", "PathInput"]
+__all__ = ["DEFAULT_RESULT_CHARS", "Access", "Capabilities", "Effect", "Need", "PathInput"]
+
+#: A tool result kept whole in the conversation up to about 25,000 tokens
+#: (Claude Code's limit for MCP results), at the estimate of 4 characters a token.
+DEFAULT_RESULT_CHARS = 100_000
 
 
 class Effect(enum.Enum):
@@ -78,6 +85,9 @@ class Capabilities:
     lead_only: bool = False
     #: The part of the runtime the tool needs, if any (see :data:`Need`).
     needs: Need | None = None
+    #: The longest result (in characters) the conversation keeps whole; a longer
+    #: one is saved to a file and replaced by a preview and the path.
+    result_chars: int = DEFAULT_RESULT_CHARS
 
     def __attrs_post_init__(self) -> None:
         # Declarations that contradict each other would make the policy's

@@ -37,7 +37,14 @@ from coterie.tools._fileio import (
     special_file_message,
     stamp_from,
 )
-from coterie.tools._lines import MAX_LINE_CHARS, number_lines, numbered, snippet
+from coterie.tools._lines import (
+    MAX_LINE_CHARS,
+    number_lines,
+    numbered,
+    read_window,
+    snippet,
+    window_note,
+)
 from coterie.tools.capabilities import Access, Capabilities, Effect, PathInput
 from coterie.tools.sandbox import SandboxViolation, absolute_path, allowed_roots
 
@@ -48,9 +55,11 @@ if TYPE_CHECKING:
 
 __all__ = ["EditTool", "ReadTool", "WriteTool", "number_lines"]
 
-DEFAULT_READ_LINES = 2000
-# Past this the model should page with offset/limit instead of flooding its context.
-MAX_READ_CHARS = 256_000
+#: Claude Code's cap on what one Read returns; past it the model is told to page.
+MAX_READ_TOKENS = 25_000
+#: The estimate of a token, in characters (what the funnel starts from).
+CHARS_PER_TOKEN = 4
+MAX_READ_CHARS = MAX_READ_TOKENS * CHARS_PER_TOKEN
 # Edit holds the whole file (twice) in memory; past this it is data, not source.
 MAX_EDIT_BYTES = 32 * 1024 * 1024
 
@@ -156,20 +165,33 @@ class ReadTool:
 
     name = "Read"
     description = (
-        "Reads a text file from the workspace. file_path may be absolute or relative to the"
-        " workspace. By default up to 2000 lines are read from the start; use offset (the"
-        " 1-based line to start at) and limit for long files. Lines are numbered like"
-        " `cat -n`; lines longer than 2000 characters are truncated. A file must be read"
-        " before it can be changed with Write or Edit. Directories, binary files, pipes,"
-        " sockets and devices cannot be read: use Glob, Grep or Bash `ls` for those."
+        "Reads a file from the local filesystem (the workspace and the additional"
+        " directories).\n\nUsage:\n"
+        "- file_path may be absolute or relative to the workspace\n"
+        "- By default, it reads up to 2000 lines starting from the beginning of the file\n"
+        "- You can optionally specify a line offset (the 1-based line to start at) and"
+        " limit, especially handy for long files; when you already know which part of the"
+        " file you need, only read that part\n"
+        "- Any lines longer than 2000 characters will be truncated\n"
+        "- Results are returned using cat -n format, with line numbers starting at 1: each"
+        " line is the line number, a tab, then the verbatim file content\n"
+        f"- One read returns at most about {MAX_READ_TOKENS} tokens; for more, use offset"
+        " and limit, or Grep\n"
+        "- A file must be read before it can be changed with Write or Edit\n"
+        "- This tool can only read text files: not directories (use Glob or Bash `ls`),"
+        " images, PDFs, other binary files, pipes, sockets or devices\n"
+        "- If you read a file that exists but has empty contents you will receive a system"
+        " reminder warning in place of file contents."
     )
     input_schema = _READ_SCHEMA
-    capabilities = Capabilities(Effect.READ_ONLY, PathInput("file_path", Access.READ))
+    # A Read bounds itself (MAX_READ_CHARS, the note included): never cut again.
+    capabilities = Capabilities(
+        Effect.READ_ONLY, PathInput("file_path", Access.READ), result_chars=2 * MAX_READ_CHARS
+    )
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Read ``file_path`` from ``offset`` for ``limit`` lines."""
-        offset = max(1, int(input.get("offset") or 1))
-        limit = int(input.get("limit") or DEFAULT_READ_LINES)
+        offset, limit = read_window(input.get("offset"), input.get("limit"))
         return await _on_file(
             "read",
             input["file_path"],
@@ -206,32 +228,29 @@ class ReadTool:
         record = (path, stamp_from(st))
         if st.st_size == 0 and got.total == 0:
             return ToolResult(
-                "<system-reminder>Warning: the file exists but its contents are empty."
+                "<system-reminder>Warning: the file exists but the contents are empty."
                 "</system-reminder>"
             ), record
-        total = "?" if got.total is None else str(got.total)
         if not got.shown:
+            total = "?" if got.total is None else str(got.total)
             return ToolResult(
-                f"<system-reminder>Warning: the file has only {total} line(s), but reading"
-                f" was asked to start at line {offset}.</system-reminder>"
+                "<system-reminder>Warning: the file exists but is shorter than the provided"
+                f" offset ({offset}). The file has {total} lines.</system-reminder>"
             ), record
         body = numbered(got.shown, offset)
         if got.over_budget or len(body) > MAX_READ_CHARS:
+            # The estimate of what was kept; past the budget reading stopped.
+            tokens = -(-max(len(body), MAX_READ_CHARS + 1) // CHARS_PER_TOKEN)
+            more = "more than " if got.over_budget else ""
             return ToolResult(
-                f"The requested part of {path} is more than the {MAX_READ_CHARS} characters"
-                " a Read may return. Use offset and limit to read a smaller part, or Grep"
-                " to find what you need.",
+                f"File content ({more}{tokens} tokens) exceeds maximum allowed tokens"
+                f" ({MAX_READ_TOKENS}). Use offset and limit parameters to read specific"
+                " portions of the file, or search for specific content (Grep) instead of"
+                " reading the whole file.",
                 is_error=True,
             ), None
-        last = offset + len(got.shown) - 1
-        if got.total is None:
-            body += (
-                f"\n\n(Showing lines {offset}-{last} of a {st.st_size}-byte file; use offset"
-                " to read more.)"
-            )
-        elif offset > 1 or last < got.total:
-            body += f"\n\n(Showing lines {offset}-{last} of {total}; use offset to read more.)"
-        return ToolResult(body), record
+        note = window_note(offset, len(got.shown), got.total, st.st_size)
+        return ToolResult(f"{body}\n\n{note}" if note else body), record
 
 
 def _is_a_directory(path: Path) -> ToolResult:

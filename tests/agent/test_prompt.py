@@ -1,4 +1,5 @@
-"""The system prompt states the environment and carries the project's notes."""
+"""The system prompt states the environment and stays byte-stable; the context
+reminder of the first user message carries the project's notes, git and the date."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import os
 import subprocess
 from typing import TYPE_CHECKING, Any
 
-from coterie.agent import build_system_prompt
+from coterie.agent import build_system_prompt, context_reminder
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -16,13 +17,31 @@ if TYPE_CHECKING:
 
 
 def test_the_environment_is_stated(tmp_path: Path) -> None:
-    prompt = build_system_prompt(
-        tmp_path, headless=False, today=datetime.date(2026, 11, 29), trusted=True
-    )
+    prompt = build_system_prompt(tmp_path, headless=False)
     assert f"Working directory: {tmp_path}" in prompt
-    assert "Today's date: 2026-11-29" in prompt
-    assert "Git repository: no" in prompt
     assert "non-interactive" not in prompt
+    reminder = context_reminder(
+        tmp_path, today=datetime.date(2026, 11, 29), trusted=True, home=tmp_path
+    )
+    assert reminder.startswith("<system-reminder>")
+    assert "Today's date is 2026-11-29." in reminder
+    assert "Git repository: no" in reminder
+
+
+def test_the_system_prompt_has_nothing_that_changes_between_runs(tmp_path: Path) -> None:
+    (tmp_path / "CLAUDE.md").write_text("Never push to main.\n")
+    prompt = build_system_prompt(tmp_path, headless=True)
+    assert "Never push" not in prompt
+    assert "date" not in prompt.lower()
+    assert prompt == build_system_prompt(tmp_path, headless=True)
+
+
+def test_system_prompt_options_replace_or_append(tmp_path: Path) -> None:
+    replaced = build_system_prompt(tmp_path, headless=True, replace="Be a pirate.")
+    assert replaced == "Be a pirate."
+    appended = build_system_prompt(tmp_path, headless=True, append="Answer in French.")
+    assert appended.startswith("You are coterie")
+    assert appended.endswith("\n\nAnswer in French.")
 
 
 def test_a_headless_run_is_told_nobody_can_approve(tmp_path: Path) -> None:
@@ -32,20 +51,20 @@ def test_a_headless_run_is_told_nobody_can_approve(tmp_path: Path) -> None:
 def test_claude_md_is_included_as_the_users_instructions(tmp_path: Path) -> None:
     (tmp_path / "CLAUDE.md").write_text("Never push to main.\n")
     (tmp_path / "AGENTS.md").write_text("ignored when CLAUDE.md exists\n")
-    prompt = build_system_prompt(tmp_path, headless=True)
+    prompt = context_reminder(tmp_path, home=tmp_path)
     assert "Never push to main." in prompt
     assert "ignored when" not in prompt
 
 
 def test_agents_md_is_used_without_claude_md(tmp_path: Path) -> None:
     (tmp_path / "AGENTS.md").write_text("Use tabs.\n")
-    assert "Use tabs." in build_system_prompt(tmp_path, headless=True)
+    assert "Use tabs." in context_reminder(tmp_path, home=tmp_path)
 
 
 def test_git_status_is_shown_in_a_repository(tmp_path: Path) -> None:
     subprocess.run(["git", "init", "-q", "-b", "trunk"], cwd=tmp_path, check=True)
     (tmp_path / "new.txt").write_text("x")
-    prompt = build_system_prompt(tmp_path, headless=True, trusted=True)
+    prompt = context_reminder(tmp_path, trusted=True, home=tmp_path)
     assert "Git repository: yes" in prompt
     assert "trunk" in prompt
     assert "?? new.txt" in prompt
@@ -91,7 +110,7 @@ def test_a_repository_cannot_make_the_snapshot_run_its_programs(
     subprocess.run(["git", "status"], cwd=repo, capture_output=True, check=False)
     assert marker.exists(), "the hostile repository does not work as meant"
     marker.unlink()
-    prompt = build_system_prompt(repo, headless=True, trusted=True)
+    prompt = context_reminder(repo, trusted=True, home=tmp_path)
     assert "Git repository: yes" in prompt
     assert not marker.exists()
 
@@ -109,7 +128,7 @@ def test_an_untrusted_folder_runs_no_git(tmp_path: Path, monkeypatch: pytest.Mon
         return real_run(*args, **kwargs)
 
     monkeypatch.setattr(subprocess, "run", spy)
-    prompt = build_system_prompt(repo, headless=True)  # the store: never trusted
+    prompt = context_reminder(repo, home=tmp_path)  # the store: never trusted
     assert "Git repository: not checked (the folder is not trusted" in prompt
     assert calls == []
     assert not marker.exists()
@@ -124,4 +143,4 @@ def test_git_from_the_environment_does_not_redirect_the_snapshot(
     monkeypatch.setenv("GIT_DIR", str(other / ".git"))
     here = tmp_path / "here"
     here.mkdir()
-    assert "Git repository: no" in build_system_prompt(here, headless=True, trusted=True)
+    assert "Git repository: no" in context_reminder(here, trusted=True, home=tmp_path)

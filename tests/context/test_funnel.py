@@ -61,13 +61,27 @@ async def test_a_small_history_is_left_alone(tmp_path: Path) -> None:
 
 
 async def test_large_results_are_spilled_on_every_check(tmp_path: Path) -> None:
-    funnel = funnel_for(tmp_path)
+    funnel = funnel_for(tmp_path, config=FunnelConfig(result_limits={"Bash": 30_000}))
     messages = history(2)
     messages += exchange(5, big(60_000))
     report = await funnel.check(messages)
     assert report.stages == (1,)
     assert len(str(messages[-1])) < 5_000
     assert types(funnel) == ["context.spilled"]
+
+
+async def test_each_tool_has_its_own_limit(tmp_path: Path) -> None:
+    """Bash declares 30,000 characters; a tool declaring more keeps 60,000 whole, and
+    a tool the funnel was not told about gets the default (about 25k tokens)."""
+    limits = {"Bash": 30_000, "Read": 110_000}
+    funnel = funnel_for(tmp_path, config=FunnelConfig(result_limits=limits))
+    messages = history(1)
+    for i, tool in enumerate(["Read", "mcp__x__y", "Bash"], start=5):
+        call = (f"t{i}", tool, {})
+        messages += [assistant("go", call), results((f"t{i}", big(60_000)))]
+    await funnel.check(messages)
+    kept = [len(str(m)) > 60_000 for m in messages[-5::2]]
+    assert kept == [True, True, False]
 
 
 async def test_the_check_is_o_new_messages(tmp_path: Path) -> None:
@@ -139,7 +153,11 @@ async def test_stage_4_runs_only_when_the_cheap_stages_fall_short(tmp_path: Path
 async def test_compactions_are_recorded_in_the_transcript(tmp_path: Path) -> None:
     log = TranscriptLog.open(tmp_path / "t.log", "none")
     funnel = funnel_for(
-        tmp_path, budget=Budget(window=20_000), transcript=log, model=scripted({"summarizer": []})
+        tmp_path,
+        budget=Budget(window=20_000),
+        transcript=log,
+        model=scripted({"summarizer": []}),
+        config=FunnelConfig(spill_chars=20_000),
     )
     messages: list[dict[str, object]] = []
     for message in [user("Go. Don't push to main."), *exchange(0, "ok")]:

@@ -22,13 +22,13 @@ async def test_read_numbers_lines_like_cat_n(ctx: ToolContext, workspace: Path) 
     (workspace / "a.txt").write_text("alpha\nbeta\n")
     result = await read.run({"file_path": "a.txt"}, ctx)
     assert not result.is_error
-    assert result.content == "     1\talpha\n     2\tbeta"
+    assert result.content == "1\talpha\n2\tbeta"
 
 
 async def test_read_accepts_absolute_paths(ctx: ToolContext, workspace: Path) -> None:
     (workspace / "a.txt").write_text("x\n")
     result = await read.run({"file_path": str(workspace / "a.txt")}, ctx)
-    assert result.content == "     1\tx"
+    assert result.content == "1\tx"
 
 
 async def test_read_records_a_stamp(ctx: ToolContext, workspace: Path) -> None:
@@ -41,15 +41,15 @@ async def test_read_records_a_stamp(ctx: ToolContext, workspace: Path) -> None:
 async def test_read_offset_and_limit(ctx: ToolContext, workspace: Path) -> None:
     (workspace / "n.txt").write_text("".join(f"line {i}\n" for i in range(1, 11)))
     result = await read.run({"file_path": "n.txt", "offset": 3, "limit": 2}, ctx)
-    assert result.content.startswith("     3\tline 3\n     4\tline 4")
+    assert result.content.startswith("3\tline 3\n4\tline 4")
     assert "Showing lines 3-4 of 10" in result.content
 
 
 async def test_read_defaults_to_2000_lines(ctx: ToolContext, workspace: Path) -> None:
     (workspace / "big.txt").write_text("x\n" * 2500)
     result = await read.run({"file_path": "big.txt"}, ctx)
-    assert "  2000\tx" in result.content
-    assert "  2001\t" not in result.content
+    assert "\n2000\tx" in result.content
+    assert "\n2001\t" not in result.content
     assert "Showing lines 1-2000 of 2500" in result.content
 
 
@@ -64,7 +64,7 @@ async def test_read_offset_past_the_end_warns(ctx: ToolContext, workspace: Path)
     (workspace / "s.txt").write_text("one\n")
     result = await read.run({"file_path": "s.txt", "offset": 5}, ctx)
     assert not result.is_error
-    assert "only 1 line" in result.content
+    assert "shorter than the provided offset (5). The file has 1 lines." in result.content
 
 
 async def test_read_empty_file_warns(ctx: ToolContext, workspace: Path) -> None:
