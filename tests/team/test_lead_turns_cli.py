@@ -8,9 +8,8 @@ decision wakes it; a kill -9 with results kept for its next turn loses none.
 
 from __future__ import annotations
 
+import contextlib
 import json
-import os
-import signal
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +21,7 @@ from tests.team.test_team_cli import BYPASS, create, write
 
 if TYPE_CHECKING:
     import subprocess
+    from collections.abc import Iterator
     from pathlib import Path
 
 NAMES = ("alice", "bob", "carol", "dave")
@@ -56,14 +56,25 @@ def team(
     )  # fmt: skip
 
 
+@contextlib.contextmanager
+def killed(proc: subprocess.Popen[str]) -> Iterator[subprocess.Popen[str]]:
+    """*proc*, killed with SIGKILL (and reaped) when the block ends, however it ends."""
+    try:
+        yield proc
+    finally:
+        proc.kill()  # SIGKILL, unless it was reaped already
+        proc.communicate()
+
+
 def prompts(run_dir: Path) -> list[str]:
-    """The texts the lead's model was given as prompts (its request, then each batch)."""
+    """The texts the lead's model was given as prompts (its request, then each batch;
+    the context reminder before the request left out)."""
     return [
         b["text"]
         for m in transcript_messages(run_dir, "lead")
         if m["role"] == "user"
         for b in m["content"]
-        if b.get("type") == "text"
+        if b.get("type") == "text" and not b["text"].startswith("<system-reminder>")
     ]
 
 
@@ -162,19 +173,18 @@ def test_kill9_with_results_kept_for_the_next_turn_then_resume_loses_none(
         tracks[name] = [write(f"job{i}.txt", str(i)), {"text": f"job {i} written"}]
     scenario = write_scenario(tmp_path / "s.json", tracks)
     args = ["team", "-p", *BYPASS, "--teammates", "4", "--scenario", str(scenario), "go"]
-    proc = start(args, workspace, home)
-    wait_for(workspace / "alice.pid", proc, "alice never started")
-    run_dir = runs_root(workspace) / only_run(workspace)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        kept = [m for m in peek_mailbox(run_dir / "mailboxes" / "lead") if m.kind == "result"]
-        if len(kept) == 3:
-            break
-        time.sleep(0.05)
-    assert len(kept) == 3, "the three results never waited in the lead's mailbox"
-    assert prompts(run_dir) == ["go"]  # no turn taken on them
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.communicate()
+    with killed(start(args, workspace, home)) as proc:
+        wait_for(workspace / "alice.pid", proc, "alice never started")
+        run_dir = runs_root(workspace) / only_run(workspace)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            mail = peek_mailbox(run_dir / "mailboxes" / "lead")
+            kept = [m for m in mail if m.kind == "result"]
+            if len(kept) == 3:
+                break
+            time.sleep(0.05)
+        assert len(kept) == 3, "the three results never waited in the lead's mailbox"
+        assert prompts(run_dir) == ["go"]  # no turn taken on them
     resumed = coterie("resume", only_run(workspace), "-p", cwd=workspace, home=home)
     assert (resumed.returncode, resumed.stdout) == (0, "all four done\n"), resumed.stderr
     _request, final = prompts(run_dir)
@@ -200,10 +210,9 @@ def test_kill9_in_the_final_turn_then_resume_continues_that_turn(
         "bob": [write("two.txt", "2"), {"text": "two written"}],
     }
     scenario = write_scenario(tmp_path / "s.json", tracks)
-    proc = start(["team", "-p", *BYPASS, "--scenario", str(scenario), "go"], workspace, home)
-    wait_for(workspace / "lead.pid", proc, "the final turn never started")
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.communicate()
+    command = ["team", "-p", *BYPASS, "--scenario", str(scenario), "go"]
+    with killed(start(command, workspace, home)) as proc:
+        wait_for(workspace / "lead.pid", proc, "the final turn never started")
     resumed = coterie("resume", only_run(workspace), "-p", cwd=workspace, home=home)
     assert (resumed.returncode, resumed.stdout) == (0, "the same final turn\n"), resumed.stderr
     run_dir = runs_root(workspace) / only_run(workspace)
