@@ -221,7 +221,7 @@ def grep_files(
     """
     wanted = _file_filter(options, root)
     matched: list[tuple[Path, list[str], list[int], int]] = []
-    mtimes: dict[Path, float] = {}  # those known already
+    found: list[tuple[Path, float | None]] = []  # files mode: each path, its mtime if known
     for path, read in files:
         if stop is not None and stop.is_set():
             break
@@ -237,24 +237,24 @@ def grep_files(
             continue
         if isinstance(text, Matched):
             assert options.mode == "files_with_matches", "only a path is known of the file"
-            matched.append((path, [], [0], 0))
-            mtimes[path] = text.mtime
+            found.append((path, text.mtime))
             continue
         if options.mode == "files_with_matches":
             if _has_match(text, options):
-                matched.append((path, [], [0], 0))
+                found.append((path, None))
             continue
         lines, hits, count = _matching_lines(text, options)
         if hits:
             matched.append((path, lines, hits, count))
-    if not matched:
+    if not (matched or found):
         return "No files found" if options.mode == "files_with_matches" else "No matches found"
     if options.mode == "files_with_matches":
-        paths = sorted(
-            (m[0] for m in matched),
-            key=lambda p: mtimes[p] if p in mtimes else _mtime(p),
+        newest = sorted(
+            ((_mtime(p) if t is None else t, p) for p, t in found),
+            key=lambda pair: pair[0],
             reverse=True,
         )
+        paths = [p for _, p in newest]
         entries, cut = _page([str(p) for p in paths], options)
         head = f"Found {len(paths)} file{'s' if len(paths) != 1 else ''}"
         return "\n".join([head, *entries, *(["(more results: raise head_limit)"] if cut else [])])
