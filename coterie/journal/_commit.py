@@ -52,6 +52,11 @@ class GroupCommit:
         """Something was written that no finished or running flush covers."""
         return self._written > self._durable and not self._flushing
 
+    @property
+    def flushing(self) -> bool:
+        """A flush is running (a writer that must not race it waits or defers)."""
+        return self._flushing
+
     def note_write(self) -> int:
         """Record that something was written; returns the generation to wait for."""
         self._written += 1
@@ -105,6 +110,11 @@ class ThreadGroupCommit:
         self.written = 0
         self.durable = 0
         self.flushes = 0
+
+    @property
+    def flushing(self) -> bool:
+        """A flush is running (a writer that must not race it waits or defers)."""
+        return self._flushing
 
     def note_write(self) -> int:
         """Record that something was written; returns the generation to wait for."""

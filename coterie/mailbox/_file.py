@@ -249,7 +249,8 @@ class FileMailbox:
         await trio.lowlevel.checkpoint_if_cancelled()
         start, end, fd = self._write(message)
         try:
-            await self._writer.make_durable(fd)
+            if message.durable:
+                await self._writer.make_durable(fd)
         finally:
             self._arrived(start, end, message)
         # Let the receiver we just woke run before this task writes again (and,
@@ -260,7 +261,8 @@ class FileMailbox:
         """Like :meth:`send`, but any fsync blocks the event loop."""
         start, end, fd = self._write(message)
         try:
-            self._writer.make_durable_now(fd)
+            if message.durable:
+                self._writer.make_durable_now(fd)
         finally:
             self._arrived(start, end, message)
 
@@ -290,6 +292,15 @@ class FileMailbox:
         if self.durability is Durability.NONE:
             self._prepare_cursor_flush()()
             await trio.lowlevel.checkpoint()
+        elif not any(d.message.durable for d in deliveries):
+            # Messages that need no fsync (see Message.durable): the cursor goes
+            # to the OS at once, unsynced, and deletes no segment (an older
+            # cursor may come back after a power loss). While a durable flush
+            # runs it must not be raced: the next flush (or close) writes it.
+            self._cursor_commit.note_write()
+            if not self._cursor_commit.flushing:
+                self._prepare_cursor_flush(durable=False)()
+            await trio.lowlevel.checkpoint()
         else:
             # Shielded: an acknowledgement cancelled half-way would leave the
             # cursor on disk behind the one in memory, and a clean stop would
@@ -297,10 +308,10 @@ class FileMailbox:
             with trio.CancelScope(shield=True):
                 await self._cursor_commit.wait_durable(self._cursor_commit.note_write())
 
-    def _prepare_cursor_flush(self) -> Callable[[], None]:
+    def _prepare_cursor_flush(self, *, durable: bool = True) -> Callable[[], None]:
         data = encode_cursor(*self._inbox.durable_state())
         cursor_segment = self._inbox.cursor[0]
-        doomed = list(range(self._oldest or 1, cursor_segment))
+        doomed = list(range(self._oldest or 1, cursor_segment)) if durable else []
         if doomed:
             # Never the newest segment, even fully acknowledged (the cursor may
             # point at a successor not created yet, after a crash between
@@ -310,7 +321,7 @@ class FileMailbox:
             newest = existing[-1] if existing else 0
             doomed = [n for n in doomed if n < newest]
             self._oldest = doomed[-1] + 1 if doomed else self._oldest
-        sync = self._syncs
+        sync = self._syncs and durable
         directory = self.directory
 
         def job() -> None:
