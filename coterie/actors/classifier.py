@@ -284,10 +284,15 @@ class AutoModeAsker:
         *,
         agent: str = "",
         suggestion: Suggestion | None = None,
+        suggest: Callable[[], Suggestion | None] | None = None,
     ) -> Answer:
         """Allow or block the call *tool_name* with *input* (see the module docs);
-        *agent* and *suggestion* are passed on to the person when one is asked."""
+        *agent* and *suggestion* are passed on to the person when one is asked
+        (*suggest* computes the suggestion then: the gate passes it instead, as
+        most calls never reach a person)."""
         if self.tracker.needs_human:
+            if suggestion is None and suggest is not None:
+                suggestion = suggest()
             return await self._hand_back(tool_name, input, reason, agent, suggestion)
         try:
             history = list(self.history())

@@ -45,6 +45,13 @@ if TYPE_CHECKING:
 
     from coterie.messages import Message
 
+#: Acknowledgements of messages that need no fsync (``Message.durable`` false)
+#: between two unsynced cursor writes, when no durable ack writes it sooner:
+#: at most this many come back after a kill -9 (redelivered: a service answers
+#: a redelivered request with its safe answer, and a reply nobody waits for is
+#: a late reply).
+UNSYNCED_ACKS_PER_WRITE = 32
+
 # Owners open in this process, by resolved directory, so that any sender in
 # the process can wake the receiver without polling.
 _OWNERS: dict[Path, FileMailbox] = {}
@@ -124,6 +131,7 @@ class FileMailbox:
         self._corrupt = 0
         self._closed = False
         self._cursor_commit = GroupCommit(self._prepare_cursor_flush)
+        self._unsynced_acks = 0  # acks of non-durable messages not in the cursor file
         on_disk = cursor
         self._writer.lock()
         try:
@@ -293,12 +301,14 @@ class FileMailbox:
             self._prepare_cursor_flush()()
             await trio.lowlevel.checkpoint()
         elif not any(d.message.durable for d in deliveries):
-            # Messages that need no fsync (see Message.durable): the cursor goes
-            # to the OS at once, unsynced, and deletes no segment (an older
-            # cursor may come back after a power loss). While a durable flush
-            # runs it must not be raced: the next flush (or close) writes it.
+            # Messages that need no fsync (see Message.durable): acknowledged in
+            # memory; the cursor file gets it with the next durable ack, at
+            # close, or unsynced every UNSYNCED_ACKS_PER_WRITE such acks (a
+            # rename costs more than the round trip it records), so a kill -9
+            # redelivers at most that many, flagged as redelivered.
             self._cursor_commit.note_write()
-            if not self._cursor_commit.flushing:
+            self._unsynced_acks += 1
+            if self._unsynced_acks >= UNSYNCED_ACKS_PER_WRITE and not self._cursor_commit.flushing:
                 self._prepare_cursor_flush(durable=False)()
             await trio.lowlevel.checkpoint()
         else:
@@ -309,6 +319,9 @@ class FileMailbox:
                 await self._cursor_commit.wait_durable(self._cursor_commit.note_write())
 
     def _prepare_cursor_flush(self, *, durable: bool = True) -> Callable[[], None]:
+        # Never raced by a second writer: the group commit runs one flush at a
+        # time, and the unsynced write of ``ack`` waits while one runs.
+        self._unsynced_acks = 0
         data = encode_cursor(*self._inbox.durable_state())
         cursor_segment = self._inbox.cursor[0]
         doomed = list(range(self._oldest or 1, cursor_segment)) if durable else []

@@ -19,6 +19,7 @@ differently"). The asker is told which agent asks.
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -136,7 +137,13 @@ class PermissionGate:
             self._record(ctx, tool.name, decision)
             return decision
         try:
-            context = {"agent": ctx.agent, "suggestion": self._offer(policy, tool, input, ctx)}
+            context: dict[str, Any] = {"agent": ctx.agent}
+            if _names_parameter(self.asker.ask, "suggest"):
+                # An asker that may never show a prompt (Auto Mode's) computes the
+                # suggestion only if it does: computing it checks the call again.
+                context["suggest"] = functools.partial(self._offer, policy, tool, input, ctx)
+            else:
+                context["suggestion"] = self._offer(policy, tool, input, ctx)
             answer = _as_answer(
                 await self.asker.ask(
                     tool.name, input, decision.reason, **_taken(self.asker.ask, context)
@@ -295,6 +302,14 @@ def _taken(ask: Callable[..., object], context: dict[str, Any]) -> dict[str, Any
         return context
     names = {p.name for p in parameters}
     return {key: value for key, value in context.items() if key in names}
+
+
+def _names_parameter(ask: Callable[..., object], name: str) -> bool:
+    """Whether *ask* takes the keyword *name* by name (not only through ``**kwargs``)."""
+    try:
+        return name in inspect.signature(ask).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def _as_answer(answer: object) -> Answer:
