@@ -70,11 +70,14 @@ class GroupCommit:
                 continue
             self._flushing = True
             try:
+                # First let the writers that are ready to run write (those the
+                # last flush woke, above all), so that this flush covers them
+                # too: without it a flush in a worker thread covered only the
+                # first of them, and the next one the rest (8 messages per fsync
+                # with 16 senders, 10.6 with it). Inline, that yield is this
+                # wait's checkpoint; the flush needs no other.
+                await trio.lowlevel.cancel_shielded_checkpoint()
                 if self._runner.inline:
-                    # The flush will block the loop: first let the writers that
-                    # are ready to run write, so that it covers them too. That
-                    # yield is this wait's checkpoint; the flush needs no other.
-                    await trio.lowlevel.cancel_shielded_checkpoint()
                     target = self._written
                     self._runner.run_inline(self._prepare())
                 else:
