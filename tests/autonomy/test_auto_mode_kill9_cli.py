@@ -43,10 +43,14 @@ def check_every_action_had_a_verdict(events: list[Any]) -> tuple[int, int]:
             allowed = not data["block"]
         elif event.type == "service.redelivered" and data.get("kind") == "classify":
             redelivered += 1
-        elif event.type == "agent.tool_result" and data.get("actor") == "lead":
-            if data.get("name") == "Bash" and not data["is_error"]:
-                assert allowed is True, f"an action ran without an allowing verdict: {data}"
-                ran += 1
+        elif (
+            event.type == "agent.tool_result"
+            and data.get("actor") == "lead"
+            and data.get("name") == "Bash"
+            and not data["is_error"]
+        ):
+            assert allowed is True, f"an action ran without an allowing verdict: {data}"
+            ran += 1
     return ran, redelivered
 
 
