@@ -16,7 +16,7 @@ baseline's. "model" is the scripted model's own CPU on the service's track
 (choosing the turn, writing its state file: what a real model's latency
 replaces); "harness" is the rest of the added CPU.
 
-1. Added latency per classified action. N turns each calling Bash ``true``,
+1. Added latency per classified action. N turns each calling Bash ``touch done.txt`` (``true`` is read-only now and skips the classifier),
    then an answer, in ``bypassPermissions`` (the baseline) and in ``auto``
    with a classifier track answering ``<block>no</block>`` each time (stage
    1 allows), and again with ``<block>yes</block>`` then ``<block>no</block>``
@@ -246,14 +246,14 @@ def row(n: int, name: str, runs: list[Outcome], base: list[Outcome] | None, role
 
 def bash_tracks(n: int, classifier: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     lead = [
-        {"tool_uses": [{"name": "Bash", "input": {"command": "true"}}], "usage": USAGE}
+        {"tool_uses": [{"name": "Bash", "input": {"command": "touch done.txt"}}], "usage": USAGE}
         for _ in range(n)
     ]
     return {"lead": [*lead, {"text": "done", "usage": USAGE}], "classifier": classifier}
 
 
 def actions(sizes: list[int], rounds: int) -> None:
-    print("1. added latency per classified action: N Bash `true` calls, one per turn")
+    print("1. added latency per classified action: N Bash `touch` calls, one per turn")
     table("act", "act")
     for n in sizes:
         one = [dict(ALLOW, usage=USAGE) for _ in range(n)]

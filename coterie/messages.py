@@ -54,6 +54,12 @@ class Message:
     ``body`` must survive a JSON round trip; use :meth:`Message.new` to get a
     fresh ``id`` and ``sent_at``. ``correlation_id`` ties a reply to its
     request; ``reply_to`` names the actor a reply should go to.
+
+    ``durable=False`` marks a message whose loss costs nothing but recomputing
+    it (a classification request and its reply): its mailbox writes it, and
+    its acknowledgement, to the OS without fsync, whatever the mailbox's
+    policy. It survives kill -9, not necessarily power loss (docs/runtime.md,
+    "Messages that need no fsync"). A reply inherits it from its request.
     """
 
     id: str
@@ -64,6 +70,7 @@ class Message:
     sent_at: float
     correlation_id: str | None = attrs.field(default=None, validator=_optional_str)
     reply_to: str | None = attrs.field(default=None, validator=_optional_str)
+    durable: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
 
     @classmethod
     def new(
@@ -76,6 +83,7 @@ class Message:
         correlation_id: str | None = None,
         reply_to: str | None = None,
         id: str | None = None,
+        durable: bool = True,
     ) -> Message:
         """Make a message stamped now, with a new unique id unless *id* is given
         (a fixed id makes a re-send after a crash the same message)."""
@@ -88,22 +96,26 @@ class Message:
             sent_at=time.time(),
             correlation_id=correlation_id,
             reply_to=reply_to,
+            durable=durable,
         )
 
     def to_json_bytes(self) -> bytes:
         """Encode as compact UTF-8 JSON; raises :class:`InvalidMessage` if the body is not JSON."""
+        record: dict[str, Any] = {
+            "id": self.id,
+            "sender": self.sender,
+            "recipient": self.recipient,
+            "kind": self.kind,
+            "body": self.body,
+            "sent_at": self.sent_at,
+            "correlation_id": self.correlation_id,
+            "reply_to": self.reply_to,
+        }
+        if not self.durable:
+            record["durable"] = False  # only when set: durable records read as before
         try:
             return json.dumps(
-                {
-                    "id": self.id,
-                    "sender": self.sender,
-                    "recipient": self.recipient,
-                    "kind": self.kind,
-                    "body": self.body,
-                    "sent_at": self.sent_at,
-                    "correlation_id": self.correlation_id,
-                    "reply_to": self.reply_to,
-                },
+                record,
                 separators=(",", ":"),
                 ensure_ascii=False,
                 allow_nan=False,

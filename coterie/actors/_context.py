@@ -11,7 +11,10 @@ unacknowledged, so its restarted incarnation gets it again.
 A request with a correlated reply is :meth:`~ActorContext.call`: a durable
 request (an id fixed by the caller makes a re-send after a crash the same
 request), its reply taken by selective receive so that other messages keep
-their place, acknowledged, all within a timeout. Its two halves,
+their place, acknowledged, all within a timeout. ``durable=False`` asks for
+a round trip whose messages need no fsync (a request that can be asked
+again: its reply inherits the flag; see :class:`~coterie.messages.Message`).
+Its two halves,
 :meth:`~ActorContext.request` and :meth:`~ActorContext.reply_for`, are there
 for a caller that must record the reply before acknowledging it.
 """
@@ -125,14 +128,23 @@ class ActorContext:
         return message
 
     async def reply(self, request: Message, kind: str, body: Any = None) -> Message:
-        """Answer *request* (to its ``reply_to``, else its sender)."""
-        return await self.send(
-            request.reply_to or request.sender, kind, body, correlation_id=request.id
+        """Answer *request* (to its ``reply_to``, else its sender), as durable as it."""
+        message = Message.new(
+            self.name,
+            request.reply_to or request.sender,
+            kind,
+            body,
+            correlation_id=request.id,
+            durable=request.durable,
         )
+        await self.post.send(message)
+        return message
 
-    def request(self, to: str, kind: str, body: Any = None, *, id: str | None = None) -> Message:
+    def request(
+        self, to: str, kind: str, body: Any = None, *, id: str | None = None, durable: bool = True
+    ) -> Message:
         """A request from this actor to *to*, its reply to come back here (not sent yet)."""
-        return Message.new(self.name, to, kind, body, reply_to=self.name, id=id)
+        return Message.new(self.name, to, kind, body, reply_to=self.name, id=id, durable=durable)
 
     async def reply_for(self, request_id: str, *, timeout: float = math.inf) -> Delivery:  # noqa: ASYNC109
         """The reply to request *request_id*, unacknowledged (:meth:`done` it);
@@ -150,14 +162,17 @@ class ActorContext:
         *,
         timeout: float,  # noqa: ASYNC109
         id: str | None = None,
+        durable: bool = True,
     ) -> Message:
         """Send a request and wait up to *timeout* seconds for its reply.
 
         An *id* fixed by the caller makes a call repeated after a crash the
-        same request, which its recipient recognises. Raises
-        :class:`AskTimeout` (a ``TimeoutError``) naming the recipient.
+        same request, which its recipient recognises. ``durable=False``: the
+        request and its reply are not fsynced (for a request that can be asked
+        again). Raises :class:`AskTimeout` (a ``TimeoutError``) naming the
+        recipient.
         """
-        request = self.request(to, kind, body, id=id)
+        request = self.request(to, kind, body, id=id, durable=durable)
         await self.post.send(request)
         try:
             delivery = await self.reply_for(request.id, timeout=timeout)

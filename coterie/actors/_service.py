@@ -89,15 +89,17 @@ async def ask_service(
     *,
     reply_kind: str,
     timeout: float,  # noqa: ASYNC109 - an ask always has a deadline
+    durable: bool = True,
 ) -> dict[str, Any] | str:
     """Ask service *to* and return the reply's body, or a string saying why there is none.
 
     A timeout, a failure to send (an unknown actor, a closed mailbox) and a
     reply of the wrong kind or shape all come back as that string; callers
-    turn it into their safe answer. Cancellation propagates.
+    turn it into their safe answer. Cancellation propagates. ``durable=False``:
+    the request and its reply are not fsynced (an answer that can be asked again).
     """
     try:
-        reply = await ctx.call(to, kind, body, timeout=timeout)
+        reply = await ctx.call(to, kind, body, timeout=timeout, durable=durable)
     except TimeoutError:
         return f"no answer from {to!r} within {timeout:g} s"
     except Exception as exc:

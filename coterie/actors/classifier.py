@@ -224,7 +224,9 @@ async def classify_action(
     """Ask the classifier about the action at the end of *transcript*.
 
     Never raises but for cancellation: a timeout, an unknown classifier or a
-    malformed reply is a fail-closed block.
+    malformed reply is a fail-closed block. The round trip is not fsynced
+    (``durable=False``): a classification can be asked again, and one lost in
+    a crash leaves its action unrun (docs/runtime.md).
     """
     body = await ask_service(
         ctx,
@@ -233,6 +235,7 @@ async def classify_action(
         {"transcript": transcript, "claude_md": claude_md},
         reply_kind=CLASSIFICATION,
         timeout=timeout,
+        durable=False,
     )
     if isinstance(body, str):
         return fail_closed(f"the action could not be classified ({body})")
@@ -281,10 +284,15 @@ class AutoModeAsker:
         *,
         agent: str = "",
         suggestion: Suggestion | None = None,
+        suggest: Callable[[], Suggestion | None] | None = None,
     ) -> Answer:
         """Allow or block the call *tool_name* with *input* (see the module docs);
-        *agent* and *suggestion* are passed on to the person when one is asked."""
+        *agent* and *suggestion* are passed on to the person when one is asked
+        (*suggest* computes the suggestion then: the gate passes it instead, as
+        most calls never reach a person)."""
         if self.tracker.needs_human:
+            if suggestion is None and suggest is not None:
+                suggestion = suggest()
             return await self._hand_back(tool_name, input, reason, agent, suggestion)
         try:
             history = list(self.history())

@@ -52,6 +52,11 @@ class GroupCommit:
         """Something was written that no finished or running flush covers."""
         return self._written > self._durable and not self._flushing
 
+    @property
+    def flushing(self) -> bool:
+        """A flush is running (a writer that must not race it waits or defers)."""
+        return self._flushing
+
     def note_write(self) -> int:
         """Record that something was written; returns the generation to wait for."""
         self._written += 1
@@ -65,11 +70,14 @@ class GroupCommit:
                 continue
             self._flushing = True
             try:
+                # First let the writers that are ready to run write (those the
+                # last flush woke, above all), so that this flush covers them
+                # too: without it a flush in a worker thread covered only the
+                # first of them, and the next one the rest (8 messages per fsync
+                # with 16 senders, 10.6 with it). Inline, that yield is this
+                # wait's checkpoint; the flush needs no other.
+                await trio.lowlevel.cancel_shielded_checkpoint()
                 if self._runner.inline:
-                    # The flush will block the loop: first let the writers that
-                    # are ready to run write, so that it covers them too. That
-                    # yield is this wait's checkpoint; the flush needs no other.
-                    await trio.lowlevel.cancel_shielded_checkpoint()
                     target = self._written
                     self._runner.run_inline(self._prepare())
                 else:
@@ -105,6 +113,11 @@ class ThreadGroupCommit:
         self.written = 0
         self.durable = 0
         self.flushes = 0
+
+    @property
+    def flushing(self) -> bool:
+        """A flush is running (a writer that must not race it waits or defers)."""
+        return self._flushing
 
     def note_write(self) -> int:
         """Record that something was written; returns the generation to wait for."""

@@ -45,6 +45,13 @@ if TYPE_CHECKING:
 
     from coterie.messages import Message
 
+#: Acknowledgements of messages that need no fsync (``Message.durable`` false)
+#: between two unsynced cursor writes, when no durable ack writes it sooner:
+#: at most this many come back after a kill -9 (redelivered: a service answers
+#: a redelivered request with its safe answer, and a reply nobody waits for is
+#: a late reply).
+UNSYNCED_ACKS_PER_WRITE = 32
+
 # Owners open in this process, by resolved directory, so that any sender in
 # the process can wake the receiver without polling.
 _OWNERS: dict[Path, FileMailbox] = {}
@@ -124,6 +131,7 @@ class FileMailbox:
         self._corrupt = 0
         self._closed = False
         self._cursor_commit = GroupCommit(self._prepare_cursor_flush)
+        self._unsynced_acks = 0  # acks of non-durable messages not in the cursor file
         on_disk = cursor
         self._writer.lock()
         try:
@@ -249,7 +257,8 @@ class FileMailbox:
         await trio.lowlevel.checkpoint_if_cancelled()
         start, end, fd = self._write(message)
         try:
-            await self._writer.make_durable(fd)
+            if message.durable:
+                await self._writer.make_durable(fd)
         finally:
             self._arrived(start, end, message)
         # Let the receiver we just woke run before this task writes again (and,
@@ -260,7 +269,8 @@ class FileMailbox:
         """Like :meth:`send`, but any fsync blocks the event loop."""
         start, end, fd = self._write(message)
         try:
-            self._writer.make_durable_now(fd)
+            if message.durable:
+                self._writer.make_durable_now(fd)
         finally:
             self._arrived(start, end, message)
 
@@ -290,6 +300,17 @@ class FileMailbox:
         if self.durability is Durability.NONE:
             self._prepare_cursor_flush()()
             await trio.lowlevel.checkpoint()
+        elif not any(d.message.durable for d in deliveries):
+            # Messages that need no fsync (see Message.durable): acknowledged in
+            # memory; the cursor file gets it with the next durable ack, at
+            # close, or unsynced every UNSYNCED_ACKS_PER_WRITE such acks (a
+            # rename costs more than the round trip it records), so a kill -9
+            # redelivers at most that many, flagged as redelivered.
+            self._cursor_commit.note_write()
+            self._unsynced_acks += 1
+            if self._unsynced_acks >= UNSYNCED_ACKS_PER_WRITE and not self._cursor_commit.flushing:
+                self._prepare_cursor_flush(durable=False)()
+            await trio.lowlevel.checkpoint()
         else:
             # Shielded: an acknowledgement cancelled half-way would leave the
             # cursor on disk behind the one in memory, and a clean stop would
@@ -297,10 +318,13 @@ class FileMailbox:
             with trio.CancelScope(shield=True):
                 await self._cursor_commit.wait_durable(self._cursor_commit.note_write())
 
-    def _prepare_cursor_flush(self) -> Callable[[], None]:
+    def _prepare_cursor_flush(self, *, durable: bool = True) -> Callable[[], None]:
+        # Never raced by a second writer: the group commit runs one flush at a
+        # time, and the unsynced write of ``ack`` waits while one runs.
+        self._unsynced_acks = 0
         data = encode_cursor(*self._inbox.durable_state())
         cursor_segment = self._inbox.cursor[0]
-        doomed = list(range(self._oldest or 1, cursor_segment))
+        doomed = list(range(self._oldest or 1, cursor_segment)) if durable else []
         if doomed:
             # Never the newest segment, even fully acknowledged (the cursor may
             # point at a successor not created yet, after a crash between
@@ -310,7 +334,7 @@ class FileMailbox:
             newest = existing[-1] if existing else 0
             doomed = [n for n in doomed if n < newest]
             self._oldest = doomed[-1] + 1 if doomed else self._oldest
-        sync = self._syncs
+        sync = self._syncs and durable
         directory = self.directory
 
         def job() -> None:

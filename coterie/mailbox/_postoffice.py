@@ -54,12 +54,16 @@ class MailboxWriter:
     async def send(self, message: Message) -> None:
         """Append *message*; returns once it is as durable as the policy promises."""
         await trio.lowlevel.checkpoint_if_cancelled()
-        await self._writer.make_durable(self._append(message))
+        fd = self._append(message)
+        if message.durable:
+            await self._writer.make_durable(fd)
         await trio.lowlevel.cancel_shielded_checkpoint()
 
     def send_nowait(self, message: Message) -> None:
         """Append *message*, blocking for any fsync."""
-        self._writer.make_durable_now(self._append(message))
+        fd = self._append(message)
+        if message.durable:
+            self._writer.make_durable_now(fd)
 
     def close(self) -> None:
         """Release the file descriptors."""

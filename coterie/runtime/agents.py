@@ -82,8 +82,10 @@ class DurableDenials(DenialTracker):
         return tracker
 
     def record(self, blocked: bool) -> None:
+        before = (self.consecutive, self.total)
         super().record(blocked)
-        self._save()
+        if (self.consecutive, self.total) != before:  # an allow after an allow changes nothing
+            self._save()
 
     def human_answered(self) -> None:
         super().human_answered()

@@ -222,3 +222,45 @@ async def test_a_broken_history_blocks(post: PostOffice) -> None:
     assert not answer.approved
     assert answer.reason is not None
     assert "could not be built" in answer.reason
+
+
+async def test_the_suggestion_is_made_only_for_a_person(
+    post: PostOffice, autojump_clock: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through the gate: a call the classifier decides builds no "don't ask again"
+    suggestion (that re-checks the call); one handed to a person gets it."""
+    offered: list[str] = []
+    original = PermissionGate._offer
+
+    def counted(self: PermissionGate, *args: Any) -> Any:
+        offered.append("offer")
+        return original(self, *args)
+
+    monkeypatch.setattr(PermissionGate, "_offer", counted)
+    suggestions: list[object] = []
+
+    @attrs.define
+    class Remembering(Person):
+        async def ask(
+            self, tool_name: str, input: dict[str, Any], reason: str, **context: Any
+        ) -> bool:
+            suggestions.append(context.get("suggestion"))
+            return await super().ask(tool_name, input, reason)
+
+    model = RecordingModel.of(classifier=[NO] + [YES] * 6)  # allow, then 3 blocks
+    gate = PermissionGate(
+        PermissionPolicy(mode="auto"), asker(post, history_with(), human=Remembering())
+    )
+    ctx = ToolContext(workspace=tmp_path)
+    async with services(classifier_spec(model, post)):
+        first = await gate.authorize(TOOLS["Bash"], RM, ctx)
+        assert first.behavior == "allow"
+        assert offered == []
+        for n in range(3):  # distinct calls: the scripted model replays a repeated request
+            rm = {"command": f"rm -rf build{n}"}
+            assert (await gate.authorize(TOOLS["Bash"], rm, ctx)).behavior == "deny"
+        assert offered == []
+        handed = await gate.authorize(TOOLS["Bash"], RM, ctx)
+    assert handed.behavior == "allow"
+    assert offered == ["offer"]
+    assert len(suggestions) == 1  # the person was given the gate's suggestion (or None)

@@ -19,6 +19,7 @@ differently"). The asker is told which agent asks.
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -121,7 +122,8 @@ class PermissionGate:
         if decision.behavior != "ask":
             self._record(ctx, tool.name, decision)
             return decision
-        offer = self._offer(policy, tool, input, ctx)
+        # The rule "don't ask again" would grant, computed once and only when needed.
+        offer = functools.cache(functools.partial(self._offer, policy, tool, input, ctx))
         answered = await self._permission_hooks(tool, input, ctx, offer)
         if answered is not None:
             self._record(ctx, tool.name, answered, asked=True)
@@ -137,7 +139,13 @@ class PermissionGate:
             self._record(ctx, tool.name, decision)
             return decision
         try:
-            context = {"agent": ctx.agent, "suggestion": offer}
+            context: dict[str, Any] = {"agent": ctx.agent}
+            if _names_parameter(self.asker.ask, "suggest"):
+                # An asker that may never show a prompt (Auto Mode's) computes the
+                # suggestion only if it does: computing it checks the call again.
+                context["suggest"] = offer
+            else:
+                context["suggestion"] = offer()
             answer = _as_answer(
                 await self.asker.ask(
                     tool.name, input, decision.reason, **_taken(self.asker.ask, context)
@@ -204,10 +212,14 @@ class PermissionGate:
             self._capped.grant(rule)
 
     async def _permission_hooks(
-        self, tool: Tool, input: dict[str, Any], ctx: ToolContext, offer: Suggestion | None
+        self,
+        tool: Tool,
+        input: dict[str, Any],
+        ctx: ToolContext,
+        offer: Callable[[], Suggestion | None],
     ) -> Decision | None:
         """A PermissionRequest hook's answer to the question, if one gave it (told the
-        rule a person would be offered, *offer*, as Claude Code's
+        rule a person would be offered, ``offer()``, as Claude Code's
         ``permission_suggestions``); tells Notification hooks that a person is about
         to be asked."""
         hooks = ctx.hooks
@@ -218,7 +230,7 @@ class PermissionGate:
                 "PermissionRequest",
                 tool_name=tool.name,
                 tool_input=input,
-                permission_suggestions=[] if offer is None else [offer.for_hooks()],
+                permission_suggestions=[] if (rule := offer()) is None else [rule.for_hooks()],
             )
             if verdict.blocked:
                 return Decision(
@@ -281,6 +293,14 @@ def _taken(ask: Callable[..., object], context: dict[str, Any]) -> dict[str, Any
         return context
     names = {p.name for p in parameters}
     return {key: value for key, value in context.items() if key in names}
+
+
+def _names_parameter(ask: Callable[..., object], name: str) -> bool:
+    """Whether *ask* takes the keyword *name* by name (not only through ``**kwargs``)."""
+    try:
+        return name in inspect.signature(ask).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def _as_answer(answer: object) -> Answer:
