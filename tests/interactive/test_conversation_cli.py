@@ -25,13 +25,15 @@ pytestmark = pytest.mark.slow
 class Terminal:
     """A ``coterie`` process at a pseudo-terminal: what it shows, what is typed."""
 
-    def __init__(self, *args: str, cwd: Path, home: Path) -> None:
+    def __init__(self, *args: str, cwd: Path, home: Path, **env: str) -> None:
         master, slave = pty.openpty()
         self.fd = master
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "coterie", *args],
             cwd=cwd,
-            env=clean_env(HOME=str(home), COLUMNS="200", TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1"),
+            env=clean_env(
+                HOME=str(home), COLUMNS="200", TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1", **env
+            ),
             stdin=slave,
             stdout=slave,
             stderr=slave,
