@@ -30,6 +30,7 @@ from coterie.actors.lead import COMPACT, INTERRUPT, PROMPT
 from coterie.actors.scheduler import LOOP, SCHEDULER
 from coterie.agent import RunResult
 from coterie.board import open_board
+from coterie.errors import CoterieError
 from coterie.events import EventLog
 from coterie.fsutil import raise_fd_limit
 from coterie.hooks import Actor
@@ -92,6 +93,11 @@ class AgentSession:
         if model is not None:
             body["model"] = model
         if goal is not None:
+            if not self.options.has_evaluator:  # nothing would ever judge it met
+                raise CoterieError(
+                    "a goal needs the goal evaluator: open the run with goal=... or"
+                    " conversation=True"
+                )
             pursuit = GoalPursuit(goal, self.options.max_goal_iterations)
             body["goal"] = attrs.asdict(pursuit)
         return await self._request("lead", PROMPT, body, prompt)
