@@ -26,7 +26,14 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from pathlib import Path
 
-__all__ = ["MAX_FILE_BYTES", "TYPE_GLOBS", "GrepOptions", "grep_files", "read_text"]
+__all__ = [
+    "MAX_FILE_BYTES",
+    "TYPE_GLOBS",
+    "GrepOptions",
+    "Matched",
+    "grep_files",
+    "read_text",
+]
 
 # A useful subset of ripgrep's --type list.
 TYPE_GLOBS: dict[str, str] = {
@@ -192,8 +199,17 @@ def _page(entries: list[str], options: GrepOptions) -> tuple[list[str], bool]:
     return entries, False
 
 
+@attrs.frozen
+class Matched:
+    """What a file's reader gives in ``files_with_matches`` mode when ripgrep found
+    the match already: only the path is shown, so there is nothing to read (and
+    the file's modification time, for the newest-first order, is known)."""
+
+    mtime: float
+
+
 def grep_files(
-    files: Iterable[tuple[Path, Callable[[], str | None]]],
+    files: Iterable[tuple[Path, Callable[[], str | Matched | None]]],
     root: Path,
     options: GrepOptions,
     stop: threading.Event | None = None,
@@ -205,6 +221,7 @@ def grep_files(
     """
     wanted = _file_filter(options, root)
     matched: list[tuple[Path, list[str], list[int], int]] = []
+    mtimes: dict[Path, float] = {}  # those known already
     for path, read in files:
         if stop is not None and stop.is_set():
             break
@@ -218,6 +235,11 @@ def grep_files(
             continue  # gone or unreadable meanwhile: as ripgrep, carry on
         if text is None:
             continue
+        if isinstance(text, Matched):
+            assert options.mode == "files_with_matches", "only a path is known of the file"
+            matched.append((path, [], [0], 0))
+            mtimes[path] = text.mtime
+            continue
         if options.mode == "files_with_matches":
             if _has_match(text, options):
                 matched.append((path, [], [0], 0))
@@ -228,7 +250,11 @@ def grep_files(
     if not matched:
         return "No files found" if options.mode == "files_with_matches" else "No matches found"
     if options.mode == "files_with_matches":
-        paths = sorted((m[0] for m in matched), key=_mtime, reverse=True)
+        paths = sorted(
+            (m[0] for m in matched),
+            key=lambda p: mtimes[p] if p in mtimes else _mtime(p),
+            reverse=True,
+        )
         entries, cut = _page([str(p) for p in paths], options)
         head = f"Found {len(paths)} file{'s' if len(paths) != 1 else ''}"
         return "\n".join([head, *entries, *(["(more results: raise head_limit)"] if cut else [])])

@@ -55,11 +55,20 @@ class ScheduleWakeupTool:
 
 
 def last_wakeup(messages: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
-    """The last ``ScheduleWakeup`` of the current request (since its prompt), clamped."""
+    """The last ``ScheduleWakeup`` of the current request (since its prompt), clamped;
+    only a call that succeeded counts (one the tool was not there for, or that was
+    denied or blocked, scheduled nothing)."""
+    succeeded: set[str] = set()
     for message in reversed(messages):
         content = message.get("content")
         if not isinstance(content, list):
             continue
+        if message.get("role") == "user":
+            succeeded |= {
+                str(b.get("tool_use_id"))
+                for b in content
+                if b.get("type") == "tool_result" and not b.get("is_error")
+            }
         if message.get("role") == "user" and any(
             b.get("type") == "text" and not str(b.get("text", "")).startswith("<system-reminder>")
             for b in content
@@ -68,7 +77,11 @@ def last_wakeup(messages: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
         if message.get("role") != "assistant":
             continue
         for block in reversed(content):
-            if block.get("type") == "tool_use" and block.get("name") == ScheduleWakeupTool.name:
+            if (
+                block.get("type") == "tool_use"
+                and block.get("name") == ScheduleWakeupTool.name
+                and str(block.get("id")) in succeeded
+            ):
                 data = block.get("input") or {}
                 return {
                     "delaySeconds": clamp_delay(data.get("delaySeconds")),

@@ -21,6 +21,7 @@ without changing what they may read.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import stat
@@ -43,7 +44,14 @@ from coterie.tools._dirfd import (
 )
 from coterie.tools._fileio import NotRegular, open_regular
 from coterie.tools._globbing import compile_glob, has_magic
-from coterie.tools._grep import MAX_FILE_BYTES, TYPE_GLOBS, GrepOptions, grep_files, read_text
+from coterie.tools._grep import (
+    MAX_FILE_BYTES,
+    TYPE_GLOBS,
+    GrepOptions,
+    Matched,
+    grep_files,
+    read_text,
+)
 from coterie.tools._process import cap_text
 from coterie.tools._ripgrep import find_rg, rg_files, rg_matching
 from coterie.tools.capabilities import Access, Capabilities, Effect, PathInput
@@ -409,8 +417,9 @@ def _grep_one(
     return ToolResult(cap_text(text, MAX_SEARCH_OUTPUT))
 
 
-Readable: TypeAlias = "Iterator[tuple[Path, Callable[[], str | None]]]"
-"""Files Grep may read, each with how to read it safely."""
+Readable: TypeAlias = "Iterator[tuple[Path, Callable[[], str | Matched | None]]]"
+"""Files Grep may read, each with how to read it safely (or a :class:`Matched`:
+only its path is shown, and ripgrep found the match)."""
 
 
 def _shown(files: Readable, hidden: Callable[[Path], bool] | None) -> Readable:
@@ -435,7 +444,12 @@ def _candidates(
     stop: threading.Event,
 ) -> Readable | None:
     """The files below *top* ripgrep says may match, or None without ripgrep (or
-    when it cannot take *pattern*). Each is opened again as a Read opens a path."""
+    when it cannot take *pattern*). Each path is looked for again as the walk
+    finds files (:func:`_verified`): one ripgrep saw through a symlink, or that
+    is no regular file now, is left out. To show lines (``content``,
+    ``count``), each file is then opened again as a Read opens a path, and its
+    text searched; to show only paths (``files_with_matches``), ripgrep's
+    match stands, and no file is read twice."""
     rg = find_rg()
     if rg is None:
         return None
@@ -458,7 +472,10 @@ def _candidates(
     )
     if paths is None:
         return None
-    return _readable(_verified(dir_fd, top, paths, stop), roots, stop)
+    found = _verified(dir_fd, top, paths, stop)
+    if options.mode == "files_with_matches":
+        return ((entry.path, functools.partial(Matched, st.st_mtime)) for entry, st in found)
+    return _readable(found, roots, stop)
 
 
 def _read_resolved(path: Path, roots: Sequence[Path], stop: threading.Event) -> str | None:

@@ -70,8 +70,9 @@ def tool_names(tools: Iterable[Tool] | None = None) -> dict[str, str]:
 def tool_choice(names: Iterable[str] | None) -> Callable[[Tool], bool]:
     """The predicate of ``--tools``: None (or ``["default"]``) every tool, else only
     the built-in tools named (by name or alias; ``[]``: none). Tools that are not
-    built in (an MCP server's, Skill) and the team's own tools (``team_only``: a
-    team run's means of working together) are never taken away. An unknown
+    built in (an MCP server's, Skill), the team's own tools (``team_only``: a
+    team run's means of working together) and a loop's (``needs="loop"``:
+    ScheduleWakeup, how a dynamic ``--loop`` goes on) are never taken away. An unknown
     name is an :class:`UnknownTool` naming the closest."""
     if names is None:
         return lambda _tool: True
@@ -90,5 +91,8 @@ def tool_choice(names: Iterable[str] | None) -> Callable[[Tool], bool]:
     wanted = frozenset(known[name] for name in chosen)
     builtin = frozenset(known.values())
     return lambda tool: (
-        tool.name in wanted or tool.name not in builtin or tool.capabilities.team_only
+        tool.name in wanted
+        or tool.name not in builtin
+        or tool.capabilities.team_only
+        or tool.capabilities.needs == "loop"
     )

@@ -231,3 +231,13 @@ def test_a_loop_stopped_mid_wait_resumes_with_its_next_tick(
     assert resumed_wait["seconds"] < first_wait["seconds"]
     assert run_file(workspace, "schedule.json")["ticks"] == 2
     assert run_file(workspace, "scenario-state.json")["cursors"] == {"lead": 3}
+
+
+def test_tools_never_take_a_dynamic_loops_wakeup_away(
+    tmp_path: Path, workspace: Path, home: Path
+) -> None:
+    """``--tools Read`` leaves the loop its ScheduleWakeup: the second tick comes."""
+    scenario = write_scenario(tmp_path / "s.json", {"lead": watch_ci()})
+    done = loop(workspace, home, scenario, "watch the CI", "--tools", "Read")
+    assert done.returncode == 0, done.stderr
+    assert [t["tick"] for t in loop_events(workspace, "tick")] == [1, 2]

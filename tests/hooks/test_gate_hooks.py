@@ -87,3 +87,32 @@ async def test_a_notification_hook_hears_of_a_permission_prompt(tmp_path: Path) 
     note = json.loads((tmp_path / "note.json").read_text())
     assert note["notification_type"] == "permission_prompt"
     assert "Write" in note["message"]
+
+
+async def test_a_permission_request_hook_is_told_the_rule_a_person_would_be_offered(
+    tmp_path: Path,
+) -> None:
+    ctx = ctx_with(
+        tmp_path, command("PermissionRequest", "cat >> request.json; echo >> request.json")
+    )
+    gate = PermissionGate(PermissionPolicy(), Asker())
+    await gate.authorize(TOOLS["Bash"], {"command": "npm test --watch"}, ctx)
+    await gate.authorize(TOOLS["Write"], WRITE, ctx)
+    bash, write = [
+        json.loads(line)["permission_suggestions"]
+        for line in (tmp_path / "request.json").read_text().splitlines()
+    ]
+    rule = {"toolName": "Bash", "ruleContent": "npm test:*"}
+    assert bash == [
+        {"type": "addRules", "rules": [rule], "behavior": "allow", "destination": "localSettings"}
+    ]
+    assert write == [{"type": "setMode", "mode": "acceptEdits", "destination": "session"}]
+
+
+async def test_a_call_no_rule_could_stop_asking_about_offers_none(tmp_path: Path) -> None:
+    ctx = ctx_with(tmp_path, command("PermissionRequest", "cat > request.json"))
+    asker = Asker()
+    gate = PermissionGate(PermissionPolicy(), asker)
+    await gate.authorize(TOOLS["Bash"], {"command": "touch a && touch b"}, ctx)
+    assert asker.asked  # a question, with nothing to offer
+    assert json.loads((tmp_path / "request.json").read_text())["permission_suggestions"] == []

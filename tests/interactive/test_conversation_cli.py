@@ -14,10 +14,13 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.agent.conftest import clean_env, coterie, wait_for
+from tests.agent.conftest import clean_env, coterie, mock_server, wait_for
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
+
+__all__ = ["mock_server"]  # the fixture, used by name below
 
 pytestmark = pytest.mark.slow
 
@@ -25,15 +28,16 @@ pytestmark = pytest.mark.slow
 class Terminal:
     """A ``coterie`` process at a pseudo-terminal: what it shows, what is typed."""
 
-    def __init__(self, *args: str, cwd: Path, home: Path, **env: str) -> None:
+    def __init__(
+        self, *args: str, cwd: Path, home: Path, env: dict[str, str] | None = None
+    ) -> None:
         master, slave = pty.openpty()
         self.fd = master
+        terminal = {"COLUMNS": "200", "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"}
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "coterie", *args],
             cwd=cwd,
-            env=clean_env(
-                HOME=str(home), COLUMNS="200", TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1", **env
-            ),
+            env={**clean_env(HOME=str(home), **terminal), **(env or {})},
             stdin=slave,
             stdout=slave,
             stderr=slave,
@@ -117,6 +121,32 @@ def test_a_two_turn_conversation_then_exit(trusted: Path, home: Path, tmp_path: 
     from coterie.interactive import history_path
 
     assert "+and again" in history_path(trusted).read_text()  # the history, kept
+
+
+def test_a_conversation_through_the_real_sdk(
+    trusted: Path, home: Path, tmp_path: Path, mock_server: Callable[..., str]
+) -> None:
+    """The same conversation against ``coterie mock-server``: two turns streamed
+    through the anthropic SDK, with a /model switch between them."""
+    scen = scenario(
+        tmp_path / "s.json",
+        [{"text": "Hello there.", "expect": "hi"}, {"text": "Still here.", "expect": "again"}],
+    )
+    url = mock_server(scen)
+    env = {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "test-key"}
+    term = Terminal(cwd=trusted, home=home, env=env)
+    term.prompt()
+    term.type("hi\r")
+    term.wait_for("Hello there.")
+    term.prompt()
+    term.type("/model haiku\r")
+    term.wait_for("claude-haiku")
+    term.prompt()
+    term.type("again\r")
+    term.wait_for("Still here.")
+    term.prompt()
+    term.type("/exit\r")
+    assert term.close() == 0
 
 
 def test_slash_commands_help_cost_model_and_an_unknown_one(

@@ -96,7 +96,7 @@ def test_a_loop_of_two_ticks_then_the_prompt_again(
     )
     term = Terminal(
         "--scenario", str(scen), "--max-ticks", "2", cwd=trusted, home=home,
-        COTERIE_TIME_SCALE="0",
+        env={"COTERIE_TIME_SCALE": "0"},
     )  # fmt: skip
     term.prompt()
     term.type("/loop 5m check the build\r")
@@ -120,7 +120,7 @@ def test_ctrl_c_during_a_loop_stops_the_tick_and_the_loop(
         lead=[SLEEP, {"text": "No more ticks.", "expect": "interrupted by user"}],
     )
     term = Terminal(
-        "--scenario", str(scen), *BYPASS, cwd=trusted, home=home, COTERIE_TIME_SCALE="0"
+        "--scenario", str(scen), *BYPASS, cwd=trusted, home=home, env={"COTERIE_TIME_SCALE": "0"}
     )
     term.prompt()
     term.type("/loop 1m sleep a while\r")

@@ -177,6 +177,10 @@ def test_what_ripgrep_names_is_only_a_candidate(
     ctx = ToolContext(workspace=ws.resolve())
     found = trio.run(GrepTool().run, {"pattern": "needle", "output_mode": "content"}, ctx)
     assert found.content == f"{ws.resolve() / 'real.txt'}:1:a needle"
+    # Paths alone: ripgrep's match stands (no file is read twice), but only for a
+    # regular file found again inside the workspace.
+    paths = trio.run(GrepTool().run, {"pattern": "needle"}, ctx).content.splitlines()
+    assert sorted(paths[1:]) == [str(ws.resolve() / "plain.txt"), str(ws.resolve() / "real.txt")]
     listed = trio.run(GlobTool().run, {"pattern": "**/*"}, ctx)
     assert sorted(listed.content.splitlines()) == [
         str(ws.resolve() / "plain.txt"), str(ws.resolve() / "real.txt"),

@@ -74,12 +74,13 @@ def test_the_names_come_from_the_tools_themselves() -> None:
 
 
 @given(st.lists(st.sampled_from(sorted(tool_names())), unique=True))
-def test_a_choice_keeps_exactly_the_named_tools_and_the_teams(chosen: list[str]) -> None:
+def test_a_choice_keeps_exactly_the_named_tools_the_teams_and_the_loops(chosen: list[str]) -> None:
     keep = tool_choice(chosen)
     names = tool_names()
     for tool in builtin_tools():
         named = tool.name in {names[c] for c in chosen}
-        assert keep(tool) == (named or tool.capabilities.team_only)
+        kept = tool.capabilities.team_only or tool.capabilities.needs == "loop"
+        assert keep(tool) == (named or kept)
 
 
 @pytest.mark.parametrize("chosen", [None, ["default"]])

@@ -121,7 +121,8 @@ class PermissionGate:
         if decision.behavior != "ask":
             self._record(ctx, tool.name, decision)
             return decision
-        answered = await self._permission_hooks(tool, input, ctx, decision)
+        offer = self._offer(policy, tool, input, ctx)
+        answered = await self._permission_hooks(tool, input, ctx, offer)
         if answered is not None:
             self._record(ctx, tool.name, answered, asked=True)
             return answered
@@ -136,7 +137,7 @@ class PermissionGate:
             self._record(ctx, tool.name, decision)
             return decision
         try:
-            context = {"agent": ctx.agent, "suggestion": self._offer(policy, tool, input, ctx)}
+            context = {"agent": ctx.agent, "suggestion": offer}
             answer = _as_answer(
                 await self.asker.ask(
                     tool.name, input, decision.reason, **_taken(self.asker.ask, context)
@@ -203,10 +204,12 @@ class PermissionGate:
             self._capped.grant(rule)
 
     async def _permission_hooks(
-        self, tool: Tool, input: dict[str, Any], ctx: ToolContext, decision: Decision
+        self, tool: Tool, input: dict[str, Any], ctx: ToolContext, offer: Suggestion | None
     ) -> Decision | None:
-        """A PermissionRequest hook's answer to *decision*'s question, if one gave it;
-        tells Notification hooks that a person is about to be asked."""
+        """A PermissionRequest hook's answer to the question, if one gave it (told the
+        rule a person would be offered, *offer*, as Claude Code's
+        ``permission_suggestions``); tells Notification hooks that a person is about
+        to be asked."""
         hooks = ctx.hooks
         if hooks is None:
             return None
@@ -215,7 +218,7 @@ class PermissionGate:
                 "PermissionRequest",
                 tool_name=tool.name,
                 tool_input=input,
-                permission_suggestions=[],
+                permission_suggestions=[] if offer is None else [offer.for_hooks()],
             )
             if verdict.blocked:
                 return Decision(
@@ -260,23 +263,6 @@ class NarrowedGate(PermissionGate):
         if first.behavior != "allow":
             return first
         return await self.outer.authorize(tool, input, ctx, hook=hook)
-
-    def _offer(
-        self, policy: PermissionPolicy, tool: Tool, input: dict[str, Any], ctx: ToolContext
-    ) -> Suggestion | None:
-        """The rule to offer for "don't ask again", if granting it would stop this very
-        question: a call an ask rule, a protected path or a risky command asks about
-        asks again whatever is allowed, so then nothing is offered (Claude Code's
-        "I said don't ask again and it asks again")."""
-        suggestion = suggest_rule(tool.name, input, edits_files=tool.capabilities.edits_files)
-        if suggestion is None:
-            return None
-        try:
-            rule = parse_rule(suggestion.rule, root=Path(ctx.workspace))
-        except RuleError:
-            return None
-        granted = attrs.evolve(policy, allow=(*policy.allow, rule))
-        return suggestion if granted.check(tool, input, ctx).behavior == "allow" else None
 
     def _grant(self, text: str, ctx: ToolContext) -> None:
         # The person spoke for the run, not for this subagent alone.

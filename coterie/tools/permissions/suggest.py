@@ -57,6 +57,21 @@ class Suggestion:
     label: str
     persist: bool
 
+    def for_hooks(self) -> dict[str, Any]:
+        """This suggestion as a PermissionRequest hook reads it, in Claude Code's
+        shape: all edits as ``setMode`` ``acceptEdits`` for the session, a rule as
+        ``addRules`` to the project's local settings (``localSettings``)."""
+        if not self.persist and self.rule == "Edit":
+            return {"type": "setMode", "mode": "acceptEdits", "destination": "session"}
+        name, _, content = self.rule.partition("(")
+        rule = {"toolName": name} | ({"ruleContent": content[:-1]} if content else {})
+        return {
+            "type": "addRules",
+            "rules": [rule],
+            "behavior": "allow",
+            "destination": "localSettings" if self.persist else "session",
+        }
+
 
 def suggest_rule(
     tool: str, input: dict[str, Any], *, edits_files: bool = False
