@@ -63,7 +63,7 @@ def prompts(run_dir: Path) -> list[str]:
         for m in transcript_messages(run_dir, "lead")
         if m["role"] == "user"
         for b in m["content"]
-        if b.get("type") == "text"
+        if b.get("type") == "text" and not b["text"].startswith("<system-reminder>")
     ]
 
 
