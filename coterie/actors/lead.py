@@ -9,11 +9,11 @@ import attrs
 import trio
 
 from coterie.actors._actor import Actor
+from coterie.actors.goal import GoalPursuit
 from coterie.tools import last_wakeup
 
 if TYPE_CHECKING:
     from coterie.actors._context import ActorContext
-    from coterie.actors.goal import GoalPursuit
     from coterie.agent import AgentLoop, RunResult
     from coterie.messages import Message
 
@@ -35,6 +35,11 @@ class Lead(Actor):
     result, so the conversation goes on with the next prompt and a resume
     never works on the request again. An ``interrupt`` that comes too late
     (the work was done) is dropped.
+
+    The run's goal (``--goal``, given at construction) is pursued on every
+    request; a prompt whose body carries a ``goal`` (a conversation's
+    ``/goal``: a :class:`GoalPursuit` as a dict) has that one pursued instead,
+    for that request only. It is in the request, so a resumed run pursues it too.
 
     Each incarnation gets its loop built afresh, from the durable transcript
     when the loop has one: a Lead restarted after a crash gets the unacknowledged
@@ -76,14 +81,17 @@ class Lead(Actor):
                 await ctx.reply(message, RESULT, {**result.to_dict(), "wakeup": None})
                 return
             text = submitted
-        result = await self.interruptible(ctx, message.id, text)
+        goal = GoalPursuit(**message.body["goal"]) if message.body.get("goal") else self.goal
+        result = await self.interruptible(ctx, message.id, text, goal)
         result = await self.finish(ctx, message, result)
         # A dynamic loop's ScheduleWakeup, from the history (so a resume finds it too).
         wakeup = last_wakeup(self.loop.messages)
         await ctx.reply(message, RESULT, {**result.to_dict(), "wakeup": wakeup})
 
-    async def interruptible(self, ctx: ActorContext, work_id: str, text: str) -> RunResult:
-        """The work on request *work_id* (its goal pursued), until an ``interrupt`` for
+    async def interruptible(
+        self, ctx: ActorContext, work_id: str, text: str, goal: GoalPursuit | None = None
+    ) -> RunResult:
+        """The work on request *work_id* (*goal* pursued), until an ``interrupt`` for
         it arrives: then the interrupted result (see the class docstring)."""
         started, turns_before = time.monotonic(), self.loop.turns
         async with trio.open_nursery() as nursery:
@@ -99,8 +107,8 @@ class Lead(Actor):
             with trio.CancelScope() as work:
                 nursery.start_soon(watch)
                 result = await self.work(ctx, work_id, text)
-                if self.goal is not None:
-                    result = await self.goal.pursue(ctx, self.loop, work_id, result, self.work)
+                if goal is not None:
+                    result = await goal.pursue(ctx, self.loop, work_id, result, self.work)
             nursery.cancel_scope.cancel()
         if work.cancelled_caught:
             return await self.loop.interrupted(started, turns_before)

@@ -16,6 +16,12 @@ ticks done, the turns spent, the next prompt and when it is due (wall-clock
 time), replaced atomically after each tick; a resumed run keeps its
 schedule. ``COTERIE_TIME_SCALE`` (default 1) multiplies every wait, for
 demonstrations and tests.
+
+An ``interrupt`` naming the loop request (the user's Ctrl-C in a
+conversation's ``/loop``) stops the loop: the running tick's turn is
+interrupted (the scheduler sends the Lead an ``interrupt`` for that tick, so
+the history records it as any interrupted turn), a wait is cut short, and
+no tick follows; the loop's result is ``error_interrupted``.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ import attrs
 import trio
 
 from coterie.actors._actor import Actor, actor_spec
-from coterie.actors.lead import PROMPT, RESULT
+from coterie.actors.lead import INTERRUPT, PROMPT, RESULT
 from coterie.agent import RunResult
 from coterie.autonomy import (
     Schedule,
@@ -82,6 +88,8 @@ class Scheduler(Actor):
         self.scale = float(os.environ.get("COTERIE_TIME_SCALE", "1") or 1)
 
     async def handle(self, ctx: ActorContext, message: Message) -> None:
+        if message.kind == INTERRUPT:
+            return  # its loop ended before it arrived
         if message.kind != LOOP:
             ctx.emit("actor.unexpected_message", kind=message.kind, sender=message.sender)
             return
@@ -93,9 +101,16 @@ class Scheduler(Actor):
             max_turns=self.max_turns,
         )
         started = time.monotonic()
-        result, why = await self._run(ctx, machine)
+        stop = _Interrupt()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._watch, ctx, message.id, stop)
+            result, why = await self._run(ctx, machine, stop)
+            nursery.cancel_scope.cancel()
         schedule = machine.schedule
         duration_ms = int((time.monotonic() - started) * 1000)
+        if stop.asked:
+            why = "interrupted by the user"
+            result = attrs.evolve(result, is_error=True, subtype="error_interrupted")
         ctx.emit("loop.ended", ticks=schedule.ticks, reason=why)
         text = f"{result.result}\n\nLoop ended after {schedule.ticks} tick(s): {why}.".strip()
         final = attrs.evolve(
@@ -107,11 +122,23 @@ class Scheduler(Actor):
         )
         await ctx.reply(message, RESULT, final.to_dict())
 
-    async def _run(self, ctx: ActorContext, machine: TickMachine) -> tuple[RunResult, str]:
+    async def _watch(self, ctx: ActorContext, request: str, stop: _Interrupt) -> None:
+        delivery = await ctx.take(
+            where=lambda m: m.kind == INTERRUPT and m.body.get("request") == request
+        )
+        await ctx.done(delivery)
+        stop.asked = True
+        if stop.tick is not None:  # the tick's turn ends interrupted, and so the loop
+            await ctx.send("lead", INTERRUPT, {"request": stop.tick})
+        stop.waiting.cancel()
+
+    async def _run(
+        self, ctx: ActorContext, machine: TickMachine, stop: _Interrupt
+    ) -> tuple[RunResult, str]:
         """Carry out the machine's decisions until it stops; the last result and why."""
         result: RunResult | None = None
         request = machine.schedule.request
-        while True:
+        while not stop.asked:
             decision = machine.next(time.time())
             if isinstance(decision, Stop):
                 return _last(result), decision.reason
@@ -121,11 +148,15 @@ class Scheduler(Actor):
                     seconds=round(decision.seconds, 3),
                     tick=machine.schedule.ticks + 1,
                 )
-                await trio.sleep(decision.seconds * self.scale)
+                with stop.waiting:
+                    await trio.sleep(decision.seconds * self.scale)
+                stop.waiting = trio.CancelScope()
                 machine.waited()
                 continue
             ctx.emit("loop.tick", tick=decision.number, prompt=decision.prompt)
-            body = await self._tick(ctx, f"{request}.tick.{decision.number}", decision.prompt)
+            stop.tick = f"{request}.tick.{decision.number}"
+            body = await self._tick(ctx, stop.tick, decision.prompt)
+            stop.tick = None
             result = RunResult.from_dict(body)
             wakeup = body.get("wakeup")
             outcome = TickOutcome(
@@ -135,10 +166,11 @@ class Scheduler(Actor):
                 cost=result.total_cost_usd,
                 wakeup=(float(wakeup["delaySeconds"]), wakeup.get("prompt")) if wakeup else None,
             )
-            stop = machine.ticked(time.time(), outcome)
+            ended = machine.ticked(time.time(), outcome)
             save_schedule(self.path, machine.schedule)
-            if stop is not None:
-                return result, stop.reason
+            if ended is not None:
+                return result, ended.reason
+        return _last(result), "interrupted by the user"
 
     async def _tick(self, ctx: ActorContext, tick_id: str, prompt: str) -> dict[str, Any]:
         # The id is fixed by the request and the tick: a tick sent again after a
@@ -146,6 +178,16 @@ class Scheduler(Actor):
         reply = await ctx.call("lead", PROMPT, {"text": prompt}, id=tick_id, timeout=math.inf)
         body: dict[str, Any] = reply.body
         return body
+
+
+@attrs.define
+class _Interrupt:
+    """Whether the user asked the loop to stop, and what there is to stop: the
+    tick in flight (its prompt's id) or the wait before the next one."""
+
+    asked: bool = False
+    tick: str | None = None
+    waiting: trio.CancelScope = attrs.Factory(trio.CancelScope)
 
 
 def _last(result: RunResult | None) -> RunResult:

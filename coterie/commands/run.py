@@ -269,6 +269,8 @@ async def converse(
 
     try:
         options = agent_options(args) if hasattr(args, "auto") else {}
+        if hasattr(args, "max_ticks"):  # the cap of a /loop
+            options["max_ticks"] = args.max_ticks
     except CoterieError as exc:
         err.print(f"[red]error:[/] {exc}")
         return 2
@@ -298,7 +300,7 @@ def _open_conversation(
     run_id: str | None,
 ) -> AbstractAsyncContextManager[AgentSession]:
     if run_id is None:
-        return open_agent(workdir, asker=asker, **options)
+        return open_agent(workdir, asker=asker, **options, conversation=True)
     return open_agent(workdir, asker=asker, resume=run_id)
 
 

@@ -9,6 +9,13 @@ Ctrl-C ends any run (it stays resumable). Between turns the line editor
 owns the terminal: Ctrl-C there clears the line, twice at an empty line
 leaves, as do Ctrl-D and ``/exit``.
 
+``/goal COND`` is one turn whose work goes on until the goal evaluator
+judges COND met (or impossible, or the iteration cap is reached), as
+``coterie run --goal COND`` does; ``/loop SPEC`` runs the loop as
+``coterie run --loop SPEC`` does and comes back to the prompt when it ends.
+Ctrl-C stops either as it stops a turn (a loop's running tick is
+interrupted and no tick follows).
+
 ``/clear`` and ``/resume ID`` leave this run for another: the conversation
 records which in :attr:`Conversation.switch`, and the caller opens it.
 """
@@ -22,6 +29,7 @@ import attrs
 import trio
 from rich.markup import escape
 
+from coterie.autonomy import LoopSpecError, parse_loop_spec
 from coterie.errors import CoterieError
 from coterie.home import coterie_home, workspace_key
 from coterie.interactive.editor import Key
@@ -38,11 +46,15 @@ if TYPE_CHECKING:
 
     from rich.console import Console
 
+    from coterie.agent import RunResult
     from coterie.extensions import Extensions
     from coterie.interactive.editor import LineEditor
     from coterie.session import AgentSession
 
 __all__ = ["NEW_RUN", "Conversation", "history_path"]
+
+#: ``/goal`` arguments that clear Claude Code's active goal; here none outlives its turn.
+GOAL_CLEARS = frozenset({"clear", "stop", "off", "reset", "none", "cancel"})
 
 #: :attr:`Conversation.switch` after ``/clear``: open a new run.
 NEW_RUN = ""
@@ -112,8 +124,18 @@ class Conversation:
             result = await self.turn(session, now)
         return result or {**_nothing(), "run_id": session.run_id}
 
-    async def turn(self, session: AgentSession, text: str) -> dict[str, Any]:
-        """One turn on *text*; Ctrl-C stops it (see the module docstring)."""
+    async def turn(
+        self, session: AgentSession, text: str, *, goal: str | None = None
+    ) -> dict[str, Any]:
+        """One turn on *text* (*goal* pursued); Ctrl-C stops it (see the module docstring)."""
+        return await self._interruptible(
+            session, lambda: session.query(text, model=self.model, goal=goal)
+        )
+
+    async def _interruptible(
+        self, session: AgentSession, request: Callable[[], Awaitable[RunResult]]
+    ) -> dict[str, Any]:
+        """The result of *request* (a query or a loop), shown; Ctrl-C stops it."""
         interrupted = False
         async with trio.open_nursery() as nursery:
             with trio.open_signal_receiver(signal.SIGINT) as signals:
@@ -131,7 +153,7 @@ class Conversation:
                             await trio.sleep(0.05)
 
                 nursery.start_soon(watch)
-                outcome = await session.query(text, model=self.model)
+                outcome = await request()
                 nursery.cancel_scope.cancel()
         result = _report(session, outcome.to_dict())
         ConsoleView(self.console).finish(result)
@@ -211,12 +233,41 @@ class Conversation:
             self.console.print(f"  {escape(str(task.id))} {escape(str(task))}")
         return True
 
-    async def _unavailable(self, session: AgentSession, args: str) -> bool:
-        self.err.print(
-            "[yellow]not in a conversation yet:[/] start one with"
-            " `coterie --goal COND` or run `coterie run --loop SPEC`"
-        )
+    async def _goal(self, session: AgentSession, args: str) -> bool:
+        if not args or args.lower() in GOAL_CLEARS:
+            # A /goal is pursued within its own turn: none is active at the prompt.
+            self.console.print(
+                "[dim]no goal is active: `/goal COND` works until COND holds; Ctrl-C stops it[/]"
+            )
+            return True
+        if not session.options.has_evaluator:
+            self.err.print(_NOT_A_CONVERSATION.format(what="goal evaluator"))
+            return True
+        result = await self.turn(session, args, goal=args)
+        if result.get("goal"):  # not when Ctrl-C stopped it
+            self._ending(result)
         return True
+
+    async def _loop(self, session: AgentSession, args: str) -> bool:
+        try:
+            spec = parse_loop_spec(args)
+        except LoopSpecError as exc:
+            self.err.print(f"[red]error:[/] {escape(str(exc))}")
+            return True
+        if not session.options.has_scheduler:
+            self.err.print(_NOT_A_CONVERSATION.format(what="scheduler"))
+            return True
+        if spec.hint:
+            self.err.print(f"[yellow]note:[/] {escape(spec.hint)}")
+        self._ending(await self._interruptible(session, lambda: session.loop(args)))
+        return True
+
+    def _ending(self, result: dict[str, Any]) -> None:
+        """How a goal or a loop ended: the last paragraph of its result (the text
+        streamed before it is the agent's)."""
+        ending = str(result.get("result", "")).rsplit("\n\n", 1)[-1]
+        style = "red" if result.get("is_error") else "green"
+        self.console.print(f"[{style}]{escape(ending)}[/]")
 
     async def _resume(self, session: AgentSession, args: str) -> bool:
         if not args:
@@ -234,6 +285,12 @@ class Conversation:
         return False
 
 
+_NOT_A_CONVERSATION = (
+    "[yellow]this run was started by `coterie run`, without a {what}:[/]"
+    " /clear starts a conversation that has one"
+)
+
+
 #: What each command of :data:`~coterie.interactive.slash.COMMANDS` does.
 HANDLERS: dict[str, Callable[[Conversation, AgentSession, str], Awaitable[bool]]] = {
     "help": Conversation._help,
@@ -244,8 +301,8 @@ HANDLERS: dict[str, Callable[[Conversation, AgentSession, str], Awaitable[bool]]
     "permissions": Conversation._permissions,
     "agents": Conversation._agents,
     "tasks": Conversation._tasks,
-    "goal": Conversation._unavailable,
-    "loop": Conversation._unavailable,
+    "goal": Conversation._goal,
+    "loop": Conversation._loop,
     "resume": Conversation._resume,
     "exit": Conversation._exit,
 }

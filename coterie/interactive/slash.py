@@ -60,7 +60,7 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("permissions", "the permission mode and rules in force, and where from"),
     SlashCommand("agents", "the subagent types: built-in and custom"),
     SlashCommand("tasks", "the task board of this workspace's team runs"),
-    SlashCommand("goal", "work on the next prompts until COND holds", "COND"),
+    SlashCommand("goal", "work on COND until the evaluator judges it met (as --goal)", "COND"),
     SlashCommand("loop", "run a prompt again and again (as --loop SPEC)", "SPEC"),
     SlashCommand("resume", "switch to run ID (without ID: list the runs)", "[id]"),
     SlashCommand("exit", "leave the session (Ctrl-D does too)"),

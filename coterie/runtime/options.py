@@ -100,6 +100,9 @@ class RunOptions:
     loop: str | None = None
     #: The most ticks of a loop.
     max_ticks: int = attrs.field(default=100, validator=_positive)
+    #: The run is a conversation at a terminal: its ``/goal`` and ``/loop`` need
+    #: the goal evaluator and the scheduler whatever the first request asks.
+    conversation: bool = False
     #: ``--mcp-config``: further MCP configuration files (Claude Code's format).
     mcp_configs: tuple[Path, ...] = attrs.field(default=(), converter=_paths)
     #: ``--agents``: custom subagents in Claude Code's JSON (over the files' by name).
@@ -126,6 +129,16 @@ class RunOptions:
     def is_team(self) -> bool:
         """Whether the run has teammates (else it is one agent)."""
         return bool(self.teammates)
+
+    @property
+    def has_evaluator(self) -> bool:
+        """Whether the run has the goal evaluator (``--goal``, or a conversation's ``/goal``)."""
+        return self.goal is not None or self.conversation
+
+    @property
+    def has_scheduler(self) -> bool:
+        """Whether the run has the scheduler (``--loop``, or a conversation's ``/loop``)."""
+        return self.loop is not None or self.conversation
 
     def to_json(self) -> dict[str, Any]:
         """The options as JSON (paths as strings), for ``config.json``."""

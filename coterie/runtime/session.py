@@ -25,10 +25,12 @@ import attrs
 import trio
 
 from coterie.actors import ActorContext
+from coterie.actors.goal import GoalPursuit
 from coterie.actors.lead import COMPACT, INTERRUPT, PROMPT
 from coterie.actors.scheduler import LOOP, SCHEDULER
 from coterie.agent import RunResult
 from coterie.board import open_board
+from coterie.errors import CoterieError
 from coterie.events import EventLog
 from coterie.fsutil import raise_fd_limit
 from coterie.hooks import Actor
@@ -81,10 +83,23 @@ class AgentSession:
     #: What the run is made of, once started (:func:`coterie.runtime.info.run_info`).
     info: dict[str, Any] = attrs.field(factory=dict)
 
-    async def query(self, prompt: str, *, model: str | None = None) -> RunResult:
+    async def query(
+        self, prompt: str, *, model: str | None = None, goal: str | None = None
+    ) -> RunResult:
         """Send *prompt* to the lead and wait for the result of its work (with
-        *model*, ``/model``'s choice, from this request on)."""
-        body = {"text": prompt} if model is None else {"text": prompt, "model": model}
+        *model*, ``/model``'s choice, from this request on; pursuing *goal*, a
+        conversation's ``/goal``, until the evaluator judges it met or it cannot be)."""
+        body: dict[str, Any] = {"text": prompt}
+        if model is not None:
+            body["model"] = model
+        if goal is not None:
+            if not self.options.has_evaluator:  # nothing would ever judge it met
+                raise CoterieError(
+                    "a goal needs the goal evaluator: open the run with goal=... or"
+                    " conversation=True"
+                )
+            pursuit = GoalPursuit(goal, self.options.max_goal_iterations)
+            body["goal"] = attrs.asdict(pursuit)
         return await self._request("lead", PROMPT, body, prompt)
 
     async def loop(self, spec: str) -> RunResult:
@@ -113,15 +128,17 @@ class AgentSession:
     async def interrupt(self) -> bool:
         """Ctrl-C in a conversation: ask the lead to stop the work on the request in
         flight (its :meth:`query` then returns an ``error_interrupted`` result, and
-        the run stays resumable with that request answered). False if no request
-        of the lead's is in flight."""
+        the run stays resumable with that request answered), or the scheduler to
+        stop the :meth:`loop` in flight (the running tick interrupted, no tick
+        after it). False if no such request is in flight."""
         state = read_state(self.run_dir)
         pending = state.get("request")
-        if not pending or pending.get("to", "lead") != "lead" or not pending.get("sent"):
+        to = pending.get("to", "lead") if pending else None
+        if not pending or to not in ("lead", SCHEDULER) or not pending.get("sent"):
             return False
         if state.get("state") in (COMPLETED, FAILED):
             return False
-        await self._user.send("lead", INTERRUPT, {"request": pending["id"]})
+        await self._user.send(str(to), INTERRUPT, {"request": pending["id"]})
         return True
 
     async def compact(self, focus: str | None = None) -> dict[str, Any]:

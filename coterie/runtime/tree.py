@@ -11,7 +11,8 @@ A solo run is a team with no teammates: the same tree, the same path, the
 lead being the plain :class:`~coterie.actors.lead.Lead` with the solo tools.
 The services are those the options ask for: the summarizer always (every
 agent's compaction funnel asks it), the evaluator with ``--goal``, the
-scheduler with ``--loop``, the classifier in Auto Mode. Each teammate runs
+scheduler with ``--loop`` (both in a conversation, for its ``/goal`` and
+``/loop``), the classifier in Auto Mode. Each teammate runs
 under a supervisor of its own (:func:`~coterie.supervisors.isolated`): its
 crashes are counted apart from the lead's and its siblings'; when it keeps
 crashing only it is stopped, its tasks go back to the board and the lead is
@@ -68,9 +69,9 @@ def _services(agents: Agents) -> list[ChildSpec]:
     prepared, post, events = agents.prepared, agents.post, agents.events
     options, model = prepared.options, prepared.model
     children = [summarizer_spec(model, post, events=events)]
-    if options.goal is not None:
+    if options.has_evaluator:
         children.append(evaluator_spec(model, post, events=events))
-    if options.loop is not None:
+    if options.has_scheduler:
         children.append(
             scheduler_spec(
                 post,
@@ -97,9 +98,11 @@ def _goal(agents: Agents) -> GoalPursuit | None:
 
 
 def _solo_registry(agents: Agents) -> ToolRegistry:
-    """The built-in tools and Task; ``ScheduleWakeup`` only during a dynamic loop."""
-    loop = agents.prepared.options.loop
-    dynamic = loop is not None and parse_loop_spec(loop).dynamic
+    """The built-in tools and Task; ``ScheduleWakeup`` only during a dynamic loop
+    (or in a conversation, whose ``/loop`` may be one)."""
+    options = agents.prepared.options
+    loop = options.loop
+    dynamic = options.conversation or (loop is not None and parse_loop_spec(loop).dynamic)
     return builtin_registry(Provides(subagents=True, loop=dynamic)).joined(agents.mcp)
 
 
