@@ -64,6 +64,10 @@ from typing import Any
 import attrs
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from coterie.team import LEAD_TURNS_MODES  # noqa: E402
+
 NAMES = ("alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi")
 
 
@@ -245,7 +249,7 @@ def main() -> int:
     parser.add_argument("--turns", default="1,5", help="model turns per task (default 1,5)")
     parser.add_argument("--tasks", type=int, default=8, help="tasks per run (default 8)")
     parser.add_argument("--teams", default="2,4,8", help="team sizes (default 2,4,8)")
-    parser.add_argument("--lead-turns", default="batched", choices=("batched", "each"))
+    parser.add_argument("--lead-turns", default=LEAD_TURNS_MODES[0], choices=LEAD_TURNS_MODES)
     parser.add_argument(
         "--repeat", type=int, default=1, help="runs per figure, the median kept (default 1)"
     )
