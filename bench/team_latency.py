@@ -66,9 +66,9 @@ import attrs
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from coterie.team import LEAD_TURNS_MODES  # noqa: E402
+from coterie.team import LEAD_TURNS_MODES, default_names  # noqa: E402
 
-NAMES = ("alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi")
+NAMES = default_names(8)
 
 
 # -- the work --------------------------------------------------------------------
