@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from coterie.commands.run import USAGE_ERRORS
+from coterie.commands.driving import USAGE_ERRORS
 from coterie.session import compact_run
 
 if TYPE_CHECKING:

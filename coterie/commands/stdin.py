@@ -1,0 +1,69 @@
+"""What a headless run reads from standard input: a prompt (``echo q | coterie
+run -p``), text added to one, or with ``--input-format stream-json`` the
+turns of a conversation, one JSON line each."""
+
+from __future__ import annotations
+
+import select
+import sys
+from typing import TYPE_CHECKING
+
+import trio
+
+from coterie.commands.streaminput import parse_turn
+from coterie.errors import CoterieError
+
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import AsyncIterator
+
+
+#: Seconds a ``-p`` run with a prompt waits for piped input to begin.
+STDIN_WAIT = 3.0
+
+
+def headless_input(args: argparse.Namespace, prompt: str | None) -> str | None:
+    """The prompt of a ``-p`` run, with standard input when it is not a terminal, as
+    Claude Code takes it: the input alone (``echo q | coterie run -p``), or appended
+    to the prompt (``cat f | coterie run -p "explain"``). Input that is empty or
+    only blank adds nothing, and so does input that has not begun within
+    :data:`STDIN_WAIT` seconds when there is a prompt (as Claude Code does).
+    With ``--input-format stream-json`` the input is the turns themselves, read
+    later."""
+    if not args.print or getattr(args, "input_format", "text") == "stream-json":
+        return prompt
+    if sys.stdin.isatty():
+        return prompt
+    if prompt is not None and not select.select([sys.stdin], [], [], STDIN_WAIT)[0]:
+        # A pipe nobody writes to (a CI runner's, a parent process's) must not hold
+        # the run forever: with a prompt already, input that does not come is none.
+        return prompt
+    piped = sys.stdin.read()
+    if not piped.strip():
+        return prompt
+    return piped if prompt is None else f"{prompt}\n\n{piped}"
+
+
+def check_input_format(args: argparse.Namespace) -> bool:
+    """Whether the turns come from standard input (``--input-format stream-json``,
+    which, as in Claude Code, needs ``-p --output-format stream-json``)."""
+    if args.input_format != "stream-json":
+        return False
+    if not args.print or args.output_format != "stream-json":
+        raise CoterieError("--input-format stream-json needs -p and --output-format stream-json")
+    if getattr(args, "prompt", None) is not None:
+        raise CoterieError("--input-format stream-json takes the prompts from standard input only")
+    return True
+
+
+async def stdin_turns() -> AsyncIterator[str]:
+    """The prompts of ``--input-format stream-json`` input, one per line, as they come."""
+    number = 0
+    while True:
+        line = await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
+        if not line:
+            return
+        number += 1
+        prompt = parse_turn(line, number)
+        if prompt is not None:
+            yield prompt
