@@ -67,7 +67,7 @@ def make_view(
     permission prompt pauses) or the agent's console."""
     if args.print:
         formats = {"text": TextView, "json": JsonView, "stream-json": StreamJsonView}
-        return formats[args.output_format](verbose=getattr(args, "verbose", False))
+        return formats[args.output_format](verbose=args.verbose)
     if team:
         from coterie.ui.live import TeamView
 
@@ -79,9 +79,9 @@ def agent_options(args: argparse.Namespace) -> dict[str, Any]:
     """The options of ``run`` and ``team`` that go to the session, from the command line."""
     if args.auto and args.permission_mode not in (None, "auto"):
         raise CoterieError(f"--auto conflicts with --permission-mode {args.permission_mode}")
-    allowed = _rules("--allowedTools", getattr(args, "allowed_tools", []))
-    disallowed = _rules("--disallowedTools", getattr(args, "disallowed_tools", []))
-    tools = getattr(args, "tools", None)
+    allowed = _rules("--allowedTools", args.allowed_tools)
+    disallowed = _rules("--disallowedTools", args.disallowed_tools)
+    tools = args.tools
     try:
         chosen = None if tools is None else split_list(tools)
     except ListError as exc:
@@ -91,9 +91,9 @@ def agent_options(args: argparse.Namespace) -> dict[str, Any]:
         "allowed_rules": allowed,
         "disallowed_rules": disallowed,
         "tools": chosen,
-        "settings": getattr(args, "settings", None),
-        "setting_sources": getattr(args, "setting_sources", None),
-        "fallback_model": getattr(args, "fallback_model", None),
+        "settings": args.settings,
+        "setting_sources": args.setting_sources,
+        "fallback_model": args.fallback_model,
         "model": args.model,
         "scenario": args.scenario,
         "permission_mode": "auto" if args.auto else args.permission_mode,
@@ -105,9 +105,9 @@ def agent_options(args: argparse.Namespace) -> dict[str, Any]:
         "max_budget_usd": args.max_budget_usd,
         "context_window": args.context_window,
         "compact_at": args.compact_at,
-        "agents": getattr(args, "agents", None),  # demos build their own Namespace
-        "system_prompt": getattr(args, "system_prompt", None),
-        "append_system_prompt": getattr(args, "append_system_prompt", None),
+        "agents": args.agents,
+        "system_prompt": args.system_prompt,
+        "append_system_prompt": args.append_system_prompt,
     }
 
 

@@ -142,7 +142,7 @@ async def run_team(args: argparse.Namespace, console: Console, err: Console) -> 
     """``coterie team``: a lead and teammates on ``args.goal``; returns the exit code."""
 
     try:
-        if getattr(args, "input_format", "text") == "stream-json":  # demos build their own args
+        if args.input_format == "stream-json":
             raise CoterieError("coterie team takes its GOAL as an argument, not stream-json input")
         request = headless_input(args, args.request) or args.request
         options = agent_options(args)

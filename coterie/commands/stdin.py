@@ -30,7 +30,7 @@ def headless_input(args: argparse.Namespace, prompt: str | None) -> str | None:
     :data:`STDIN_WAIT` seconds when there is a prompt (as Claude Code does).
     With ``--input-format stream-json`` the input is the turns themselves, read
     later."""
-    if not args.print or getattr(args, "input_format", "text") == "stream-json":
+    if not args.print or args.input_format == "stream-json":
         return prompt
     if sys.stdin.isatty():
         return prompt
