@@ -285,22 +285,27 @@ class NarrowedGate(PermissionGate):
 def _taken(ask: Callable[..., object], context: dict[str, Any]) -> dict[str, Any]:
     """The keywords of *context* that *ask* takes: an asker written before they were
     passed (``ask(tool_name, input, reason)``, docs/engine.md) still works."""
-    try:
-        parameters = inspect.signature(ask).parameters.values()
-    except (TypeError, ValueError):
-        return {}
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+    names, any_keyword = _keywords(getattr(ask, "__func__", ask))
+    if any_keyword:
         return context
-    names = {p.name for p in parameters}
     return {key: value for key, value in context.items() if key in names}
 
 
 def _names_parameter(ask: Callable[..., object], name: str) -> bool:
     """Whether *ask* takes the keyword *name* by name (not only through ``**kwargs``)."""
+    return name in _keywords(getattr(ask, "__func__", ask))[0]
+
+
+@functools.lru_cache(maxsize=64)
+def _keywords(function: Callable[..., object]) -> tuple[frozenset[str], bool]:
+    """The parameter names of *function* and whether it takes ``**kwargs``, read
+    once per asker class (not at every question Auto Mode answers)."""
     try:
-        return name in inspect.signature(ask).parameters
+        parameters = inspect.signature(function).parameters.values()
     except (TypeError, ValueError):
-        return False
+        return frozenset(), False
+    names = frozenset(p.name for p in parameters)
+    return names, any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
 
 
 def _as_answer(answer: object) -> Answer:
