@@ -11,6 +11,7 @@ import pytest
 from coterie.home import HOME_ENV
 from coterie.journal import DISK
 from coterie.mailbox import Durability, PostOffice
+from tests.redis_server import RedisServer, redis_server
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Iterator
@@ -75,3 +76,17 @@ async def post_office(make_post_office: Callable[..., PostOffice]) -> AsyncItera
     po = make_post_office()
     yield po
     await po.aclose()
+
+
+@pytest.fixture(scope="session")
+def redis_session_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    """One Redis server for the whole test session (see tests/redis_server.py)."""
+    with redis_server(tmp_path_factory.mktemp("redis")) as server:
+        yield server
+
+
+@pytest.fixture
+def redis_url(redis_session_server: RedisServer) -> str:
+    """The URL of the session's Redis server, emptied for this test."""
+    redis_session_server.command("FLUSHALL")
+    return redis_session_server.url

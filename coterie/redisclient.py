@@ -1,0 +1,106 @@
+"""Where a Redis/Valkey backend lives, and a client for it (docs/scale-out.md).
+
+``--backend redis://HOST:PORT/DB`` (or ``COTERIE_BACKEND``) names a Redis or
+Valkey server; :func:`parse_backend` checks the URL once, for every command
+that takes it, and :func:`connect` makes a ``coredis`` client (AnyIO-based, so
+it runs under Trio). Every key coterie writes starts with the
+backend's ``prefix`` (``coterie:`` unless the URL says ``?prefix=...``), so
+one server can hold the runs of several workspaces or test sessions.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+from urllib.parse import parse_qs, urlsplit
+
+import attrs
+
+from coterie.errors import CoterieError
+
+if TYPE_CHECKING:
+    import coredis
+
+__all__ = ["BACKEND_ENV", "BackendError", "RedisTarget", "connect", "parse_backend"]
+
+#: The environment variable a command reads when ``--backend`` is not given.
+BACKEND_ENV = "COTERIE_BACKEND"
+
+_PREFIX_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
+
+
+class BackendError(CoterieError, ValueError):
+    """A backend URL that cannot be used (a usage error), or a backend that cannot serve."""
+
+
+@attrs.frozen
+class RedisTarget:
+    """A Redis/Valkey server and the part of its keyspace coterie uses."""
+
+    host: str
+    port: int = 6379
+    db: int = 0
+    password: str | None = attrs.field(default=None, repr=False)
+    username: str | None = None
+    prefix: str = "coterie:"
+
+    @property
+    def url(self) -> str:
+        """The URL again, without the password."""
+        auth = f"{self.username}@" if self.username else ""
+        query = "" if self.prefix == "coterie:" else f"?prefix={self.prefix}"
+        return f"redis://{auth}{self.host}:{self.port}/{self.db}{query}"
+
+    def key(self, *parts: str) -> str:
+        """A key of coterie's keyspace: the prefix, then *parts* joined by ``:``."""
+        return self.prefix + ":".join(parts)
+
+
+def parse_backend(url: str) -> RedisTarget:
+    """``redis://[user[:password]@]host[:port][/db][?prefix=P]``, checked; a
+    :class:`BackendError` saying what is wrong otherwise."""
+    parts = urlsplit(url)
+    if parts.scheme != "redis":
+        raise BackendError(
+            f"backend {url!r}: expected redis://HOST[:PORT][/DB] (files are the default backend)"
+        )
+    if not parts.hostname:
+        raise BackendError(f"backend {url!r}: no host")
+    try:
+        port = parts.port or 6379
+    except ValueError:
+        raise BackendError(f"backend {url!r}: the port is not a number from 1 to 65535") from None
+    path = parts.path.strip("/")
+    if path and not path.isdigit():
+        raise BackendError(f"backend {url!r}: the database must be a number, not {path!r}")
+    query = parse_qs(parts.query, keep_blank_values=True)
+    unknown = sorted(set(query) - {"prefix"})
+    if unknown:
+        raise BackendError(f"backend {url!r}: unknown option {unknown[0]!r} (known: prefix)")
+    prefix = query.get("prefix", ["coterie"])[-1]
+    if not _PREFIX_RE.fullmatch(prefix):
+        raise BackendError(
+            f"backend {url!r}: prefix {prefix!r} must be 1-64 letters, digits or _.:-"
+        )
+    return RedisTarget(
+        host=parts.hostname,
+        port=port,
+        db=int(path or 0),
+        password=parts.password,
+        username=parts.username,
+        prefix=prefix if prefix.endswith(":") else prefix + ":",
+    )
+
+
+def connect(target: RedisTarget, *, connect_timeout: float | None = 5.0) -> coredis.Redis[bytes]:
+    """A ``coredis`` client for *target* (not connected yet: use ``async with``)."""
+    import coredis  # imported here: a run on files never pays for it
+
+    return coredis.Redis(
+        host=target.host,
+        port=target.port,
+        db=target.db,
+        username=target.username,
+        password=target.password,
+        connect_timeout=connect_timeout,
+    )
