@@ -13,6 +13,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import time
 from typing import TYPE_CHECKING
 
@@ -22,6 +23,15 @@ import pytest
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
+
+
+# Sends standard input to HOST PORT and prints the first reply (run inside a namespace).
+_SEND = """
+import socket, sys
+with socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=0.5) as c:
+    c.sendall(sys.stdin.buffer.read())
+    sys.stdout.buffer.write(c.recv(65536))
+"""
 
 
 def server_binary() -> str:
@@ -59,8 +69,8 @@ class RedisServer:
         return f"redis://{self.host}:{self.port}/0"
 
     def start(self) -> RedisServer:
-        if not self.port:
-            self.port = free_port(self.host)
+        if not self.port:  # a host of its own (a namespace) has Redis's own port free
+            self.port = 6379 if self.wrapper else free_port(self.host)
         argv = [
             *self.wrapper,
             server_binary(),
@@ -85,21 +95,30 @@ class RedisServer:
             if self.process.poll() is not None:
                 log = (self.directory / "redis.log").read_text(errors="replace")[-2000:]
                 raise RuntimeError(f"redis-server exited with {self.process.returncode}: {log}")
-            with (
-                contextlib.suppress(OSError),
-                socket.create_connection((self.host, self.port), timeout=0.2) as conn,
-            ):
-                conn.sendall(b"PING\r\n")
-                if conn.recv(16).startswith(b"+PONG"):
+            with contextlib.suppress(OSError):
+                if self.command("PING").startswith(b"+PONG"):
                     return
             time.sleep(0.02)
+        self.kill()
         raise RuntimeError(f"redis-server on port {self.port} did not answer in {timeout} s")
 
     def command(self, *words: str) -> bytes:
-        """One command in RESP, the raw reply (for flushing between tests)."""
+        """One command in RESP, the raw reply (for flushing between tests); sent from
+        inside the server's namespace when it has a wrapper."""
         out = f"*{len(words)}\r\n".encode()
         for word in words:
             out += f"${len(word.encode())}\r\n{word}\r\n".encode()
+        if self.wrapper:
+            done = subprocess.run(
+                [*self.wrapper, sys.executable, "-c", _SEND, self.host, str(self.port)],
+                input=out,
+                capture_output=True,
+                check=False,
+                timeout=10,
+            )
+            if done.returncode != 0:
+                raise OSError(done.stderr.decode(errors="replace").strip())
+            return done.stdout
         with socket.create_connection((self.host, self.port), timeout=5) as conn:
             conn.sendall(out)
             return conn.recv(65536)
