@@ -169,6 +169,12 @@ SURFACES: dict[str, set[str]] = {
     "coterie.interactive": {
         "COMMANDS", "Conversation", "SlashInput", "closest", "history_path", "parse_slash"
     },
+    "coterie.redisclient": {
+        "BACKEND_ENV", "BackendError", "RedisTarget", "connect", "parse_backend"
+    },
+    "coterie.workers": {
+        "HostingWatch", "Unhosted", "Wanted", "WorkerInfo", "WorkerRegistry", "choose_claims"
+    },
 }  # fmt: skip
 
 

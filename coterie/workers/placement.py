@@ -1,0 +1,128 @@
+"""Which teammates a worker takes, and when a run is told nobody hosts one: pure.
+
+A worker with room (``capacity`` minus what it hosts) takes teammates that
+are wanted and not hosted, oldest run first and in each run in roster order,
+so that the teammates of one run are spread over the workers that look at
+the same time only as far as each has room (a claim is still a race that the
+registry settles atomically: losing it is normal). The lead's side watches
+every teammate of a remote run: one that stays without a host for longer than
+``grace`` seconds (no worker had room, or none is alive) is reported once,
+until a worker takes it again.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import attrs
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+__all__ = ["HostingWatch", "Unhosted", "Wanted", "WorkerInfo", "choose_claims"]
+
+
+@attrs.frozen
+class WorkerInfo:
+    """What a worker says of itself in its heartbeat."""
+
+    id: str
+    capacity: int
+    hosted: tuple[str, ...] = ()  # "run_id/teammate" of what it hosts now
+    host: str = ""
+    pid: int = 0
+    run: str | None = None  # --run: hosts teammates of that run only
+
+    def room(self) -> int:
+        return max(0, self.capacity - len(self.hosted))
+
+    def to_json(self) -> dict[str, object]:
+        return attrs.asdict(self, recurse=False) | {"hosted": list(self.hosted)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, object]) -> WorkerInfo:
+        hosted = data.get("hosted") or ()
+        return cls(
+            id=str(data["id"]),
+            capacity=int(data.get("capacity", 0)),  # type: ignore[call-overload]
+            hosted=tuple(str(h) for h in hosted),  # type: ignore[attr-defined]
+            host=str(data.get("host", "")),
+            pid=int(data.get("pid", 0)),  # type: ignore[call-overload]
+            run=None if data.get("run") is None else str(data["run"]),
+        )
+
+
+@attrs.frozen
+class Wanted:
+    """A run that wants its teammates hosted by workers, in the order it asked."""
+
+    run_id: str
+    teammates: tuple[str, ...]
+    since: float = 0.0
+
+
+def choose_claims(
+    me: WorkerInfo, wanted: Iterable[Wanted], hosted_by: Mapping[str, str]
+) -> list[tuple[str, str]]:
+    """The ``(run_id, teammate)`` pairs *me* should try to claim now.
+
+    *hosted_by* maps ``"run_id/teammate"`` to the worker holding its lease.
+    Never more than *me*'s room; never a teammate someone holds; only the
+    run *me* is restricted to, if any.
+    """
+    room = me.room()
+    claims: list[tuple[str, str]] = []
+    for run in sorted(wanted, key=lambda w: (w.since, w.run_id)):
+        if me.run is not None and run.run_id != me.run:
+            continue
+        for name in run.teammates:
+            if room <= 0:
+                return claims
+            if f"{run.run_id}/{name}" in hosted_by:
+                continue
+            claims.append((run.run_id, name))
+            room -= 1
+    return claims
+
+
+@attrs.frozen
+class Unhosted:
+    """A teammate nobody has hosted for longer than the grace period."""
+
+    teammate: str
+    since: float
+    last_worker: str | None
+
+
+@attrs.define
+class HostingWatch:
+    """The lead's side of a remote run: which teammates lost their host, said once.
+
+    Feed it :meth:`observe` with who hosts each teammate now (None: nobody);
+    it returns the teammates to report, each once per time without a host.
+    """
+
+    teammates: tuple[str, ...]
+    grace: float
+    _without: dict[str, float] = attrs.field(factory=dict)
+    _last: dict[str, str] = attrs.field(factory=dict)
+    _reported: set[str] = attrs.field(factory=set)
+
+    def observe(self, now: float, hosts: Mapping[str, str | None]) -> list[Unhosted]:
+        out: list[Unhosted] = []
+        for name in self.teammates:
+            worker = hosts.get(name)
+            if worker is not None:
+                self._last[name] = worker
+                self._without.pop(name, None)
+                self._reported.discard(name)
+                continue
+            since = self._without.setdefault(name, now)
+            if now - since >= self.grace and name not in self._reported:
+                self._reported.add(name)
+                out.append(Unhosted(name, since, self._last.get(name)))
+        return out
+
+    def reported(self) -> frozenset[str]:
+        """The teammates reported and not hosted again since."""
+        return frozenset(self._reported)

@@ -1,0 +1,153 @@
+"""The workers' keys on Redis: heartbeats, wanted runs, hosting leases.
+
+Keys, under the backend's prefix (``coterie:`` by default):
+
+* ``workers``: the set of worker ids ever seen (pruned as heartbeats lapse);
+* ``worker:<id>``: the worker's :class:`~coterie.workers.WorkerInfo` as JSON,
+  with a time to live; the worker is alive while it exists;
+* ``remote``: the runs that want their teammates hosted (sorted by when they
+  asked), and ``run:<id>:wanted``: the teammates of each, as JSON;
+* ``run:<id>:host:<teammate>``: the id of the worker hosting it, with the
+  same time to live as a heartbeat. Taken with ``SET NX`` (two workers
+  racing for one teammate: exactly one wins), renewed and released only by
+  its holder (a script compares before it touches the key), so a worker
+  that was presumed dead and comes back cannot take a lease from its
+  successor.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from coredis import PureToken
+
+from coterie.workers.placement import Wanted, WorkerInfo
+
+if TYPE_CHECKING:
+    import coredis
+
+    from coterie.redisclient import RedisTarget
+
+__all__ = ["WorkerRegistry"]
+
+# KEYS[1] the lease, ARGV[1] the holder, ARGV[2] ms: extend only one's own lease.
+_RENEW = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0
+"""
+# KEYS[1] the lease, ARGV[1] the holder: drop only one's own lease.
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+"""
+
+
+class WorkerRegistry:
+    """Reads and writes the workers' keys for one backend (see the module docstring)."""
+
+    def __init__(self, client: coredis.Redis[bytes], target: RedisTarget) -> None:
+        self._client = client
+        self._target = target
+        self._renew = client.register_script(_RENEW)
+        self._release = client.register_script(_RELEASE)
+
+    def _key(self, *parts: str) -> str:
+        return self._target.key(*parts)
+
+    def _lease(self, run_id: str, teammate: str) -> str:
+        return self._key("run", run_id, "host", teammate)
+
+    # -- workers -----------------------------------------------------------------
+
+    async def heartbeat(self, info: WorkerInfo, ttl: float) -> None:
+        """*info* is alive for *ttl* seconds more."""
+        await self._client.sadd(self._key("workers"), [info.id])
+        await self._client.set(
+            self._key("worker", info.id), json.dumps(info.to_json()), px=_ms(ttl)
+        )
+
+    async def leave(self, worker_id: str) -> None:
+        """A worker that stops cleanly says so at once (its leases go with it)."""
+        await self._client.delete([self._key("worker", worker_id)])
+        await self._client.srem(self._key("workers"), [worker_id])
+
+    async def workers(self) -> list[WorkerInfo]:
+        """The workers alive now (those whose heartbeat has not lapsed)."""
+        ids = sorted(m.decode() for m in await self._client.smembers(self._key("workers")))
+        if not ids:
+            return []
+        found = await self._client.mget([self._key("worker", i) for i in ids])
+        alive, gone = [], []
+        for worker_id, raw in zip(ids, found, strict=True):
+            if raw is None:
+                gone.append(worker_id)
+            else:
+                alive.append(WorkerInfo.from_json(json.loads(raw)))
+        if gone:
+            await self._client.srem(self._key("workers"), gone)
+        return alive
+
+    # -- runs that want hosts -----------------------------------------------------
+
+    async def want(self, run_id: str, teammates: tuple[str, ...], since: float) -> None:
+        """Run *run_id* wants *teammates* hosted by workers."""
+        await self._client.set(self._key("run", run_id, "wanted"), json.dumps(list(teammates)))
+        await self._client.zadd(self._key("remote"), {run_id: since})
+
+    async def unwant(self, run_id: str) -> None:
+        """The run ended: no worker should take its teammates any more."""
+        await self._client.zrem(self._key("remote"), [run_id])
+        await self._client.delete([self._key("run", run_id, "wanted")])
+
+    async def wanted(self) -> list[Wanted]:
+        """Every run that wants hosts, oldest first."""
+        members = await self._client.zrange(self._key("remote"), 0, -1, withscores=True)
+        out = []
+        for member in members:
+            name, score = member  # withscores: (member, score) pairs
+            run_id = name.decode() if isinstance(name, bytes) else str(name)
+            raw = await self._client.get(self._key("run", run_id, "wanted"))
+            if raw is not None:
+                names = tuple(str(n) for n in json.loads(raw))
+                out.append(Wanted(run_id, names, float(score)))
+        return out
+
+    # -- hosting leases -------------------------------------------------------------
+
+    async def try_host(self, run_id: str, teammate: str, worker_id: str, ttl: float) -> bool:
+        """Take *teammate*'s hosting lease for *worker_id*; False if someone holds it."""
+        taken = await self._client.set(
+            self._lease(run_id, teammate), worker_id, condition=PureToken.NX, px=_ms(ttl)
+        )
+        return bool(taken)
+
+    async def renew(self, run_id: str, teammate: str, worker_id: str, ttl: float) -> bool:
+        """Extend *worker_id*'s lease; False if it is no longer theirs (it lapsed)."""
+        kept: int = await self._renew(
+            keys=[self._lease(run_id, teammate)], args=[worker_id, _ms(ttl)]
+        )
+        return bool(kept)
+
+    async def release(self, run_id: str, teammate: str, worker_id: str) -> bool:
+        """Give the lease up (a clean stop); False if it was not theirs."""
+        dropped: int = await self._release(keys=[self._lease(run_id, teammate)], args=[worker_id])
+        return bool(dropped)
+
+    async def hosts(self, run_id: str, teammates: tuple[str, ...]) -> dict[str, str | None]:
+        """Who hosts each of *teammates* now (None: nobody)."""
+        if not teammates:
+            return {}
+        found = await self._client.mget([self._lease(run_id, t) for t in teammates])
+        return {
+            t: None if raw is None else raw.decode()
+            for t, raw in zip(teammates, found, strict=True)
+        }
+
+
+def _ms(seconds: float) -> int:
+    return max(1, round(seconds * 1000))

@@ -1,0 +1,72 @@
+"""The workers' keys on a real Redis server: heartbeats lapse, one lease per teammate."""
+
+from __future__ import annotations
+
+import trio
+
+from coterie.redisclient import connect, parse_backend
+from coterie.workers import Wanted, WorkerInfo, WorkerRegistry
+
+
+async def test_a_heartbeat_lapses_and_the_worker_is_gone(redis_url: str) -> None:
+    target = parse_backend(redis_url)
+    async with connect(target) as client:
+        registry = WorkerRegistry(client, target)
+        await registry.heartbeat(WorkerInfo("w1", 2, host="a"), ttl=0.05)
+        await registry.heartbeat(WorkerInfo("w2", 1, host="b"), ttl=30)
+        assert [w.id for w in await registry.workers()] == ["w1", "w2"]
+        await trio.sleep(0.15)  # real time: the server expires the key
+        assert [w.id for w in await registry.workers()] == ["w2"]
+        await registry.leave("w2")
+        assert await registry.workers() == []
+
+
+async def test_two_workers_racing_for_one_teammate_one_wins(redis_url: str) -> None:
+    target = parse_backend(redis_url)
+    async with connect(target) as client:
+        registry = WorkerRegistry(client, target)
+        won: list[str] = []
+
+        async def claim(worker: str) -> None:
+            if await registry.try_host("r1", "alice", worker, ttl=30):
+                won.append(worker)
+
+        async with trio.open_nursery() as nursery:
+            for i in range(8):
+                nursery.start_soon(claim, f"w{i}")
+        assert len(won) == 1
+        assert await registry.hosts("r1", ("alice", "bob")) == {"alice": won[0], "bob": None}
+
+
+async def test_only_the_holder_renews_or_releases_and_a_lapsed_lease_is_lost(
+    redis_url: str,
+) -> None:
+    target = parse_backend(redis_url)
+    async with connect(target) as client:
+        registry = WorkerRegistry(client, target)
+        assert await registry.try_host("r1", "bob", "w1", ttl=30)
+        assert not await registry.renew("r1", "bob", "w2", ttl=30)
+        assert not await registry.release("r1", "bob", "w2")
+        assert await registry.renew("r1", "bob", "w1", ttl=0.05)
+        await trio.sleep(0.15)
+        # w1 was presumed dead: w2 takes over, and w1 coming back cannot take it away.
+        assert await registry.try_host("r1", "bob", "w2", ttl=30)
+        assert not await registry.renew("r1", "bob", "w1", ttl=30)
+        assert not await registry.release("r1", "bob", "w1")
+        assert await registry.hosts("r1", ("bob",)) == {"bob": "w2"}
+        assert await registry.release("r1", "bob", "w2")
+        assert await registry.hosts("r1", ("bob",)) == {"bob": None}
+
+
+async def test_runs_that_want_hosts_oldest_first_until_they_end(redis_url: str) -> None:
+    target = parse_backend(redis_url)
+    async with connect(target) as client:
+        registry = WorkerRegistry(client, target)
+        await registry.want("r2", ("carol",), since=20.0)
+        await registry.want("r1", ("alice", "bob"), since=10.0)
+        assert await registry.wanted() == [
+            Wanted("r1", ("alice", "bob"), 10.0),
+            Wanted("r2", ("carol",), 20.0),
+        ]
+        await registry.unwant("r1")
+        assert [w.run_id for w in await registry.wanted()] == ["r2"]
