@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
     from pathlib import Path
 
-__all__ = ["EVENT_TYPES", "Event", "EventLog", "EventType", "read_events"]
+__all__ = ["EVENT_TYPES", "Event", "EventLog", "EventType", "read_events", "stored"]
 
 #: Longer strings in a tool's input are referred to in the file, not copied.
 LARGE_INPUT = 2048
@@ -117,7 +117,7 @@ class EventLog:
         event = Event(seq=self._seq, ts=time.time(), type=type, data=data)
         self.history.append(event)
         if self._fd is not None:
-            self._append(self._fd, (_for_file(event).to_json() + "\n").encode())
+            self._append(self._fd, (stored(event).to_json() + "\n").encode())
         self._fan_out(event)
         return event
 
@@ -212,8 +212,9 @@ class EventLog:
         self._subscribers.clear()
 
 
-def _for_file(event: Event) -> Event:
-    """*event* as the file keeps it: large strings of tool inputs referred to."""
+def stored(event: Event) -> Event:
+    """*event* as a log keeps it (the file, a Redis stream): large strings of tool
+    inputs referred to."""
     data = event.data
     if event.type == "agent.tool_call" and isinstance(data.get("input"), dict):
         return attrs.evolve(event, data={**data, "input": _elide(data["input"])})

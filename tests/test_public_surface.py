@@ -159,7 +159,10 @@ SURFACES: dict[str, set[str]] = {
         "ConsoleView", "JsonView", "StreamJsonView", "TerminalAsker", "TextView", "View"
     },
     "coterie.events": {
-        "EVENT_TYPES", "Event", "EventLog", "EventType", "read_events"
+        "EVENT_TYPES", "Event", "EventLog", "EventType", "read_events", "stored"
+    },
+    "coterie.eventstream": {
+        "Forwarder", "StreamEvent", "forward_events", "read_stream", "stream_key"
     },
     "coterie.eventtypes": {
         "EVENT_TYPES", "EventType"

@@ -1,0 +1,97 @@
+"""The event log on a Redis stream: every stored event copied, in order, none lost
+while the server is away."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import trio
+
+from coterie.events import LARGE_INPUT, EventLog
+from coterie.eventstream import forward_events, read_stream
+from coterie.redisclient import connect, parse_backend
+from tests.redis_server import collect_failed_connections, redis_server
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+async def test_two_processes_events_in_one_stream_in_order(redis_url: str) -> None:
+    target = parse_backend(redis_url)
+    lead, worker = EventLog(), EventLog()
+    async with connect(target) as client, trio.open_nursery() as nursery:
+        a = await nursery.start(lambda task_status: forward_events(
+            lead, client, target, "r1", origin="lead-host", task_status=task_status))  # fmt: skip
+        b = await nursery.start(lambda task_status: forward_events(
+            worker, client, target, "r1", origin="worker-1", task_status=task_status))  # fmt: skip
+        lead.emit("actor.started", actor="lead")
+        lead.publish("agent.text_delta", actor="lead", text="not stored")
+        await trio.sleep(0.01)
+        worker.emit("actor.started", actor="alice")
+        worker.emit("agent.tool_call", actor="alice", input={"content": "x" * (LARGE_INPUT + 1)})
+        await trio.sleep(0.01)
+        lead.emit("actor.stopped", actor="lead")
+        with trio.fail_after(5):
+            while a.backlog or b.backlog:
+                await trio.sleep(0.01)
+        nursery.cancel_scope.cancel()
+    async with connect(target) as client:
+        seen = await read_stream(client, target, "r1")
+        later = await read_stream(client, target, "r1", after=seen[1].id)
+    assert [(s.origin, s.event.type, s.event.data.get("actor")) for s in seen] == [
+        ("lead-host", "actor.started", "lead"),
+        ("worker-1", "actor.started", "alice"),
+        ("worker-1", "agent.tool_call", "alice"),
+        ("lead-host", "actor.stopped", "lead"),
+    ]
+    assert seen[2].event.data["input"]["content"]["elided"] == "see the transcript"
+    assert [s.event.type for s in later] == ["agent.tool_call", "actor.stopped"]
+
+
+async def test_events_wait_in_memory_while_the_server_is_away(tmp_path: Path) -> None:
+    log = EventLog()
+    with redis_server(tmp_path, appendonly=True) as server:
+        target = parse_backend(server.url)
+        async with connect(target, connect_timeout=0.5) as client, trio.open_nursery() as n:
+            fwd = await n.start(lambda task_status: forward_events(
+                log, client, target, "r2", origin="me", task_status=task_status))  # fmt: skip
+            log.emit("actor.started", actor="lead")
+            with trio.fail_after(5):
+                while fwd.backlog:
+                    await trio.sleep(0.01)
+            server.kill()
+            log.emit("actor.crashed", actor="lead", reason="boom")  # emitting never blocks
+            assert log.history[-1].type == "actor.crashed"
+            await trio.sleep(0.3)
+            server.start()
+            log.emit("actor.restarted", actor="lead")
+            with trio.fail_after(20):
+                while fwd.backlog:
+                    await trio.sleep(0.05)
+            n.cancel_scope.cancel()
+        collect_failed_connections()
+        async with connect(target) as client:
+            seen = await read_stream(client, target, "r2")
+    assert [s.event.type for s in seen] == ["actor.started", "actor.crashed", "actor.restarted"]
+
+
+async def test_a_reader_waits_for_the_next_event(redis_url: str) -> None:
+    target = parse_backend(redis_url)
+    log = EventLog()
+    got: list[str] = []
+    async with connect(target) as client, connect(target) as reader, trio.open_nursery() as n:
+        await n.start(lambda task_status: forward_events(
+            log, client, target, "r3", origin="me", task_status=task_status))  # fmt: skip
+
+        async def wait() -> None:
+            found = await read_stream(reader, target, "r3", after="$", block=5)
+            got.extend(s.event.type for s in found)
+
+        n.start_soon(wait)
+        await trio.sleep(0.1)
+        log.emit("loop.tick", n=1)
+        with trio.fail_after(5):
+            while not got:
+                await trio.sleep(0.01)
+        n.cancel_scope.cancel()
+    assert got == ["loop.tick"]
