@@ -10,7 +10,7 @@ import trio
 from coterie.events import LARGE_INPUT, EventLog
 from coterie.eventstream import forward_events, read_stream
 from coterie.redisclient import connect, parse_backend
-from tests.redis_server import collect_failed_connections, redis_server
+from tests.redis_server import LOSES_SERVER, collect_failed_connections, redis_server
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -48,6 +48,7 @@ async def test_two_processes_events_in_one_stream_in_order(redis_url: str) -> No
     assert [s.event.type for s in later] == ["agent.tool_call", "actor.stopped"]
 
 
+@LOSES_SERVER
 async def test_events_wait_in_memory_while_the_server_is_away(tmp_path: Path) -> None:
     log = EventLog()
     with redis_server(tmp_path, appendonly=True) as server:

@@ -61,7 +61,8 @@ SURFACES: dict[str, set[str]] = {
     "coterie.context": {
         "CONTEXT_WINDOWS", "DEFAULT_CONTEXT_WINDOW", "SUMMARY_SYSTEM", "Budget",
         "CompactionReport", "ContextOverflow", "Funnel", "FunnelConfig", "HistoryInvalid",
-        "MemoryFile", "memory_text", "project_memory", "TokenCounter", "TranscriptCorruption",
+        "MemoryFile", "Replica", "memory_text", "project_memory", "TokenCounter",
+        "TranscriptCorruption",
         "TranscriptLog", "check_history",
         "context_window", "repair_history", "summary_request", "user_texts"
     },
@@ -163,6 +164,9 @@ SURFACES: dict[str, set[str]] = {
     },
     "coterie.eventstream": {
         "Forwarder", "StreamEvent", "forward_events", "read_stream", "stream_key"
+    },
+    "coterie.runmirror": {
+        "LogReplica", "RunMirror"
     },
     "coterie.eventtypes": {
         "EVENT_TYPES", "EventType"

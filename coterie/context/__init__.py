@@ -29,7 +29,7 @@ from coterie.context.tokens import (
     TokenCounter,
     context_window,
 )
-from coterie.context.transcript import TranscriptCorruption, TranscriptLog
+from coterie.context.transcript import Replica, TranscriptCorruption, TranscriptLog
 
 __all__ = [
     "CONTEXT_WINDOWS",
@@ -42,6 +42,7 @@ __all__ = [
     "FunnelConfig",
     "HistoryInvalid",
     "MemoryFile",
+    "Replica",
     "TokenCounter",
     "TranscriptCorruption",
     "TranscriptLog",

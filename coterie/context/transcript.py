@@ -41,7 +41,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Protocol, Self
 
 import attrs
 import trio
@@ -61,7 +61,16 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from types import TracebackType
 
-__all__ = ["TranscriptCorruption", "TranscriptLog"]
+__all__ = ["Replica", "TranscriptCorruption", "TranscriptLog"]
+
+
+class Replica(Protocol):
+    """Where a transcript's appends are copied (``coterie.runmirror.LogReplica``):
+    ``append`` queues the bytes and numbers them, ``flush`` waits until the
+    copies up to that number are made."""
+
+    def append(self, data: bytes) -> int: ...
+    async def flush(self, upto: int | None = None) -> None: ...
 
 
 @attrs.frozen
@@ -184,8 +193,13 @@ class TranscriptLog:
     wait for the fsync their policy promises.
     """
 
-    def __init__(self, path: Path, durability: Durability, fd: int) -> None:
+    def __init__(
+        self, path: Path, durability: Durability, fd: int, replica: Replica | None = None
+    ) -> None:
         self.path = path
+        #: Where every append is copied too (the Redis backend's mirror), if anywhere.
+        self.replica = replica
+        self._replicated = 0  # the replica's number of the last append copied
         self.durability = durability
         #: What :meth:`open` found damaged (skipped records, a torn tail cut off).
         self.corruption: list[TranscriptCorruption] = []
@@ -209,6 +223,7 @@ class TranscriptLog:
         durability: Durability | str = Durability.BATCH,
         *,
         on_corruption: Callable[[TranscriptCorruption], None] | None = None,
+        replica: Replica | None = None,
     ) -> Self:
         """Open (creating if needed) the transcript at *path*, repairing it after a crash.
 
@@ -221,7 +236,7 @@ class TranscriptLog:
         durability = Durability(durability)
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
-        log = cls(path, durability, fd)
+        log = cls(path, durability, fd, replica)
         try:
             log._recover(on_corruption)
         except BaseException:
@@ -360,6 +375,8 @@ class TranscriptLog:
             raise trio.ClosedResourceError("the transcript is closed")
         data = journal.encode(json.dumps(entry, separators=(",", ":"), default=str).encode())
         journal.write_all(self._fd, data)
+        if self.replica is not None:
+            self._replicated = self.replica.append(data)
         return self._fd
 
     async def _append(self, entry: dict[str, Any]) -> None:
@@ -370,6 +387,12 @@ class TranscriptLog:
             # A cancelled append still finishes its fsync (the policy's runner
             # never abandons one).
             await self._policy.sync(fd)
+        if self.replica is not None:
+            # Returns once the copy (and any repair before it) is on the server, so
+            # a host that takes over never runs again a tool this one ran. While the
+            # server is away it waits; a cancellation ends the wait (what was not
+            # copied did not happen, as far as another host can tell).
+            await self.replica.flush(self._replicated)
 
     def _unsynced(self) -> list[int]:
         return [] if self._fd is None else [self._fd]

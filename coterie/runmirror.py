@@ -1,0 +1,206 @@
+"""A run directory's files copied to Redis, so that any host can resume any actor.
+
+On the Redis backend each host keeps a local run directory (the code that
+reads and writes run state is the same as on files), and a
+:class:`RunMirror` keeps a copy of the files that matter on the server:
+append-only logs (transcripts) as lists of the bytes appended, in order, and
+small documents (``state.json``, ``config.json``, an agent's denial counts)
+as strings, each under its path relative to the run directory. A host that
+takes an actor over, or resumes the run, first calls :meth:`RunMirror.
+materialize`: the server's copy replaces the local files it names.
+
+Writes are queued in order and copied by :meth:`RunMirror.run` in batches
+(one MULTI/EXEC each, so a batch is on the server whole or not at all);
+:meth:`RunMirror.flush` waits until everything queued before it is there.
+Whoever must not go on before its write is on the server (a transcript's
+``tool_started`` before the tool runs; a request recorded before it is
+sent) flushes: the transcript does it on every append through
+:meth:`RunMirror.replica`. What is lost when a host dies is what it had not
+flushed: the actor that takes over goes on from the server's copy, which is
+the local file as of the last flush (a model call made again, never a tool
+run twice). While the server is away, writes wait in memory and flushes
+wait with them.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Literal
+
+import attrs
+import trio
+from coredis.exceptions import RedisError
+
+from coterie.fsutil import atomic_write
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    import coredis
+
+    from coterie.redisclient import RedisTarget
+
+__all__ = ["LogReplica", "RunMirror"]
+
+#: Seconds between tries while the server is away (doubling up to the last).
+RETRY_FIRST, RETRY_LAST = 0.05, 2.0
+#: Writes copied in one round trip at most.
+BATCH = 256
+
+
+@attrs.frozen
+class _Write:
+    seq: int
+    kind: Literal["log", "doc"]
+    rel: str
+    data: bytes
+
+
+def check_rel(rel: str) -> str:
+    """*rel* if it is a plain relative path inside a run directory, else ValueError."""
+    path = PurePosixPath(rel)
+    if path.is_absolute() or not path.parts or ".." in path.parts or rel != str(path):
+        raise ValueError(f"not a path inside a run directory: {rel!r}")
+    return rel
+
+
+class RunMirror:
+    """The server's copy of one run directory (see the module docstring)."""
+
+    def __init__(self, client: coredis.Redis[bytes], target: RedisTarget, run_id: str) -> None:
+        self._client = client
+        self._target = target
+        self.run_id = run_id
+        self._queue: deque[_Write] = deque()
+        self._queued = 0  # seq of the last write queued
+        self._copied = 0  # seq of the last write on the server
+        self._wake = trio.Event()
+        self._moved = trio.Event()
+        #: Copies that failed (the server away) and were tried again.
+        self.failures = 0
+
+    def _key(self, *parts: str) -> str:
+        return self._target.key("run", self.run_id, *parts)
+
+    # -- writing ---------------------------------------------------------------
+
+    def append(self, rel: str, data: bytes) -> int:
+        """Queue *data* appended to the log at *rel*; the write's number."""
+        return self._put(_Write(0, "log", check_rel(rel), data))
+
+    def put(self, rel: str, data: bytes) -> int:
+        """Queue the document at *rel* replaced by *data*; the write's number."""
+        return self._put(_Write(0, "doc", check_rel(rel), data))
+
+    def _put(self, write: _Write) -> int:
+        self._queued += 1
+        self._queue.append(attrs.evolve(write, seq=self._queued))
+        self._wake.set()
+        return self._queued
+
+    async def flush(self, upto: int | None = None) -> None:
+        """Until every write queued so far (or up to number *upto*) is on the server."""
+        target = self._queued if upto is None else upto
+        while self._copied < target:
+            await self._moved.wait()
+
+    def replica(self, rel: str) -> LogReplica:
+        """A transcript's replica: its appends copied to the log at *rel*."""
+        return LogReplica(self, check_rel(rel))
+
+    @property
+    def backlog(self) -> int:
+        """Writes queued and not on the server yet."""
+        return len(self._queue)
+
+    # -- the copier ------------------------------------------------------------
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Copy queued writes to the server until cancelled (then what is left, for
+        a few seconds, shielded)."""
+        task_status.started()
+        try:
+            while True:
+                await self._wake.wait()
+                self._wake = trio.Event()
+                await self._copy()
+        finally:
+            with trio.CancelScope(shield=True), trio.move_on_after(5.0):
+                await self._copy()
+
+    async def _copy(self) -> None:
+        delay = RETRY_FIRST
+        while self._queue:
+            batch = [self._queue[i] for i in range(min(BATCH, len(self._queue)))]
+            try:
+                async with self._client.pipeline(transaction=True) as pipe:
+                    for write in batch:
+                        pipe.hset(self._key("files"), {write.rel: write.kind})
+                        if write.kind == "log":
+                            pipe.rpush(self._key("log", write.rel), [write.data])
+                        else:
+                            pipe.set(self._key("doc", write.rel), write.data)
+            except (RedisError, OSError):
+                self.failures += 1
+                await trio.sleep(delay)
+                delay = min(delay * 2, RETRY_LAST)
+                continue
+            delay = RETRY_FIRST
+            for _ in batch:
+                self._queue.popleft()
+            self._copied = batch[-1].seq
+            moved, self._moved = self._moved, trio.Event()
+            moved.set()
+
+    # -- reading ---------------------------------------------------------------
+
+    async def files(self) -> dict[str, str]:
+        """Every file the server has a copy of: its path and kind (``log``, ``doc``)."""
+        found = await self._client.hgetall(self._key("files"))
+        return {_text(k): _text(v) for k, v in found.items()}
+
+    async def read(self, rel: str) -> bytes | None:
+        """The server's copy of the file at *rel* (None: it has none)."""
+        kind = (await self.files()).get(check_rel(rel))
+        if kind == "log":
+            return b"".join(await self._client.lrange(self._key("log", rel), 0, -1))
+        if kind == "doc":
+            return await self._client.get(self._key("doc", rel))
+        return None
+
+    async def materialize(
+        self, run_dir: Path, only: Callable[[str], bool] | None = None
+    ) -> list[str]:
+        """Write the server's copy of every file (or those *only* accepts) into
+        *run_dir*, replacing what is there; the paths written."""
+        written = []
+        for rel in sorted(await self.files()):
+            if only is not None and not only(rel):
+                continue
+            data = await self.read(rel)
+            if data is None:
+                continue
+            path = Path(run_dir, *PurePosixPath(rel).parts)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(path, data, sync=True)
+            written.append(rel)
+        return written
+
+
+@attrs.frozen
+class LogReplica:
+    """What a transcript needs of the mirror: queue its appends, wait for them."""
+
+    mirror: RunMirror
+    rel: str
+
+    def append(self, data: bytes) -> int:
+        return self.mirror.append(self.rel, data)
+
+    async def flush(self, upto: int | None = None) -> None:
+        await self.mirror.flush(upto)
+
+
+def _text(value: str | bytes) -> str:
+    return value.decode() if isinstance(value, bytes) else value

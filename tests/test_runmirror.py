@@ -1,0 +1,97 @@
+"""A run directory's copy on Redis: transcripts appended in order and waited for,
+documents replaced, everything written back on another host; a server away
+only delays."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+import trio
+
+from coterie.context import TranscriptLog
+from coterie.journal import Durability
+from coterie.redisclient import connect, parse_backend
+from coterie.runmirror import RunMirror, check_rel
+from tests.redis_server import LOSES_SERVER, collect_failed_connections, redis_server
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+async def test_a_transcript_taken_over_by_another_host_is_the_same(
+    redis_url: str, tmp_path: Path
+) -> None:
+    target = parse_backend(redis_url)
+    here, there = tmp_path / "host-a", tmp_path / "host-b"
+    async with connect(target) as client, trio.open_nursery() as nursery:
+        mirror = RunMirror(client, target, "r1")
+        await nursery.start(mirror.run)
+        rel = "transcripts/alice.log"
+        log = TranscriptLog.open(here / rel, Durability.NONE, replica=mirror.replica(rel))
+        await log.append_message({"role": "user", "content": "do it"}, prompt_id="p1")
+        call = {
+            "type": "tool_use",
+            "id": "toolu_1",
+            "name": "Bash",
+            "input": {"command": "touch x"},
+        }
+        await log.append_message({"role": "assistant", "content": [call]})
+        await log.tool_started("toolu_1", "Bash", command)
+        # The append returned: the server has it (the tool may run now).
+        assert mirror.backlog == 0
+        log.close()  # host a dies before the tool's result is recorded
+        mirror.put("state.json", b'{"state": "running"}')
+        await mirror.flush()
+        elsewhere = RunMirror(client, target, "r1")
+        written = await elsewhere.materialize(there)
+        nursery.cancel_scope.cancel()
+    assert written == ["state.json", "transcripts/alice.log"]
+    assert (there / rel).read_bytes() == (here / rel).read_bytes()
+    assert (there / "state.json").read_text() == '{"state": "running"}'
+    taken = TranscriptLog.open(there / rel, Durability.NONE)
+    assert taken.interrupted == ["toolu_1"]  # answered as interrupted, never run again
+    assert taken.prompt_ids == {"p1"}
+    taken.close()
+
+
+@LOSES_SERVER
+async def test_an_append_waits_while_the_server_is_away_and_then_goes_on(
+    tmp_path: Path,
+) -> None:
+    with redis_server(tmp_path / "redis", appendonly=True) as server:
+        target = parse_backend(server.url)
+        async with connect(target, connect_timeout=0.5) as client:
+            async with trio.open_nursery() as nursery:
+                mirror = RunMirror(client, target, "r2")
+                await nursery.start(mirror.run)
+                rel = "transcripts/lead.log"
+                log = TranscriptLog.open(
+                    tmp_path / rel, Durability.NONE, replica=mirror.replica(rel)
+                )
+                await log.append_message({"role": "user", "content": "one"})
+                server.kill()
+                done = trio.Event()
+
+                async def append() -> None:
+                    await log.append_message({"role": "user", "content": "two"})
+                    done.set()
+
+                nursery.start_soon(append)
+                await trio.sleep(0.5)
+                assert not done.is_set()  # not on the server: the caller may not go on
+                server.start()
+                with trio.fail_after(20):
+                    await done.wait()
+                assert mirror.failures > 0
+                log.close()
+                nursery.cancel_scope.cancel()
+            collect_failed_connections()
+            copy = await RunMirror(client, target, "r2").read(rel)
+    assert copy == (tmp_path / rel).read_bytes()
+
+
+@pytest.mark.parametrize("rel", ["", "/etc/passwd", "../x", "a/../b", "a//b", "./a"])
+def test_paths_outside_a_run_directory_are_refused(rel: str) -> None:
+    with pytest.raises(ValueError, match="not a path inside a run directory"):
+        check_rel(rel)
