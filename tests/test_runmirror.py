@@ -37,7 +37,7 @@ async def test_a_transcript_taken_over_by_another_host_is_the_same(
             "input": {"command": "touch x"},
         }
         await log.append_message({"role": "assistant", "content": [call]})
-        await log.tool_started("toolu_1", "Bash", command)
+        await log.tool_started("toolu_1", "Bash", call["input"])
         # The append returned: the server has it (the tool may run now).
         assert mirror.backlog == 0
         log.close()  # host a dies before the tool's result is recorded
