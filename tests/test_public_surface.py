@@ -180,7 +180,8 @@ SURFACES: dict[str, set[str]] = {
         "BACKEND_ENV", "BackendError", "RedisTarget", "connect", "parse_backend"
     },
     "coterie.workers": {
-        "HostingWatch", "Unhosted", "Wanted", "WorkerInfo", "WorkerRegistry", "choose_claims"
+        "RETIRED", "Hosted", "HostingWatch", "Unhosted", "Wanted", "WorkerConfig", "WorkerInfo",
+        "WorkerRegistry", "choose_claims", "serve_worker"
     },
 }  # fmt: skip
 

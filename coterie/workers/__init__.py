@@ -12,6 +12,7 @@ layer (``registry.py``) only reads and writes keys, atomically where two
 workers could race. It knows nothing of actors, mailboxes or the board.
 """
 
+from coterie.workers.host import Hosted, WorkerConfig, serve_worker
 from coterie.workers.placement import (
     HostingWatch,
     Unhosted,
@@ -19,13 +20,17 @@ from coterie.workers.placement import (
     WorkerInfo,
     choose_claims,
 )
-from coterie.workers.registry import WorkerRegistry
+from coterie.workers.registry import RETIRED, WorkerRegistry
 
 __all__ = [
+    "RETIRED",
+    "Hosted",
     "HostingWatch",
     "Unhosted",
     "Wanted",
+    "WorkerConfig",
     "WorkerInfo",
     "WorkerRegistry",
     "choose_claims",
+    "serve_worker",
 ]

@@ -12,7 +12,8 @@ Keys, under the backend's prefix (``coterie:`` by default):
   racing for one teammate: exactly one wins), renewed and released only by
   its holder (a script compares before it touches the key), so a worker
   that was presumed dead and comes back cannot take a lease from its
-  successor.
+  successor. A teammate that ended for good is marked ``retired`` (no time
+  to live), so that no worker starts it again.
 """
 
 from __future__ import annotations
@@ -29,12 +30,22 @@ if TYPE_CHECKING:
 
     from coterie.redisclient import RedisTarget
 
-__all__ = ["WorkerRegistry"]
+__all__ = ["RETIRED", "WorkerRegistry"]
+
+#: What :meth:`WorkerRegistry.hosts` says of a teammate that ended for good.
+RETIRED = "retired"
 
 # KEYS[1] the lease, ARGV[1] the holder, ARGV[2] ms: extend only one's own lease.
 _RENEW = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0
+"""
+# KEYS[1] the lease, ARGV[1] the holder: mark one's own lease retired, for good.
+_RETIRE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('SET', KEYS[1], 'retired') and 1 or 0
 end
 return 0
 """
@@ -55,6 +66,7 @@ class WorkerRegistry:
         self._target = target
         self._renew = client.register_script(_RENEW)
         self._release = client.register_script(_RELEASE)
+        self._retire = client.register_script(_RETIRE)
 
     def _key(self, *parts: str) -> str:
         return self._target.key(*parts)
@@ -137,6 +149,12 @@ class WorkerRegistry:
         """Give the lease up (a clean stop); False if it was not theirs."""
         dropped: int = await self._release(keys=[self._lease(run_id, teammate)], args=[worker_id])
         return bool(dropped)
+
+    async def retire(self, run_id: str, teammate: str, worker_id: str) -> bool:
+        """*teammate* ended for good (its supervisor gave up, the run told it to
+        stop): no worker takes it again; :meth:`hosts` says :data:`RETIRED`."""
+        done: int = await self._retire(keys=[self._lease(run_id, teammate)], args=[worker_id])
+        return bool(done)
 
     async def hosts(self, run_id: str, teammates: tuple[str, ...]) -> dict[str, str | None]:
         """Who hosts each of *teammates* now (None: nobody)."""

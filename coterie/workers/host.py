@@ -1,0 +1,154 @@
+"""A worker's Trio layer: heartbeat, hosting leases, and the teammates it hosts.
+
+:func:`serve_worker` runs a worker until cancelled. Every ``beat`` seconds it
+renews its heartbeat and the lease of every teammate it hosts (a lease it
+lost, because it was presumed dead, stops that teammate at once: another
+worker has it now), lets go of teammates that ended and of runs that no
+longer want hosts, then takes what :func:`~coterie.workers.choose_claims`
+says, each with an atomic claim (losing a race is normal). Starting a
+teammate is the caller's (the composition root builds it from the run's
+state on the server); here it is a callable that returns a :class:`Hosted`.
+A clean stop stops every teammate, releases their leases and removes the
+heartbeat, so that other workers take them over at once instead of after
+the time to live.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+from typing import TYPE_CHECKING, Protocol
+
+import attrs
+import trio
+from coredis.exceptions import RedisError
+
+from coterie.workers.placement import WorkerInfo, choose_claims
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from coterie.workers.registry import WorkerRegistry
+
+__all__ = ["Hosted", "WorkerConfig", "serve_worker"]
+
+
+class Hosted(Protocol):
+    """A teammate a worker hosts: ``ended`` once it stopped by itself (gave up, the
+    run ended); ``stop`` stops it (shielded clean-up included)."""
+
+    @property
+    def ended(self) -> bool: ...
+    async def stop(self) -> None: ...
+
+
+@attrs.frozen
+class WorkerConfig:
+    """How a worker runs: its identity, room, and timing."""
+
+    id: str
+    capacity: int = 4
+    run: str | None = None
+    #: Seconds between heartbeats; a lease lives ``ttl`` seconds past the last one.
+    beat: float = 1.0
+    ttl: float = 5.0
+    host: str = attrs.field(factory=socket.gethostname)
+    pid: int = attrs.field(factory=os.getpid)
+
+    def __attrs_post_init__(self) -> None:
+        if self.capacity < 1:
+            raise ValueError(f"a worker's capacity must be at least 1, not {self.capacity}")
+        if not 0 < self.beat < self.ttl:
+            raise ValueError(
+                f"the heartbeat ({self.beat} s) must be shorter than its time to live ({self.ttl} s)"
+            )
+
+
+async def serve_worker(
+    registry: WorkerRegistry,
+    config: WorkerConfig,
+    start: Callable[[str, str], Awaitable[Hosted]],
+    *,
+    on_change: Callable[[str, str, str], None] | None = None,
+    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve as worker *config* until cancelled (see the module docstring).
+
+    *on_change* is told ``(what, run_id, teammate)`` for ``hosting``, ``lost``,
+    ``ended``, ``released`` and ``failed`` (a start that raised), and
+    ``unreachable`` (with empty names) for a round the server did not answer, for
+    display. While the server is away the hosted teammates go on; a lease that
+    lapsed meanwhile is found lost at the next round, and its teammate stopped.
+    """
+    hosted: dict[tuple[str, str], Hosted] = {}
+
+    def said(what: str, key: tuple[str, str]) -> None:
+        if on_change is not None:
+            on_change(what, *key)
+
+    def info() -> WorkerInfo:
+        keys = tuple(f"{r}/{t}" for r, t in sorted(hosted))
+        return WorkerInfo(config.id, config.capacity, keys, config.host, config.pid, config.run)
+
+    async def let_go(key: tuple[str, str], what: str) -> None:
+        member = hosted.pop(key)
+        with trio.CancelScope(shield=True):
+            await member.stop()
+            await registry.release(*key, config.id)
+        said(what, key)
+
+    async def round() -> None:
+        await registry.heartbeat(info(), config.ttl)
+        for key in list(hosted):
+            if not await registry.renew(*key, config.id, config.ttl):
+                member = hosted.pop(key)  # someone else hosts it now: stop, no release
+                with trio.CancelScope(shield=True):
+                    await member.stop()
+                said("lost", key)
+            elif hosted[key].ended:  # gave up, or told to stop: nobody takes it again
+                member = hosted.pop(key)
+                with trio.CancelScope(shield=True):
+                    await member.stop()
+                    await registry.retire(*key, config.id)
+                said("ended", key)
+        wanted = await registry.wanted()
+        runs = {w.run_id for w in wanted}
+        for key in [k for k in hosted if k[0] not in runs]:
+            await let_go(key, "released")
+        held: dict[str, str] = {}
+        for run in wanted:
+            for name, worker in (await registry.hosts(run.run_id, run.teammates)).items():
+                if worker is not None:
+                    held[f"{run.run_id}/{name}"] = worker
+        for run_id, name in choose_claims(info(), wanted, held):
+            key = (run_id, name)
+            if not await registry.try_host(run_id, name, config.id, config.ttl):
+                continue  # another worker was quicker
+            try:
+                hosted[key] = await start(run_id, name)
+            except Exception:
+                await registry.release(run_id, name, config.id)
+                said("failed", key)
+                continue
+            said("hosting", key)
+
+    try:
+        await registry.heartbeat(info(), config.ttl)
+        task_status.started()
+        while True:
+            try:
+                await round()
+            except (RedisError, OSError):
+                said("unreachable", ("", ""))  # the server is away: the teammates go on
+            await trio.sleep(config.beat)
+    finally:
+        with trio.CancelScope(shield=True), trio.move_on_after(config.ttl):
+            for key in list(hosted):
+                member = hosted.pop(key)
+                await member.stop()
+                with contextlib.suppress(RedisError, OSError):
+                    await registry.release(*key, config.id)
+                said("released", key)
+            with contextlib.suppress(RedisError, OSError):
+                await registry.leave(config.id)

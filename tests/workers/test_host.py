@@ -1,0 +1,125 @@
+"""Workers against a real Redis server: teammates spread within capacity, a clean
+stop hands them over at once, a lapsed lease stops the teammate, an ended one
+is never started again."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import attrs
+import pytest
+import trio
+
+from coterie.redisclient import connect, parse_backend
+from coterie.workers import RETIRED, WorkerConfig, WorkerRegistry, serve_worker
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+
+@attrs.define
+class Fake:
+    """A hosted teammate that only records what happens to it."""
+
+    run_id: str
+    name: str
+    log: list[str]
+    ended: bool = False
+
+    async def stop(self) -> None:
+        self.log.append(f"stop {self.name}")
+        await trio.lowlevel.checkpoint()
+
+
+def starter(worker: str, log: list[str], hosted: dict[str, Fake]) -> Callable[..., object]:
+    async def start(run_id: str, name: str) -> Fake:
+        log.append(f"{worker} start {name}")
+        hosted[name] = Fake(run_id, name, log)
+        await trio.lowlevel.checkpoint()
+        return hosted[name]
+
+    return start
+
+
+async def until(check: Callable[[], bool], timeout: float = 10) -> None:
+    with trio.fail_after(timeout):
+        while not check():
+            await trio.sleep(0.02)
+
+
+async def test_two_workers_share_a_run_within_capacity_and_hand_over_on_stop(
+    redis_url: str,
+) -> None:
+    target = parse_backend(redis_url)
+    log: list[str] = []
+    a_has: dict[str, Fake] = {}
+    b_has: dict[str, Fake] = {}
+    async with connect(target) as client, trio.open_nursery() as nursery:
+        registry = WorkerRegistry(client, target)
+        await registry.want("r1", ("alice", "bob", "carol"), since=1.0)
+        a = trio.CancelScope()
+
+        async def worker_a() -> None:
+            with a:
+                await serve_worker(
+                    registry, WorkerConfig("wa", 2, beat=0.05, ttl=1), starter("wa", log, a_has)
+                )
+
+        nursery.start_soon(worker_a)
+        await until(lambda: len(a_has) == 2)
+        await nursery.start(
+            serve_worker,
+            registry,
+            WorkerConfig("wb", 2, beat=0.05, ttl=1),
+            starter("wb", log, b_has),
+        )
+        await until(lambda: len(b_has) == 1)
+        hosts = await registry.hosts("r1", ("alice", "bob", "carol"))
+        assert sorted(hosts.values()) == ["wa", "wa", "wb"]  # nobody twice, within room
+        assert set(a_has) | set(b_has) == {"alice", "bob", "carol"}
+        a.cancel()  # a clean stop: its teammates stop and go to b at once (b has room for 1)
+        await until(lambda: len(b_has) == 2)
+        assert [w.id for w in await registry.workers()] == ["wb"]
+        nursery.cancel_scope.cancel()
+    assert log.count("stop alice") + log.count("stop bob") + log.count("stop carol") >= 2
+
+
+async def test_a_lease_lost_stops_the_teammate_and_an_ended_one_stays_retired(
+    redis_url: str,
+) -> None:
+    target = parse_backend(redis_url)
+    log: list[str] = []
+    has: dict[str, Fake] = {}
+    changes: list[tuple[str, str]] = []
+    async with connect(target) as client, trio.open_nursery() as nursery:
+        registry = WorkerRegistry(client, target)
+        await registry.want("r1", ("alice", "bob"), since=1.0)
+        await nursery.start(
+            lambda task_status: serve_worker(
+                registry,
+                WorkerConfig("wa", 4, beat=0.05, ttl=1),
+                starter("wa", log, has),
+                on_change=lambda what, run, name: changes.append((what, name)),
+                task_status=task_status,
+            )
+        )
+        await until(lambda: len(has) == 2)
+        # Presumed dead: another worker took alice (her lease lapsed, say).
+        await client.set(target.key("run", "r1", "host", "alice"), "wz")
+        await until(lambda: ("lost", "alice") in changes)
+        assert "stop alice" in log
+        has["bob"].ended = True  # bob's supervisor gave up
+        await until(lambda: ("ended", "bob") in changes)
+        await trio.sleep(0.3)  # several rounds: nobody starts bob again
+        assert log.count("wa start bob") == 1
+        assert await registry.hosts("r1", ("alice", "bob")) == {"alice": "wz", "bob": RETIRED}
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.parametrize(
+    ("options", "says"),
+    [({"capacity": 0}, "capacity"), ({"beat": 5, "ttl": 5}, "shorter than its time to live")],
+)
+def test_a_worker_config_that_cannot_work_is_refused(options: dict[str, float], says: str) -> None:
+    with pytest.raises(ValueError, match=says):
+        WorkerConfig("w", **options)  # type: ignore[arg-type]
