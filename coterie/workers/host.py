@@ -61,7 +61,8 @@ class WorkerConfig:
             raise ValueError(f"a worker's capacity must be at least 1, not {self.capacity}")
         if not 0 < self.beat < self.ttl:
             raise ValueError(
-                f"the heartbeat ({self.beat} s) must be shorter than its time to live ({self.ttl} s)"
+                f"the heartbeat ({self.beat} s) must be shorter than its time to live"
+                f" ({self.ttl} s)"
             )
 
 
