@@ -43,8 +43,10 @@ async def test_a_task_gets_a_branch_from_the_leads_head_and_a_commit(repo: Path)
     assert not alice.path.is_relative_to(repo)
     (alice.path / "new.txt").write_text("alice\n")
     done = await alice.finish("task_1", "add new.txt", "completed")
-    assert done.changed and not done.pushed
-    assert run_git(repo, "log", "-1", "--format=%s%n%an", branch) == "task_1: add new.txt\nalice (coterie)\n"
+    assert done.changed
+    assert not done.pushed
+    logged = run_git(repo, "log", "-1", "--format=%s%n%an", branch)
+    assert logged == "task_1: add new.txt\nalice (coterie)\n"
     assert run_git(repo, "rev-parse", branch).strip() == done.commit
     assert not (repo / "new.txt").exists()  # the lead's checkout is untouched
     assert run_git(repo, "status", "--porcelain") == ""
@@ -92,7 +94,8 @@ async def test_merging_two_branches_that_touch_the_same_file(repo: Path) -> None
     assert first.kind == "fast-forward"
     head = run_git(repo, "rev-parse", "HEAD")
     second = await merge_task(group.repo, RUN, "task_2", "b", None)
-    assert second.kind == "conflict" and second.conflicts == ("README.md",)
+    assert second.kind == "conflict"
+    assert second.conflicts == ("README.md",)
     assert run_git(repo, "rev-parse", "HEAD") == head
     assert run_git(repo, "status", "--porcelain") == ""
     assert (repo / "README.md").read_text() == "alice was here\n"
@@ -109,7 +112,8 @@ async def test_diverged_branches_merge_with_a_merge_commit(repo: Path) -> None:
     await merge_task(group.repo, RUN, "task_1", "a", None)
     outcome = await merge_task(group.repo, RUN, "task_2", "b", None)
     assert outcome.kind == "merged"
-    assert (repo / "alice.txt").is_file() and (repo / "bob.txt").is_file()
+    assert (repo / "alice.txt").is_file()
+    assert (repo / "bob.txt").is_file()
     again = await merge_task(group.repo, RUN, "task_2", "b", None)
     assert again.kind == "up-to-date"
 
@@ -122,13 +126,15 @@ async def test_uncommitted_changes_in_the_workspace_refuse_the_merge(repo: Path)
     await mate.finish("task_1", "x", "completed")
     (repo / "README.md").write_text("my own edit, not committed\n")
     outcome = await merge_task(group.repo, RUN, "task_1", "x", None)
-    assert outcome.kind == "refused" and "uncommitted" in outcome.reason
+    assert outcome.kind == "refused"
+    assert "uncommitted" in outcome.reason
     assert (repo / "README.md").read_text() == "my own edit, not committed\n"
 
 
 async def test_a_branch_that_does_not_exist_is_refused(repo: Path) -> None:
     outcome = await merge_task(checkouts(repo).repo, RUN, "task_9", None, None)
-    assert outcome.kind == "refused" and "no branch" in outcome.reason
+    assert outcome.kind == "refused"
+    assert "no branch" in outcome.reason
 
 
 async def test_a_clone_pushes_its_branch_and_the_lead_fetches_it(
@@ -156,4 +162,5 @@ async def test_a_workspace_below_the_top_of_its_repository(tmp_path: Path) -> No
     group = checkouts(top / "app")
     mate = group.teammate("alice")
     await mate.begin("task_1")
-    assert mate.path.name == "app" and (mate.path / "main.py").is_file()
+    assert mate.path.name == "app"
+    assert (mate.path / "main.py").is_file()

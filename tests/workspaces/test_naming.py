@@ -29,7 +29,9 @@ def test_a_part_git_would_misread_is_refused(part: str) -> None:
         branch = task_branch(part, "task_1")
     except BadName:
         return
-    assert ".." not in branch and not part.startswith(("-", ".")) and part
+    assert ".." not in branch
+    assert not part.startswith(("-", "."))
+    assert part
 
 
 @pytest.mark.parametrize("part", ["..", "-x", ".x", "a.lock", "a/b", "a b", "", "a..b", "x."])
@@ -48,10 +50,13 @@ def test_the_commit_message_names_the_task_and_teammate() -> None:
     message = commit_message("task_3", "Add the   parser\nnow", "alice", "completed")
     head, _, trailers = message.partition("\n\n")
     assert head == "task_3: Add the parser now"
-    assert "Coterie-Task: task_3" in trailers and "Coterie-Teammate: alice" in trailers
+    assert "Coterie-Task: task_3" in trailers
+    assert "Coterie-Teammate: alice" in trailers
 
 
 @given(st.text(max_size=300))
 def test_the_summary_line_is_one_short_line(subject: str) -> None:
     head = commit_message("task_1", subject, "bob", "failed").split("\n", 1)[0]
-    assert len(head) <= 72 and "\n" not in head and "\r" not in head
+    assert len(head) <= 72
+    assert "\n" not in head
+    assert "\r" not in head

@@ -39,11 +39,13 @@ def test_malformed_output_is_an_error(text: str) -> None:
 def test_a_conflict_lists_the_files_and_says_how_to_resolve() -> None:
     text = MergeOutcome("conflict", "coterie/r/task_2", "abc", ("a.txt", "b/c.py")).describe()
     assert "  a.txt\n  b/c.py" in text
-    assert "git merge coterie/r/task_2" in text and "aborted" in text
+    assert "git merge coterie/r/task_2" in text
+    assert "aborted" in text
     assert not MergeOutcome("conflict", "b").merged
 
 
 @pytest.mark.parametrize("kind", ["fast-forward", "merged", "up-to-date"])
 def test_merges_are_merged(kind: str) -> None:
     outcome = MergeOutcome(kind, "b", "0123456789abcdef")  # type: ignore[arg-type]
-    assert outcome.merged and "b" in outcome.describe()
+    assert outcome.merged
+    assert "b" in outcome.describe()
