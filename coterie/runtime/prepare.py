@@ -210,9 +210,7 @@ def _repository(options: RunOptions) -> Repository | None:
     return check_repository(options.workdir)
 
 
-def _checkouts(
-    repository: Repository | None, run_id: str, options: RunOptions
-) -> Checkouts | None:
+def _checkouts(repository: Repository | None, run_id: str, options: RunOptions) -> Checkouts | None:
     return None if repository is None else Checkouts(repository, run_id, options.repo)
 
 

@@ -44,3 +44,8 @@ def own_workspaces(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     where = tmp_path / "checkouts"
     monkeypatch.setenv("COTERIE_WORKSPACES", str(where))
     return where
+
+
+from tests.agent.conftest import home, workspace  # noqa: E402  (the CLI tests' fixtures)
+
+__all__ = ["home", "make_repo", "run_git", "workspace"]
