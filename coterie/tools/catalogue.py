@@ -121,7 +121,8 @@ def default_registry() -> ToolRegistry:
 
 
 def _team_member_only(tool: Tool) -> bool:
-    return tool.capabilities.team_only and not tool.capabilities.lead_only
+    caps = tool.capabilities
+    return caps.team_only and not caps.lead_only and caps.needs is None
 
 
 def team_tools() -> list[Tool]:
