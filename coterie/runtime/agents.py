@@ -255,7 +255,7 @@ class Agents:
         hooks = self.hooks.for_agent(
             Actor(name, role, parent, agent_type), self._transcript_path(name)
         )
-        launcher = Subagents(ctx, registry, gate, self, depth, hooks) if nests else None
+        launcher = Subagents(ctx, registry, gate, self, depth, hooks, workspace) if nests else None
         tools = ToolContext(
             workspace=root,
             extra_dirs=list(prepared.extra_dirs),

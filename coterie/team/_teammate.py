@@ -85,9 +85,9 @@ class Teammate(Actor):
         ctx.mailbox.requeue_in_flight()
         wakeups = self.team.wakeups
         wakeups.join(ctx.name)
-        if self.workspace is not None:
-            await self.workspace.open()  # before any tool runs there
         try:
+            if self.workspace is not None:
+                await self.workspace.open()  # before any tool runs there
             while True:
                 self._generation = wakeups.generation(ctx.name)
                 if await self._read_mail(ctx):

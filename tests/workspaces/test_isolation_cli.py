@@ -221,3 +221,27 @@ def test_a_workspace_that_is_not_a_repository_is_refused(
     )
     assert empty.returncode == 2
     assert "needs a commit" in empty.stderr
+
+
+def test_a_teammates_subagent_works_in_the_teammates_worktree(
+    workspace: Path, home: Path, tmp_path: Path
+) -> None:
+    make_repo(workspace)
+    agent = {"name": "Agent", "input": {"description": "d", "prompt": "write it",
+                                        "subagent_type": "general-purpose"}}  # fmt: skip
+    scenario = write_scenario(
+        tmp_path / "s.json",
+        {
+            "lead": [
+                {"tool_uses": [create("delegate", "alice")]},
+                {"text": "planned"},
+                {"text": "ok"},
+            ],
+            "alice": [{"tool_uses": [agent]}, {"text": "my subagent wrote it"}],
+            "subagent": [write("by-sub.txt", "sub\n"), {"text": "written"}],
+        },
+    )
+    summary = team(scenario, workspace, home)
+    assert not (workspace / "by-sub.txt").exists()
+    branch = f"coterie/{summary['run_id']}/task_1"
+    assert run_git(workspace, "show", f"{branch}:by-sub.txt") == "sub\n"
