@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
@@ -236,6 +237,7 @@ async def hand_back(
         if task.owner != name or task.status.finished:
             continue
         if task.status is TaskStatus.IN_PROGRESS:
+            await _keep_work(team, name, task)
             await team.board.release(task.id, name)
         else:
             await team.board.update(task.id, owner=None)
@@ -248,6 +250,15 @@ async def hand_back(
             "team.message", actor=name, sender=name, recipient=team.lead,
             kind=body.KIND, text=proto.preview(body),
         )  # fmt: skip
+
+
+async def _keep_work(team: Team, name: str, task: Task) -> None:
+    """With checkouts of their own: commit what the stopped teammate did on *task*
+    to its branch, where whoever takes the task next starts from."""
+    if team.checkouts is None:
+        return
+    with contextlib.suppress(GitError, OSError):  # then it stays in that checkout
+        await team.checkouts.teammate(name).finish(task.id, task.subject, "handed back")
 
 
 def changed_tasks(result: object) -> list[Task]:

@@ -245,3 +245,36 @@ def test_a_teammates_subagent_works_in_the_teammates_worktree(
     assert not (workspace / "by-sub.txt").exists()
     branch = f"coterie/{summary['run_id']}/task_1"
     assert run_git(workspace, "show", f"{branch}:by-sub.txt") == "sub\n"
+
+
+def test_work_of_a_teammate_stopped_for_good_goes_to_whoever_takes_the_task(
+    workspace: Path, home: Path, tmp_path: Path
+) -> None:
+    """Its supervisor gives up on alice: what she wrote is committed on the task's
+    branch, and bob, who takes the task next, starts from it."""
+    make_repo(workspace)
+    crashes = [{"crash": f"bug {n}"} for n in range(4)]
+    scenario = write_scenario(
+        tmp_path / "s.json",
+        {
+            "lead": [
+                {"tool_uses": [create("fragile", "alice")]},
+                {"text": "planned"},
+                {"text": "noted"},
+                {"text": "done"},
+            ],
+            "alice": [write("half.txt", "alice's half\n"), *crashes],
+            "bob": [write("other.txt", "bob's half\n"), {"text": "finished alice's task"}],
+        },
+    )
+    summary = team(scenario, workspace, home)
+    (task,) = summary["tasks"]
+    assert (task["status"], task["owner"]) == ("completed", "bob")
+    branch = f"coterie/{summary['run_id']}/task_1"
+    assert run_git(workspace, "show", f"{branch}:half.txt") == "alice's half\n"
+    assert run_git(workspace, "show", f"{branch}:other.txt") == "bob's half\n"
+    log = run_git(workspace, "log", "--format=%an %s", branch).splitlines()
+    assert log[:2] == [
+        "bob (coterie) task_1: fragile",
+        "alice (coterie) task_1: fragile (handed back)",
+    ]
