@@ -56,6 +56,16 @@ if TYPE_CHECKING:
 
 __all__ = ["Agents", "DurableDenials", "run_hooks"]
 
+#: What an agent rooted at a checkout of its own is told (``--isolation worktree``).
+ROOTED_NOTE = """
+
+<env>
+Your working directory: {workspace}
+This is your own git checkout of the workspace ({lead} is the lead's and not \
+yours): relative paths name files here. It is on the branch of your current \
+task; the runtime commits your changes when the task ends.
+</env>"""
+
 
 def _shell_cwd(meta: Mapping[str, Any]) -> Path | None:
     """Where the agent's Bash was when its transcript last recorded it (Bash itself
@@ -244,6 +254,8 @@ class Agents:
         registry = self.tools(registry, role)
         name = ctx.name
         system = self.system if role_prompt is None else f"{self.system}\n\n{role_prompt}"
+        if workspace is not None:
+            system += ROOTED_NOTE.format(workspace=workspace, lead=options.workdir)
         transcript = self.transcript(name)
         messages = transcript.load()
         if gate is None:

@@ -99,7 +99,7 @@ def test_two_teammates_edit_one_file_in_their_own_worktrees_and_the_lead_merges(
 
 
 def test_a_teammate_cannot_write_the_leads_checkout(
-    workspace: Path, home: Path, tmp_path: Path
+    workspace: Path, home: Path, tmp_path: Path, own_workspaces: Path
 ) -> None:
     """Its tools are rooted at its worktree: a relative path lands there, the lead's
     checkout is outside its sandbox even in bypassPermissions."""
@@ -111,6 +111,11 @@ def test_a_teammate_cannot_write_the_leads_checkout(
             "alice": [
                 write(str(workspace / "evil.txt"), "x"),
                 write("mine.txt", "y"),
+                {
+                    "tool_uses": [
+                        {"name": "Bash", "input": {"command": "pwd; git branch --show-current"}}
+                    ]
+                },
                 {"text": "done"},
             ],
         },
@@ -121,6 +126,9 @@ def test_a_teammate_cannot_write_the_leads_checkout(
     assert "outside the workspace" in tool_results(workspace, "alice")[0]
     branch = f"coterie/{summary['run_id']}/task_1"
     assert run_git(workspace, "show", f"{branch}:mine.txt") == "y"
+    where, on = tool_results(workspace, "alice")[2].split()[:2]
+    assert where == str(own_workspaces.resolve() / summary["run_id"] / "alice")
+    assert on == branch
 
 
 def test_clones_push_their_branches_to_the_shared_repository_and_the_lead_merges(
