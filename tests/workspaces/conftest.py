@@ -46,6 +46,6 @@ def own_workspaces(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return where
 
 
-from tests.agent.conftest import home, workspace  # noqa: E402  (the CLI tests' fixtures)
+from tests.agent.conftest import home, mock_server, workspace  # noqa: E402  (the CLI's fixtures)
 
-__all__ = ["home", "make_repo", "run_git", "workspace"]
+__all__ = ["home", "make_repo", "mock_server", "run_git", "workspace"]

@@ -286,3 +286,19 @@ def test_work_of_a_teammate_stopped_for_good_goes_to_whoever_takes_the_task(
         "bob (coterie) task_1: fragile",
         "alice (coterie) task_1: fragile (handed back)",
     ]
+
+
+def test_isolation_through_the_real_api_path(
+    workspace: Path, home: Path, tmp_path: Path, mock_server: Any
+) -> None:
+    """The same run through the `anthropic` client and `coterie mock-server`."""
+    make_repo(workspace)
+    url = mock_server(same_file_scenario(tmp_path))
+    done = coterie(
+        "team", "-p", "--output-format", "json", *BYPASS, *ISOLATED, "go",
+        cwd=workspace, home=home, env={"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "k"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["result"] == "merged what merges"
+    assert (workspace / "notes.txt").read_text() == "from alice\n"
+    assert "  notes.txt" in tool_results(workspace)[-1]
