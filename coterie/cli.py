@@ -120,6 +120,20 @@ def command_parser() -> tuple[argparse.ArgumentParser, frozenset[str]]:
             " message waiting; each: one lead turn per teammate result"
         ),
     )
+    team.add_argument(
+        "--isolation",
+        choices=("shared", "worktree"),
+        default="shared",
+        help=(
+            "shared (default): everyone works in the workspace; worktree: each teammate in a"
+            " git worktree of its own, on a branch per task (docs/isolation.md)"
+        ),
+    )
+    team.add_argument(
+        "--repo",
+        metavar="URL",
+        help="with --isolation worktree: teammates clone URL and push their task branches to it",
+    )
     _add_workdir(team)
     add_agent_options(team)
     resume = sub.add_parser(

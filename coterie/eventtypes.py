@@ -82,6 +82,8 @@ EventType = Literal[
     "team.message_ignored",  # the lead dropped a message of a kind it does not take
     "team.shutdown_timeout",  # a teammate did not answer a shutdown request in time
     "team.task_settled",  # a finished task was already settled (failed, handed back...)
+    "workspace.task_branch",  # a teammate's checkout was put on its task's branch
+    "workspace.committed",  # the runtime committed (and pushed) a settled task's work
     "board.changed",  # a task on the board was created or changed
     "board.corrupt",  # a damaged record of the board log was skipped, or a torn tail cut
     # -- mailboxes (coterie/mailbox) -------------------------------------------

@@ -600,3 +600,26 @@ typed_answers = st.one_of(
                      "\x1b[A", " 3 ", "y", "no", "3: do it", "3)"]),
     st.text(max_size=12),
 )  # fmt: skip
+
+
+# -- workspaces (git names and output) -------------------------------------------
+
+#: Run ids as coterie makes them (``20261201-172344-89741f``) and other valid parts.
+run_ids = st.from_regex(r"\A[0-9]{8}-[0-9]{6}-[0-9a-f]{6}\Z") | st.from_regex(
+    r"\A[A-Za-z0-9_][A-Za-z0-9_-]{0,20}\Z"
+)
+task_ids = st.integers(min_value=1, max_value=999_999_999).map(lambda n: f"task_{n}")
+#: Paths as ``git status`` may list them (spaces and unicode included, never NUL).
+status_paths = st.text(
+    st.characters(blacklist_categories=("Cs",), blacklist_characters="\0"), min_size=1, max_size=20
+)
+_PLAIN_CODES = [" M", "M ", "MM", "A ", "AM", " D", "D ", "??", "!!", " T"]
+_CONFLICTS = ["DD", "AU", "UD", "UA", "DU", "AA", "UU"]
+
+
+@st.composite
+def status_entries(draw: st.DrawFn) -> tuple[str, str, str | None]:
+    """(code, path, source path of a rename or None) of one ``git status`` entry."""
+    code = draw(st.sampled_from([*_PLAIN_CODES, *_CONFLICTS, "R ", "C ", "RM"]))
+    source = draw(status_paths) if "R" in code or "C" in code else None
+    return code, draw(status_paths), source

@@ -131,7 +131,8 @@ SURFACES: dict[str, set[str]] = {
         # the built-in tools
         "BashTool", "ReadTool", "WriteTool", "EditTool", "GlobTool", "GrepTool", "TodoWriteTool",
         "TaskCreateTool", "TaskUpdateTool", "TaskListTool", "TaskGetTool", "SendMessageTool",
-        "ApprovePlanTool", "TaskTool", "ScheduleWakeupTool", "BROADCAST", "last_wakeup",
+        "ApprovePlanTool", "MergeTaskTool", "TaskTool", "ScheduleWakeupTool", "BROADCAST",
+        "last_wakeup",
         # custom subagents and skills (coterie.extensions supplies them)
         "CustomType", "custom_registry", "Skill", "SkillTool", "NarrowedGate",
         "todo_reminder",
@@ -170,6 +171,12 @@ SURFACES: dict[str, set[str]] = {
     },
     "coterie.eventtypes": {
         "EVENT_TYPES", "EventType"
+    },
+    "coterie.workspaces": {
+        "WORKSPACES_ENV", "BadName", "Checkouts", "Committed", "GitError", "MergeOutcome",
+        "NotARepository", "Repository", "Status", "TeammateWorkspace", "base_branch",
+        "check_repository", "commit_message", "merge_message", "merge_task", "parse_status",
+        "task_branch", "task_of_branch", "workspaces_root",
     },
     "coterie.commands": set(),
     "coterie.demos": set(),

@@ -33,6 +33,7 @@ from coterie.tools import NarrowedGate, ToolResult, custom_registry, subagent_re
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from pathlib import Path
 
     from coterie.actors._context import ActorContext
     from coterie.agent import AgentLoop
@@ -77,6 +78,7 @@ class SubagentHost(Protocol):
         parent: str | None = ...,
         agent_type: str | None = ...,
         model_name: str | None = ...,
+        workspace: Path | None = ...,
     ) -> AgentLoop: ...
 
     async def start_subagent(self, spec: ChildSpec) -> None: ...
@@ -102,6 +104,9 @@ class Subagents:
     depth: int = 1
     #: The parent's hooks: SubagentStart runs before each subagent starts.
     hooks: AgentHooks | None = None
+    #: Where the parent's tools are rooted when not at the run's workspace (a
+    #: teammate's own checkout): its subagents work there too.
+    workspace: Path | None = None
 
     async def __call__(self, description: str, prompt: str, kind: str) -> ToolResult:
         name = f"{self.parent.name[:40]}-sub-{new_id()[-8:].lower()}"
@@ -141,6 +146,7 @@ class Subagents:
                 parent=self.parent.name,
                 agent_type=kind,
                 model_name=model_name,
+                workspace=self.workspace,
             )
             return Subagent(loop)
 

@@ -159,6 +159,8 @@ async def run_team(args: argparse.Namespace, console: Console, err: Console) -> 
             names=args.teammate,
             plan_approval=args.plan_approval,
             lead_turns=args.lead_turns,
+            isolation=args.isolation,
+            repo=args.repo,
             asker=asker,
             prompt=request,
             **options,

@@ -30,9 +30,11 @@ from coterie.hooks import Actor, Hooks
 from coterie.mailbox import Durability
 from coterie.mcpclient import McpServers
 from coterie.procgroups import records_dir
+from coterie.runtime.rooting import rooted_policy, rooted_sandbox
 from coterie.tools import (
     CustomType,
     PermissionGate,
+    PermissionPolicy,
     SkillTool,
     TaskTool,
     ToolContext,
@@ -53,6 +55,16 @@ if TYPE_CHECKING:
     from coterie.tools import Asker, TeamContext
 
 __all__ = ["Agents", "DurableDenials", "run_hooks"]
+
+#: What an agent rooted at a checkout of its own is told (``--isolation worktree``).
+ROOTED_NOTE = """
+
+<env>
+Your working directory: {workspace}
+This is your own git checkout of the workspace ({lead} is the lead's and not \
+yours): relative paths name files here. It is on the branch of your current \
+task; the runtime commits your changes when the task ends.
+</env>"""
 
 
 def _shell_cwd(meta: Mapping[str, Any]) -> Path | None:
@@ -181,14 +193,18 @@ class Agents:
         return self.prepared.run_dir / "transcripts" / f"{actor}.log"
 
     def gate(
-        self, ctx: ActorContext, history: Callable[[], Sequence[Mapping[str, Any]]]
+        self,
+        ctx: ActorContext,
+        history: Callable[[], Sequence[Mapping[str, Any]]],
+        policy: PermissionPolicy | None = None,
     ) -> PermissionGate:
-        """*ctx*'s permission gate: the run's policy, and the person to ask; in Auto
-        Mode a classifier asker of its own (its own denial limits, *history* the
-        transcript it is judged by; the person only past the limits)."""
+        """*ctx*'s permission gate: the run's policy (or *policy*), and the person to
+        ask; in Auto Mode a classifier asker of its own (its own denial limits,
+        *history* the transcript it is judged by; the person only past the limits)."""
         prepared = self.prepared
-        if prepared.policy.mode != "auto":
-            return PermissionGate(prepared.policy, self.asker)
+        policy = prepared.policy if policy is None else policy
+        if policy.mode != "auto":
+            return PermissionGate(policy, self.asker)
         asker = AutoModeAsker(
             ctx,
             history,
@@ -196,7 +212,7 @@ class Agents:
             tracker=DurableDenials.load(prepared.run_dir / "auto-mode" / f"{ctx.name}.json"),
             human=self.asker,
         )
-        return PermissionGate(prepared.policy, asker)
+        return PermissionGate(policy, asker)
 
     def loop(
         self,
@@ -213,6 +229,7 @@ class Agents:
         parent: str | None = None,
         agent_type: str | None = None,
         model_name: str | None = None,
+        workspace: Path | None = None,
     ) -> AgentLoop:
         """The loop of actor *ctx* in *role*, with *registry*'s tools.
 
@@ -224,35 +241,44 @@ class Agents:
         called directly, where no actor runs: ``coterie compact``). *parent*
         is the agent that started this one and *agent_type* its type (a
         subagent's), as hooks are told; *model_name* is the model the agent's
-        calls ask for (a custom subagent's).
+        calls ask for (a custom subagent's). *workspace* is where the agent's tools
+        are rooted instead of the run's workspace (a teammate's own checkout:
+        its sandbox, permission rules and Bash sandbox follow).
         """
         prepared, options = self.prepared, self.prepared.options
+        root = options.workdir if workspace is None else workspace
+        policy, sandbox = prepared.policy, prepared.sandbox
+        if workspace is not None:
+            policy = rooted_policy(policy, options.workdir, workspace)
+            sandbox = rooted_sandbox(sandbox, workspace, prepared.extra_dirs)
         registry = self.tools(registry, role)
         name = ctx.name
         system = self.system if role_prompt is None else f"{self.system}\n\n{role_prompt}"
+        if workspace is not None:
+            system += ROOTED_NOTE.format(workspace=workspace, lead=options.workdir)
         transcript = self.transcript(name)
         messages = transcript.load()
         if gate is None:
             prefix = asked_by or (lambda: ())
-            gate = self.gate(ctx, lambda: [*prefix(), *messages])
+            gate = self.gate(ctx, lambda: [*prefix(), *messages], policy)
         # Past the nesting limit the Task tool stays, and says why it cannot start one.
         starts = any(t.capabilities.needs == "subagents" for t in registry)
         nests = starts and depth <= MAX_DEPTH
         hooks = self.hooks.for_agent(
             Actor(name, role, parent, agent_type), self._transcript_path(name)
         )
-        launcher = Subagents(ctx, registry, gate, self, depth, hooks) if nests else None
+        launcher = Subagents(ctx, registry, gate, self, depth, hooks, workspace) if nests else None
         tools = ToolContext(
-            workspace=options.workdir,
+            workspace=root,
             extra_dirs=list(prepared.extra_dirs),
             agent=name,
             events=self.events,
-            read_denied=prepared.policy.read_filter(options.workdir),
+            read_denied=policy.read_filter(root),
             subagents=launcher,
             team=team,
             # The run's own state and the trust store: no tool writes there.
             protected_paths=(coterie_home(),),
-            sandbox=prepared.sandbox,
+            sandbox=sandbox,
             process_groups=records_dir(prepared.run_dir),
             shell_cwd=_shell_cwd(transcript.meta),
             hooks=hooks,

@@ -20,9 +20,13 @@ import attrs
 
 from coterie.team import LEAD_TURNS_MODES, LeadTurns
 
-__all__ = ["Command", "RunOptions"]
+__all__ = ["ISOLATIONS", "Command", "Isolation", "RunOptions"]
 
 Command = Literal["run", "team"]
+#: ``shared``: every agent works in the workspace; ``worktree``: each teammate in
+#: a checkout of its own, on a branch per task (docs/isolation.md).
+Isolation = Literal["shared", "worktree"]
+ISOLATIONS: tuple[Isolation, ...] = ("shared", "worktree")
 
 
 def _paths(value: Any) -> tuple[Path, ...]:
@@ -124,6 +128,11 @@ class RunOptions:
     setting_sources: tuple[str, ...] | None = attrs.field(default=None, converter=_optional_tuple)
     #: ``--fallback-model``: where a call goes when the model is overloaded.
     fallback_model: str | None = None
+    #: ``--isolation``: where teammates work (docs/isolation.md).
+    isolation: Isolation = attrs.field(default="shared", validator=attrs.validators.in_(ISOLATIONS))
+    #: ``--repo URL``: teammates work in clones of URL and push their task branches
+    #: there (with ``isolation="worktree"``).
+    repo: str | None = None
 
     @property
     def is_team(self) -> bool:

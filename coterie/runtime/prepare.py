@@ -43,6 +43,7 @@ from coterie.tools import (
 )
 from coterie.tools.permissions import USER_SETTINGS, load_settings_file, merge_settings
 from coterie.tools.permissions.settings import SOURCES, settings_files
+from coterie.workspaces import Checkouts, Repository, check_repository
 
 if TYPE_CHECKING:
     from coterie.mcpclient import ServerConfig
@@ -78,6 +79,8 @@ class PreparedRun:
     mcp_servers: tuple[ServerConfig, ...] = ()
     #: The run's custom subagents, skills and commands.
     extensions: Extensions = attrs.field(factory=Extensions)
+    #: ``--isolation worktree``: the teammates' own checkouts (None: shared).
+    checkouts: Checkouts | None = None
 
     @property
     def workdir(self) -> Path:
@@ -149,6 +152,7 @@ class _Derived:
     hooks: HookConfig
     servers: tuple[ServerConfig, ...]
     extensions: Extensions
+    repository: Repository | None = None
 
     def prepared(
         self,
@@ -172,6 +176,7 @@ class _Derived:
             self.hooks,
             self.servers,
             self.extensions,
+            _checkouts(self.repository, run_id, options),
         )
 
 
@@ -189,7 +194,24 @@ def _derive(
     servers, notices = _mcp(options, settings.trusted, notices)
     extensions = _extensions(options, settings)  # a bad --agents fails before the run
     notices = (*notices, *settings.key_notices, *extensions.notices)
-    return _Derived(sandbox, policy, notices, hooks, servers, extensions)
+    repository = _repository(options)
+    return _Derived(sandbox, policy, notices, hooks, servers, extensions, repository)
+
+
+def _repository(options: RunOptions) -> Repository | None:
+    """The workspace's repository when teammates get checkouts of their own (a
+    workspace that is not a repository with a commit is a usage error now)."""
+    if options.isolation == "shared":
+        if options.repo is not None:
+            raise ValueError("--repo gives each teammate a clone: it needs --isolation worktree")
+        return None
+    if options.command != "team":
+        raise ValueError("--isolation worktree is for team runs (coterie team)")
+    return check_repository(options.workdir)
+
+
+def _checkouts(repository: Repository | None, run_id: str, options: RunOptions) -> Checkouts | None:
+    return None if repository is None else Checkouts(repository, run_id, options.repo)
 
 
 def _extensions(options: RunOptions, settings: PermissionSettings) -> Extensions:

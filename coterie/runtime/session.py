@@ -209,6 +209,7 @@ async def open_run(prepared: PreparedRun, asker: Asker | None) -> AsyncIterator[
                     options.plan_approval,
                     wakeups=wakeups,
                     lead_turns=options.lead_turns,
+                    checkouts=prepared.checkouts,
                 )
             post = PostOffice(run_dir / "mailboxes", events=events)
             try:

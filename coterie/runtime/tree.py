@@ -137,6 +137,9 @@ def _team(agents: Agents, team: Team) -> list[ChildSpec]:
     for name in team.teammates:
 
         def teammate(ctx: ActorContext) -> Teammate:
+            # --isolation worktree: its tools are rooted at its own checkout.
+            checkouts = team.checkouts
+            workspace = None if checkouts is None else checkouts.teammate(ctx.name)
             # A teammate's prompts come from the lead: Auto Mode weighs its
             # actions by what the user asked the team.
             loop = agents.loop(
@@ -146,8 +149,9 @@ def _team(agents: Agents, team: Team) -> list[ChildSpec]:
                 role_prompt=team.teammate_prompt(ctx.name),
                 team=team.context(ctx),
                 asked_by=lambda: the_user_asked(team.request),
+                workspace=None if workspace is None else workspace.path,
             )
-            return Teammate(team, loop)
+            return Teammate(team, loop, workspace)
 
         async def gave_up(reason: str, name: str = name) -> None:
             await hand_back(team, name, reason, post, events)

@@ -39,6 +39,10 @@ class Result:
         validator=attrs.validators.in_(("completed", "failed"))
     )
     result: str = attrs.field(default="", validator=_str)
+    #: ``--isolation worktree``: the branch the task's work was committed on, and
+    #: that branch's head (the lead merges it with MergeTask).
+    branch: str | None = attrs.field(default=None, validator=_optional_str)
+    commit: str | None = attrs.field(default=None, validator=_optional_str)
 
 
 @attrs.frozen
@@ -163,6 +167,11 @@ def render(message: Message) -> str:
     body = parse(message)
     if isinstance(body, Result):
         text = f"Task {body.task_id} {body.status}. Result:\n{body.result}"
+        if body.branch is not None:
+            text += (
+                f"\n\nIts work is committed on branch {body.branch} at {body.commit}:"
+                f" merge it into your workspace with MergeTask {{task_id: {body.task_id}}}."
+            )
     elif isinstance(body, PlanRequest):
         text = f"Plan for {body.task_id} (approve or reject it with ApprovePlan):\n{body.plan}"
     elif isinstance(body, TeammateStopped):

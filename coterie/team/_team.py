@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
@@ -13,7 +14,8 @@ from coterie.board import Task, TaskStatus
 from coterie.fsutil import atomic_write
 from coterie.messages import Message, check_actor_name
 from coterie.team import _protocol as proto
-from coterie.tools import Provides, TeamContext, builtin_registry
+from coterie.tools import Provides, TeamContext, ToolResult, builtin_registry
+from coterie.workspaces import GitError, merge_task
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
     from coterie.mailbox import Delivery, PostOffice
     from coterie.team._lead_rules import LeadTurns
     from coterie.tools import ToolRegistry
+    from coterie.workspaces import Checkouts
 
 #: How long a claim holds a task without renewal (a working teammate renews it).
 LEASE_SECONDS = 120.0
@@ -116,6 +119,8 @@ class Team:
     wakeups: Wakeups = attrs.field(factory=Wakeups)
     #: ``batched``: the lead's turns carry every message waiting (docs/teams.md); ``each``.
     lead_turns: LeadTurns = "batched"
+    #: ``--isolation worktree``: each teammate's checkout, and the lead's MergeTask.
+    checkouts: Checkouts | None = None
 
     @property
     def members(self) -> tuple[str, ...]:
@@ -143,13 +148,37 @@ class Team:
             send=send,
             lead=self.lead,
             approve_plan=approve if is_lead and self.plan_approval else None,
+            merge_task=self._merge if is_lead and self.checkouts is not None else None,
         )
+
+    async def _merge(self, task_id: str) -> ToolResult:
+        """MergeTask: *task_id*'s branch into the lead's workspace (docs/isolation.md)."""
+        checkouts = self.checkouts
+        assert checkouts is not None
+        subject = None
+        for task in await self.board.list():
+            if task.id == task_id:
+                subject = task.subject
+        if subject is None:
+            return ToolResult(f"There is no task {task_id!r} on the board (see TaskList).", True)
+        try:
+            outcome = await merge_task(
+                checkouts.repo, checkouts.run_id, task_id, subject, checkouts.remote
+            )
+        except GitError as exc:
+            return ToolResult(f"Could not merge {task_id}: {exc}", is_error=True)
+        return ToolResult(outcome.describe(), is_error=not outcome.merged)
 
     def registry(self, *, lead: bool) -> ToolRegistry:
         """The built-in tools, the team tools, Task, and ApprovePlan for a lead
         whose teammates need plan approval."""
         return builtin_registry(
-            Provides(team=True, lead=lead and self.plan_approval, subagents=True)
+            Provides(
+                team=True,
+                lead=lead and self.plan_approval,
+                subagents=True,
+                workspaces=lead and self.checkouts is not None,
+            )
         )
 
     def lead_prompt(self) -> str:
@@ -208,6 +237,7 @@ async def hand_back(
         if task.owner != name or task.status.finished:
             continue
         if task.status is TaskStatus.IN_PROGRESS:
+            await _keep_work(team, name, task)
             await team.board.release(task.id, name)
         else:
             await team.board.update(task.id, owner=None)
@@ -220,6 +250,15 @@ async def hand_back(
             "team.message", actor=name, sender=name, recipient=team.lead,
             kind=body.KIND, text=proto.preview(body),
         )  # fmt: skip
+
+
+async def _keep_work(team: Team, name: str, task: Task) -> None:
+    """With checkouts of their own: commit what the stopped teammate did on *task*
+    to its branch, where whoever takes the task next starts from."""
+    if team.checkouts is None:
+        return
+    with contextlib.suppress(GitError, OSError):  # then it stays in that checkout
+        await team.checkouts.teammate(name).finish(task.id, task.subject, "handed back")
 
 
 def changed_tasks(result: object) -> list[Task]:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING
 
+import attrs
 import trio
 
 from coterie.actors import Actor
@@ -37,6 +38,7 @@ from coterie.team._teammate_rules import (
     Settle,
     TeammateMachine,
 )
+from coterie.workspaces import GitError
 
 if TYPE_CHECKING:
     from coterie.actors import ActorContext
@@ -45,6 +47,7 @@ if TYPE_CHECKING:
     from coterie.mailbox import Delivery
     from coterie.messages import Message
     from coterie.team._team import Team
+    from coterie.workspaces import Committed, TeammateWorkspace
 
 #: An idle teammate looks at the board at least this often (for changes made
 #: by other processes, and leases that expired).
@@ -67,9 +70,13 @@ def task_prompt(task: Task, lead: str) -> str:
 class Teammate(Actor):
     """One member of the team doing tasks from the board."""
 
-    def __init__(self, team: Team, loop: AgentLoop) -> None:
+    def __init__(
+        self, team: Team, loop: AgentLoop, workspace: TeammateWorkspace | None = None
+    ) -> None:
         self.team = team
         self.loop = loop
+        #: ``--isolation worktree``: the checkout this teammate's tools are rooted at.
+        self.workspace = workspace
         self.machine = TeammateMachine(plan_approval=team.plan_approval)
         self._generation = 0
         self._started = True
@@ -79,6 +86,8 @@ class Teammate(Actor):
         wakeups = self.team.wakeups
         wakeups.join(ctx.name)
         try:
+            if self.workspace is not None:
+                await self.workspace.open()  # before any tool runs there
             while True:
                 self._generation = wakeups.generation(ctx.name)
                 if await self._read_mail(ctx):
@@ -154,6 +163,9 @@ class Teammate(Actor):
         team_ctx.current_task = task.id
         approved = task.id in self.team.approved(ctx.name)
         start = self.machine.took(task.id, approved=approved)
+        if self.workspace is not None:
+            branch = await self.workspace.begin(task.id)
+            ctx.emit("workspace.task_branch", task=task.id, branch=branch)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._renew, ctx, task.id)
             ctx.emit("actor.state", state=self.machine.phase.value, task=task.id)
@@ -166,7 +178,10 @@ class Teammate(Actor):
                 decision = await self._propose(ctx, decision)
             decision = await self._task_completed(ctx, task, decision)
             nursery.cancel_scope.cancel()
-        await self._settle(ctx, decision)
+        committed = None
+        if self.workspace is not None:
+            decision, committed = await self._commit(ctx, task, decision)
+        await self._settle(ctx, decision, committed)
         team_ctx.current_task = None
         await self._idle_hooks(ctx, task)
         await proto.tell(ctx, self.team.lead, proto.Idle(task.id))
@@ -241,23 +256,48 @@ class Teammate(Actor):
         await ctx.done(delivery)
         return self.machine.turned(result.is_error, result.result)
 
-    async def _settle(self, ctx: ActorContext, settle: Settle) -> None:
+    async def _commit(
+        self, ctx: ActorContext, task: Task, settle: Settle
+    ) -> tuple[Settle, Committed | None]:
+        """The runtime (not the model) commits the task's work on its branch (and
+        pushes it with ``--repo``); a commit or push that fails fails the task, its
+        work kept in the checkout."""
+        assert self.workspace is not None
+        try:
+            committed = await self.workspace.finish(task.id, task.subject, settle.status)
+        except GitError as exc:
+            why = f"{settle.result}\n\nThe runtime could not commit this work: {exc}"
+            return Settle(task.id, "failed", why), None
+        ctx.emit(
+            "workspace.committed", task=task.id, branch=committed.branch,
+            commit=committed.commit, changed=committed.changed, pushed=committed.pushed,
+        )  # fmt: skip
+        return settle, committed
+
+    async def _settle(
+        self, ctx: ActorContext, settle: Settle, committed: Committed | None = None
+    ) -> None:
         """Report the task's outcome to the lead, then settle it on the board.
 
         The report comes first, so that a lead that sees every task finished
-        has every result in its mailbox.
+        has every result in its mailbox. With a checkout of its own the report
+        names the task's branch and commit, and so does the board's result.
         """
+        where = {} if committed is None else attrs.asdict(committed, filter=_branch_commit)
         await proto.tell(
             ctx,
             self.team.lead,
-            proto.Result(settle.task_id, settle.status, settle.result),
+            proto.Result(settle.task_id, settle.status, settle.result, **where),
             message_id=f"{settle.task_id}.{ctx.name}.result",
         )
+        result = settle.result
+        if committed is not None:
+            result = f"{committed.note()}\n{result}"
         try:
             if settle.status == "failed":
-                await self.team.board.fail(settle.task_id, ctx.name, settle.result or "failed")
+                await self.team.board.fail(settle.task_id, ctx.name, result or "failed")
             else:
-                await self.team.board.complete(settle.task_id, ctx.name, settle.result)
+                await self.team.board.complete(settle.task_id, ctx.name, result)
         except BoardRefusal as exc:
             # Already settled: the teammate marked it failed or handed it back
             # with TaskUpdate, or the lead changed it meanwhile.
@@ -279,6 +319,10 @@ class Teammate(Actor):
             if loop.transcript is not None and work_id in loop.transcript.prompt_ids:
                 return await loop.resume(work_id)
             return await loop.run(text, prompt_id=work_id)
+
+
+def _branch_commit(attribute: attrs.Attribute[object], _value: object) -> bool:
+    return attribute.name in ("branch", "commit")
 
 
 def _answers(message: Message, task_id: str) -> bool:

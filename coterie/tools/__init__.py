@@ -73,6 +73,7 @@ from coterie.tools.task import (
 from coterie.tools.team import (
     BROADCAST,
     ApprovePlanTool,
+    MergeTaskTool,
     SendMessageTool,
     TaskCreateTool,
     TaskGetTool,
@@ -101,6 +102,7 @@ __all__ = [
     "ScheduleWakeupTool",
     "last_wakeup",
     "ApprovePlanTool",
+    "MergeTaskTool",
     "SUBAGENT_TYPES",
     "TaskTool",
     "BROADCAST",

@@ -128,6 +128,9 @@ class TeamContext:
     #: Answers a teammate's plan request: (teammate, task id, approve, feedback).
     #: Set by the runtime for the lead of a team whose teammates need plan approval.
     approve_plan: Callable[[str, str, bool, str], Awaitable[None]] | None = None
+    #: Merges a task's branch into the lead's workspace (task id -> the tool's result).
+    #: Set by the runtime for the lead of a team whose teammates have checkouts of their own.
+    merge_task: Callable[[str], Awaitable[ToolResult]] | None = None
 
     def __attrs_post_init__(self) -> None:
         missing = [n for n in (self.me, self.lead) if n not in self.members]

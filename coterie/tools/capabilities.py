@@ -57,9 +57,10 @@ class Access(enum.Enum):
 
 
 #: A part of the runtime a tool works through, which not every agent has:
-#: ``subagents`` (``ToolContext.subagents``: Task) or ``loop`` (a dynamic loop
-#: that honours ScheduleWakeup).
-Need = Literal["subagents", "loop"]
+#: ``subagents`` (``ToolContext.subagents``: Task), ``loop`` (a dynamic loop
+#: that honours ScheduleWakeup) or ``workspaces`` (teammates in checkouts of
+#: their own, whose branches the lead merges: MergeTask).
+Need = Literal["subagents", "loop", "workspaces"]
 
 
 @attrs.frozen

@@ -25,6 +25,7 @@ from coterie.tools.search import GlobTool, GrepTool
 from coterie.tools.task import TaskTool
 from coterie.tools.team import (
     ApprovePlanTool,
+    MergeTaskTool,
     SendMessageTool,
     TaskCreateTool,
     TaskGetTool,
@@ -67,6 +68,7 @@ BUILTIN_TOOLS: tuple[Callable[[], Tool], ...] = (
     ScheduleWakeupTool,
     TaskTool,
     ApprovePlanTool,
+    MergeTaskTool,
 )
 
 
@@ -85,6 +87,8 @@ class Provides:
     lead: bool = False
     subagents: bool = False
     loop: bool = False
+    #: The lead of a team whose teammates have checkouts of their own (MergeTask).
+    workspaces: bool = False
 
     def __call__(self, tool: Tool) -> bool:
         """Whether *tool* is given to an agent that has what this says."""
@@ -95,6 +99,8 @@ class Provides:
             return self.subagents
         if caps.needs == "loop":
             return self.loop
+        if caps.needs == "workspaces":
+            return self.workspaces
         return True
 
 
@@ -115,7 +121,8 @@ def default_registry() -> ToolRegistry:
 
 
 def _team_member_only(tool: Tool) -> bool:
-    return tool.capabilities.team_only and not tool.capabilities.lead_only
+    caps = tool.capabilities
+    return caps.team_only and not caps.lead_only and caps.needs is None
 
 
 def team_tools() -> list[Tool]:

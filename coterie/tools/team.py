@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BROADCAST",
     "ApprovePlanTool",
+    "MergeTaskTool",
     "SendMessageTool",
     "TaskCreateTool",
     "TaskGetTool",
@@ -161,3 +162,44 @@ class ApprovePlanTool:
         verdict = "approved" if input["approve"] else "rejected"
         await team.approve_plan(who, input["task_id"], input["approve"], input.get("feedback", ""))
         return ToolResult(f"Plan of {who} for {input['task_id']} {verdict}.")
+
+
+_MERGE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "task_id": {"type": "string", "description": "The task whose branch to merge"},
+    },
+    "required": ["task_id"],
+    "additionalProperties": False,
+}
+
+
+class MergeTaskTool:
+    """The lead merges a finished task's branch into its workspace (``--isolation worktree``).
+
+    Named in the style of the team's Task* tools (Claude Code has no merge tool:
+    its teammates share one checkout)."""
+
+    name = "MergeTask"
+    description = (
+        "Merge the branch a teammate's task was committed on into your workspace"
+        " (teammates work in checkouts of their own; a task's result names its branch and"
+        " commit). Fast-forwards when it can, else makes a merge commit. On conflicts"
+        " nothing changes: the merge is aborted, the branch kept, and the result lists the"
+        " conflicting files and how to resolve them."
+    )
+    input_schema = _MERGE_SCHEMA
+    # It changes the files of the workspace: asked about like any write.
+    capabilities = Capabilities(Effect.WORKSPACE, team_only=True, needs="workspaces")
+
+    async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        """Merge the task's branch; the result says how, or what conflicts."""
+        team = ctx.team
+        if team is None:
+            return no_team(self.name)
+        if team.merge_task is None or not team.is_lead:
+            return ToolResult(
+                "Only the lead of a team run with --isolation worktree can merge task branches.",
+                is_error=True,
+            )
+        return await team.merge_task(input["task_id"])

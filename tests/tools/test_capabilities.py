@@ -44,6 +44,7 @@ DECLARED: dict[str, tuple[Effect, tuple[str, Access] | None, bool, bool, str | N
     "ScheduleWakeup": (Effect.RUN_STATE, None, False, False, "loop"),
     "Agent": (Effect.RUN_STATE, None, False, False, "subagents"),
     "ApprovePlan": (Effect.RUN_STATE, None, True, True, None),
+    "MergeTask": (Effect.WORKSPACE, None, True, False, "workspaces"),
 }
 
 CORE = ["Bash", "Read", "Write", "Edit", "Glob", "Grep", "TodoWrite"]
@@ -146,6 +147,8 @@ def test_team_tools_are_the_team_only_tools_but_the_leads() -> None:
         (Provides(team=True, subagents=True), [*CORE, *TEAM, "Agent"]),
         (Provides(team=True, lead=True, subagents=True), [*CORE, *TEAM, "Agent", "ApprovePlan"]),
         (Provides(lead=True), CORE),  # a lead-only tool is a team tool too
+        (Provides(team=True, workspaces=True), [*CORE, *TEAM, "MergeTask"]),
+        (Provides(workspaces=True), CORE),  # MergeTask is a team tool too
     ],
 )
 def test_what_an_agent_is_given_follows_what_it_is_provided(
