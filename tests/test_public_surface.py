@@ -166,6 +166,9 @@ SURFACES: dict[str, set[str]] = {
     "coterie.eventstream": {
         "Forwarder", "StreamEvent", "forward_events", "read_stream", "stream_key"
     },
+    "coterie.gitsafe": {
+        "SAFE_GIT_CONFIG", "git_env", "run_git", "safe_git_config"
+    },
     "coterie.runmirror": {
         "LogReplica", "RunMirror"
     },

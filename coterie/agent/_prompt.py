@@ -17,12 +17,11 @@ name programs and configuration: ``GIT_EXTERNAL_DIFF``, ``GIT_SSH_COMMAND``,
 from __future__ import annotations
 
 import datetime
-import os
 import platform
-import subprocess
 from pathlib import Path
 
 from coterie.context.memory import memory_reminder, project_memory
+from coterie.gitsafe import run_git, safe_git_config
 from coterie.trust import is_trusted
 
 MAX_GIT_LINES = 40
@@ -48,78 +47,11 @@ spelling): find a safe way, or stop and report what was blocked."""
 
 #: Configuration that stops git from running a program of the repository's;
 #: given through ``GIT_CONFIG_KEY_n`` (the command-line scope, which beats every file).
-SAFE_GIT_CONFIG = (
-    ("core.fsmonitor", "false"),
-    ("core.hooksPath", "/dev/null"),
-    ("core.pager", "cat"),
-    ("diff.external", ""),
-    ("diff.ignoreSubmodules", "all"),
-    ("status.submoduleSummary", "false"),
-)
-_GIT_TIMEOUT = 5
-
-
-def _git_env(config: list[tuple[str, str]]) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(GIT_PAGER="cat", PAGER="cat", GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0")
-    env["GIT_CONFIG_COUNT"] = str(len(config))
-    for i, (key, value) in enumerate(config):
-        env[f"GIT_CONFIG_KEY_{i}"] = key
-        env[f"GIT_CONFIG_VALUE_{i}"] = value
-    return env
-
-
-def _git(
-    workdir: Path, config: list[tuple[str, str]], *args: str
-) -> subprocess.CompletedProcess[str] | None:
-    try:
-        return subprocess.run(
-            ["git", "--no-pager", "--no-optional-locks", *args],
-            cwd=workdir,
-            env=_git_env(config),
-            capture_output=True,
-            text=True,
-            timeout=_GIT_TIMEOUT,
-            check=False,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-
-
-def _filter_drivers(workdir: Path) -> list[str] | None:
-    """The filter drivers git's configuration names here (reading it runs nothing);
-    None if it cannot be read."""
-    out = _git(workdir, list(SAFE_GIT_CONFIG), "config", "--null", "--get-regexp", r"^filter\.")
-    if out is None or out.returncode not in (0, 1):  # 1: no filter at all
-        return None
-    drivers = []
-    for record in out.stdout.split("\0"):
-        key = record.split("\n", 1)[0]  # filter.<driver>.<variable>
-        if key.startswith("filter.") and key.count(".") >= 2:
-            drivers.append(key[len("filter.") : key.rindex(".")])
-    return list(dict.fromkeys(drivers))
-
-
-def safe_git_config(workdir: Path) -> list[tuple[str, str]] | None:
-    """The configuration under which git runs none of *workdir*'s programs, or None
-    if it cannot be worked out (then git must not run)."""
-    drivers = _filter_drivers(workdir)
-    if drivers is None:
-        return None
-    config = list(SAFE_GIT_CONFIG)
-    for driver in drivers:
-        # An empty command is no command; not required, so git keeps the content as it is.
-        config += [(f"filter.{driver}.{var}", "") for var in ("clean", "smudge", "process")]
-        config.append((f"filter.{driver}.required", "false"))
-    return config
-
-
 def _git_status(workdir: Path) -> str | None:
     config = safe_git_config(workdir)
     if config is None:
         return None
-    out = _git(workdir, config, "status", "--short", "--branch", "--ignore-submodules=all")
+    out = run_git(workdir, config, "status", "--short", "--branch", "--ignore-submodules=all")
     if out is None or out.returncode != 0:
         return None
     lines = out.stdout.splitlines()

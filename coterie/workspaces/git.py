@@ -1,15 +1,16 @@
 """Running git for the runtime: one async call, git's programs switched off.
 
 The runtime's own git commands (creating worktrees and clones, committing a
-teammate's work, merging it for the lead) run with the repository's hooks
-and fsmonitor disabled: a checkout's ``.git/config`` or hooks are the
-workspace's content, and the runtime must not run programs they name on its
-own authority. Nothing asks for credentials (``GIT_TERMINAL_PROMPT=0``).
+teammate's work, merging it for the lead) run under
+:func:`coterie.gitsafe.safe_git_config`: a checkout's ``.git/config`` and
+hooks are the workspace's content, and the runtime must not run programs
+they name (hooks, fsmonitor, filter drivers' clean and smudge commands) on
+its own authority; when that configuration cannot be read, the command is
+refused. Nothing asks for credentials (``GIT_TERMINAL_PROMPT=0``).
 """
 
 from __future__ import annotations
 
-import os
 import subprocess
 from typing import TYPE_CHECKING
 
@@ -17,6 +18,7 @@ import attrs
 import trio
 
 from coterie.errors import CoterieError
+from coterie.gitsafe import git_env, safe_git_config
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -24,8 +26,6 @@ if TYPE_CHECKING:
 
 __all__ = ["GitError", "GitOutput", "git", "git_sync"]
 
-#: Settings every runtime git command runs with (see the module docstring).
-SAFE_CONFIG = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
 
 
 class GitError(CoterieError, RuntimeError):
@@ -46,11 +46,17 @@ class GitOutput:
 
 
 def _argv(cwd: Path, args: tuple[str, ...]) -> list[str]:
-    return ["git", *SAFE_CONFIG, "-C", str(cwd), *args]
+    return ["git", "--no-pager", "-C", str(cwd), *args]
 
 
-def _env(extra: Mapping[str, str] | None) -> dict[str, str]:
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+def _env(cwd: Path, args: tuple[str, ...], extra: Mapping[str, str] | None) -> dict[str, str]:
+    config = safe_git_config(cwd if cwd.is_dir() else cwd.parent)
+    if config is None:
+        raise GitError(
+            f"git {' '.join(args)}: the repository's git configuration at {cwd} cannot be"
+            " read, so git cannot run there without the risk of running its programs"
+        )
+    env = {**git_env(config), "LC_ALL": "C"}
     env.update(extra or {})
     return env
 
@@ -72,7 +78,7 @@ async def git(
         capture_stderr=True,
         stdin=subprocess.DEVNULL,
         check=False,
-        env=_env(env),
+        env=_env(cwd, args, env),
     )
     out = GitOutput(done.returncode, done.stdout.decode(errors="replace"),
                     done.stderr.decode(errors="replace"))  # fmt: skip
@@ -84,7 +90,7 @@ def git_sync(cwd: Path, *args: str, check: bool = True) -> GitOutput:
     try:
         done = subprocess.run(
             _argv(cwd, args), capture_output=True, text=True, check=False,
-            stdin=subprocess.DEVNULL, env=_env(None), timeout=60,
+            stdin=subprocess.DEVNULL, env=_env(cwd, args, None), timeout=60,
         )  # fmt: skip
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise GitError(f"git {' '.join(args)}: {exc}") from None

@@ -13,6 +13,7 @@ from coterie.workspaces import (
     merge_task,
     task_branch,
 )
+from tests.agent.test_prompt import hostile_repository
 from tests.workspaces.conftest import make_repo, run_git
 
 if TYPE_CHECKING:
@@ -164,3 +165,20 @@ async def test_a_workspace_below_the_top_of_its_repository(tmp_path: Path) -> No
     await mate.begin("task_1")
     assert mate.path.name == "app"
     assert (mate.path / "main.py").is_file()
+
+
+async def test_a_hostile_repository_cannot_make_the_runtimes_git_run_its_programs(
+    tmp_path: Path,
+) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    marker = tmp_path / "ran"
+    hostile_repository(repo, marker)
+    alice = checkouts(repo).teammate("alice")
+    await alice.begin("task_1")
+    (alice.path / "tracked.txt").write_text("changed\n")  # the clean filter's matter
+    done = await alice.finish("task_1", "change it", "completed")
+    assert done.changed
+    outcome = await merge_task(check_repository(repo), RUN, "task_1", "change it", None)
+    assert outcome.kind == "fast-forward", outcome
+    assert not marker.exists()  # no hook, fsmonitor or filter of the repository ran
