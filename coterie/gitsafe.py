@@ -91,5 +91,3 @@ def safe_git_config(workdir: Path) -> list[tuple[str, str]] | None:
         config += [(f"filter.{driver}.{var}", "") for var in ("clean", "smudge", "process")]
         config.append((f"filter.{driver}.required", "false"))
     return config
-
-

@@ -27,7 +27,6 @@ if TYPE_CHECKING:
 __all__ = ["GitError", "GitOutput", "git", "git_sync"]
 
 
-
 class GitError(CoterieError, RuntimeError):
     """A git command the runtime needed failed (its words are in the message)."""
 
