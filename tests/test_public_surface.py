@@ -108,7 +108,8 @@ SURFACES: dict[str, set[str]] = {
         "NoSuchChild", "RemoveChild", "Restart", "RestartChild", "ShutDown", "ShutdownExit",
         "StartChild", "StartFailed", "StopChildren", "Strategy", "SupervisionError",
         "SupervisionProtocolError", "Supervisor", "SupervisorGaveUp", "SupervisorMachine",
-        "TooManyChildren", "isolated"
+        "TooManyChildren", "isolated",
+        "ChildNotRunning", "Fault", "InjectedCrash"
     },
     "coterie.team": {
         "LEAD_TURNS_MODES", "LeadTurns", "NAMES", "LeadMachine", "Team", "TeamLead", "Teammate",
