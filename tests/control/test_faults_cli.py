@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
+import time
 from typing import TYPE_CHECKING, Any
 
 import trio
@@ -14,12 +17,11 @@ from coterie.events import read_events
 from coterie.mailbox import PostOffice, peek_mailbox
 from coterie.messages import Message
 from coterie.runs import runs_root
-from tests.agent.conftest import coterie, wait_for
+from tests.agent.conftest import clean_env, coterie, wait_for
 from tests.agent.test_resume_cli import only_run, start, write_scenario
 from tests.team.test_team_cli import BYPASS, create
 
 if TYPE_CHECKING:
-    import subprocess
     from pathlib import Path
 
 
@@ -223,3 +225,47 @@ def test_refusals_one_line_each(workspace: Path, home: Path, tmp_path: Path) -> 
     ambiguous = coterie("cancel", run_id[:4], cwd=workspace, home=home)
     assert ambiguous.returncode == 2
     assert "ambiguous" in ambiguous.stderr
+
+
+def test_crash_during_a_model_call_over_the_real_sdk_path(
+    workspace: Path, home: Path, tmp_path: Path, mock_server: Any
+) -> None:
+    """alice's request is held by ``coterie mock-server --latency``; the crash cuts
+    the HTTP call short, the restarted alice asks again and the run completes."""
+    tracks = team_of_two(0)
+    tracks["alice"] = [{"text": "job a done"}, {"text": "job a done"}]
+    url = mock_server(write_scenario(tmp_path / "s.json", tracks), "--latency", "1.5")
+    env = clean_env(HOME=str(home), ANTHROPIC_BASE_URL=url, ANTHROPIC_API_KEY="k")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "coterie", "team", "-p", *BYPASS, "go"],
+        cwd=workspace, env=env, stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while not asked(workspace, "alice"):
+        assert time.monotonic() < deadline, "alice never asked her model"
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    done = coterie("crash", only_run(workspace), "alice", cwd=workspace, home=home)
+    assert done.returncode == 0, done.stderr
+    _out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert trail(workspace, "alice")[:5] == [
+        "actor.started",
+        "fault.injected",
+        "actor.crashed",
+        "actor.restarted",
+        "actor.started",
+    ]
+    assert set(tasks_of(workspace).values()) == {"completed"}
+
+
+def asked(workspace: Path, actor: str) -> bool:
+    """Whether *actor* has asked its model for a turn (its call is now in flight)."""
+    runs = runs_root(workspace)
+    logs = list(runs.glob("*/events.jsonl")) if runs.is_dir() else []
+    return any(
+        e.type == "model.requested" and e.data.get("actor") == actor
+        for log in logs
+        for e in read_events(log)
+    )

@@ -45,9 +45,15 @@ async def until_running_a_tool(events: EventLog, actor: str) -> None:
 async def test_inject_a_crash_into_an_embedded_team_then_it_finishes(tmp_path: Path) -> None:
     work = tmp_path / "ws"
     work.mkdir()
-    async with open_team(
-        work, names=["ana", "ben"], scenario=scenario(tmp_path), permission_mode="bypassPermissions"
-    ) as team, trio.open_nursery() as nursery:
+    async with (
+        open_team(
+            work,
+            names=["ana", "ben"],
+            scenario=scenario(tmp_path),
+            permission_mode="bypassPermissions",
+        ) as team,
+        trio.open_nursery() as nursery,
+    ):
         results: list[str] = []
 
         async def query() -> None:
