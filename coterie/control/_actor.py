@@ -7,7 +7,8 @@ Theory of operation. One message is one fault request (kind ``inject``):
    false`` and acknowledged, so a fault cannot fire twice, nor fire long
    after the sender gave up waiting;
 2. the body is parsed and checked against the names in the supervision tree
-   (:func:`._rules.check`): a refusal is answered at once and nothing happens;
+   (:func:`._rules.check`) and the run's own *guard*: a refusal is answered
+   at once and nothing happens;
 3. otherwise ``fault.injected`` is written to the event log *first*, then the
    fault is applied: a crash or a stop through the target's own supervisor
    (:meth:`~coterie.supervisors.Supervisor.inject`, which returns once that
@@ -54,10 +55,12 @@ class Control(Actor):
         root: Callable[[], Supervisor],
         cancel: Callable[[], None],
         after: Callable[[str, str], Awaitable[None]] | None = None,
+        guard: Callable[[str, str], str | None] | None = None,
     ) -> None:
         self.root = root
         self.cancel = cancel
         self.after = after
+        self.guard = guard
 
     async def handle(self, ctx: ActorContext, message: Message) -> None:
         if message.kind != INJECT:
@@ -76,6 +79,9 @@ class Control(Actor):
         tree = self.root()
         parents = {info.name: sup.name for sup, info in tree.walk()}
         refusal = check(request, list(parents), _carrying(parents))
+        if refusal is None and request.actor is not None and self.guard is not None:
+            why = self.guard(request.actor, request.fault)
+            refusal = None if why is None else Refusal("refused", why)
         if refusal is not None:
             await _answer(ctx, message, refusal.to_body())
             return
@@ -156,17 +162,20 @@ def control_spec(
     *,
     cancel: Callable[[], None],
     after: Callable[[str, str], Awaitable[None]] | None = None,
+    guard: Callable[[str, str], str | None] | None = None,
     events: EventLog | None = None,
 ) -> ChildSpec:
     """The supervisor child that runs the run's :class:`Control` actor.
 
     *root* returns the run's root supervisor (it is built after this spec);
     *cancel* stops the whole run as Ctrl-C does; *after(actor, fault)* runs
-    once a fault has ended *actor* (a stopped teammate's tasks go back).
+    once a fault has ended *actor* (a stopped teammate's tasks go back);
+    *guard(actor, fault)* says why the run refuses that fault there (None: it
+    does not).
     """
     return actor_spec(
         CONTROL,
-        lambda _ctx: Control(root, cancel, after),
+        lambda _ctx: Control(root, cancel, after, guard),
         post,
         events=events,
     )

@@ -87,7 +87,14 @@ def _control(agents: Agents, team: Team | None, root: Callable[[], Supervisor]) 
         if fault == "stop" and team is not None and actor in team.teammates:
             await hand_back(team, actor, "stopped by `coterie stop`", post, events)
 
-    return control_spec(root, post, cancel=_interrupt, after=after, events=events)
+    def guard(actor: str, fault: str) -> str | None:
+        under = {info.name for _sup, info in agents.subagents.walk()}
+        if fault == "stop" and actor in under:
+            # Its caller waits for its result, which a normal exit never sends.
+            return f"{actor} is a subagent, whose caller waits for its result: crash it instead"
+        return None
+
+    return control_spec(root, post, cancel=_interrupt, after=after, guard=guard, events=events)
 
 
 def _interrupt() -> None:
