@@ -150,9 +150,9 @@ def _body(request: FaultRequest, sent: Message, **extra: Any) -> dict[str, Any]:
 async def _answer(ctx: ActorContext, message: Message, body: dict[str, Any]) -> None:
     try:
         await ctx.reply(message, INJECTED, body)
-    except UnknownActor:
-        # The sender's reply mailbox is gone (it gave up and cleaned up): the
-        # fault's record is the event log; nothing else to tell.
+    except (UnknownActor, OSError):
+        # The sender's reply mailbox is gone (it gave up and cleaned up, maybe
+        # while this was written): the fault's record is the event log.
         ctx.emit("actor.late_reply", kind=INJECTED, correlation_id=message.id)
 
 

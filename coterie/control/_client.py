@@ -56,7 +56,7 @@ async def inject(
         raise UnknownRun(f"no run in {run_dir}")
     if not is_live(run_dir):
         raise RunNotRunning(f"run {run_dir.name} is not running; nothing to {_VERB[fault]}")
-    post = PostOffice(run_dir / "mailboxes", poll_interval=0.05)
+    post = _post_office(run_dir)
     name = f"reply-{secrets.token_hex(6)}"
     try:
         ctx = ActorContext(name=name, mailbox=post.open(name), post=post)
@@ -74,6 +74,12 @@ async def inject(
         if post.root is not None:
             shutil.rmtree(post.root / name, ignore_errors=True)
     return _answer(reply.kind, reply.body)
+
+
+def _post_office(run_dir: Path) -> PostOffice:
+    """The run's post office as a sender in another process opens it (the one
+    place that knows where the run's mailboxes live)."""
+    return PostOffice(run_dir / "mailboxes", poll_interval=0.05)
 
 
 def _answer(kind: str, body: object) -> dict[str, Any]:

@@ -6,7 +6,7 @@
     ├── services (one_for_one): summarizer, [evaluator], [scheduler], [classifier],
     │                           [mcp-<server>-sup → mcp-<server>, ...]
     ├── team (one_for_one): lead, [alice-sup → alice, ...], subagents (dynamic)
-    └── control (the run's control channel: docs/faults.md)
+    └── control-sup → control (the run's control channel: docs/faults.md)
 
 A solo run is a team with no teammates: the same tree, the same path, the
 lead being the plain :class:`~coterie.actors.lead.Lead` with the solo tools.
@@ -78,8 +78,8 @@ def build_tree(agents: Agents, team: Team | None) -> Supervisor:
 
 
 def _control(agents: Agents, team: Team | None, root: Callable[[], Supervisor]) -> ChildSpec:
-    """The run's control channel (docs/faults.md), the root's last child: up once
-    every actor a fault could aim at is, stopped first. A teammate stopped by a fault
+    """The run's control channel (docs/faults.md), under the root's last child: up
+    once every actor a fault could aim at is, stopped first. A teammate stopped by a fault
     hands its tasks back, as one that gave up; a cancel is Ctrl-C in the run's process."""
     post, events = agents.post, agents.events
 
@@ -94,7 +94,9 @@ def _control(agents: Agents, team: Team | None, root: Callable[[], Supervisor]) 
             return f"{actor} is a subagent, whose caller waits for its result: crash it instead"
         return None
 
-    return control_spec(root, post, cancel=_interrupt, after=after, guard=guard, events=events)
+    spec = control_spec(root, post, cancel=_interrupt, after=after, guard=guard, events=events)
+    # Under a supervisor of its own: a bug in the channel never takes the run down.
+    return isolated(spec, max_restarts=MAX_RESTARTS, period=RESTART_PERIOD, events=events)
 
 
 def _interrupt() -> None:
