@@ -80,12 +80,18 @@ def build_tree(agents: Agents, team: Team | None) -> Supervisor:
 def _control(agents: Agents, team: Team | None, root: Callable[[], Supervisor]) -> ChildSpec:
     """The run's control channel (docs/faults.md), under the root's last child: up
     once every actor a fault could aim at is, stopped first. A teammate stopped by a fault
-    hands its tasks back, as one that gave up; a cancel is Ctrl-C in the run's process."""
+    (or whose supervisor took a fault) hands its tasks back, as one that gave up; a
+    cancel is Ctrl-C in the run's process."""
     post, events = agents.post, agents.events
 
     async def after(actor: str, fault: str) -> None:
-        if fault == "stop" and team is not None and actor in team.teammates:
-            await hand_back(team, actor, "stopped by `coterie stop`", post, events)
+        if team is None:
+            return
+        # A stopped teammate (transient) and a teammate's supervisor (temporary)
+        # are not restarted: their tasks go back to the board, the lead is told.
+        name = actor.removesuffix("-sup")
+        if name in team.teammates and (fault == "stop" or name != actor):
+            await hand_back(team, name, f"`coterie {fault}` ended {actor}", post, events)
 
     def guard(actor: str, fault: str) -> str | None:
         under = {info.name for _sup, info in agents.subagents.walk()}

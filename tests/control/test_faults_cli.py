@@ -129,6 +129,19 @@ def test_stop_a_teammate_it_exits_normally_its_task_goes_to_another(
     assert any(e.data["kind"] == "teammate_stopped" for e in told)
 
 
+def test_crash_a_teammates_supervisor_it_is_not_restarted_and_its_task_goes_to_another(
+    workspace: Path, home: Path, tmp_path: Path
+) -> None:
+    proc, run_id = start_team(team_of_two(3, bob_does_both=True), workspace, home, tmp_path)
+    done = coterie("crash", run_id, "alice-sup", cwd=workspace, home=home)
+    assert done.returncode == 0, done.stderr
+    assert "does not restart it (temporary)" in done.stdout
+    _out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert trail(workspace, "alice-sup")[-2:] == ["fault.injected", "actor.crashed"]
+    assert set(tasks_of(workspace).values()) == {"completed"}
+
+
 def test_stop_the_lead_a_permanent_child_is_restarted_even_after_a_normal_exit(
     workspace: Path, home: Path, tmp_path: Path
 ) -> None:
