@@ -123,3 +123,8 @@ class InjectedCrash(Exception):
     Not a :class:`CoterieError`: to its supervisor it is a crash like any bug's,
     restarted or not by the child's restart type and the restart intensity.
     """
+
+
+class RunCancelled(CoterieError):
+    """``coterie cancel RUN`` stopped a run held by an embedding program: raised from
+    the session's block once the run has stopped (it is left resumable)."""

@@ -23,7 +23,7 @@ from coterie.team import team_names
 from coterie.tools import default_registry
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncIterator, Callable
 
     from coterie.context import CompactionReport
     from coterie.models import Model
@@ -44,6 +44,7 @@ async def open_agent(
     model: Model | str | None = None,
     asker: Asker | None = None,
     resume: str | None = None,
+    on_cancel: Callable[[], None] | None = None,
     **options: Any,
 ) -> AsyncIterator[AgentSession]:
     """Start an agent in *workdir* and yield a session; stop it on exit.
@@ -59,10 +60,12 @@ async def open_agent(
     most ``max_ticks`` runs) starts the scheduler, for
     :meth:`AgentSession.loop`. With *resume* (a run id) the run's recorded
     options are used; call :meth:`AgentSession.resume` to finish its pending
-    request.
+    request. ``coterie cancel RUN`` raises :class:`~coterie.errors.RunCancelled`
+    from the block, or calls *on_cancel* instead if given (the CLI's Ctrl-C).
     """
     run = _options(workdir, options, command="run", headless=asker is None)
-    async with open_run(prepare(run, model=model, resume=resume), asker) as session:
+    prepared = prepare(run, model=model, resume=resume)
+    async with open_run(prepared, asker, on_cancel=on_cancel) as session:
         yield session
 
 
@@ -75,6 +78,7 @@ async def open_team(
     model: Model | str | None = None,
     asker: Asker | None = None,
     resume: str | None = None,
+    on_cancel: Callable[[], None] | None = None,
     **options: Any,
 ) -> AsyncIterator[AgentSession]:
     """Start a team in *workdir*; ``await session.query(goal)`` runs it to the end.
@@ -87,7 +91,8 @@ async def open_team(
     """
     chosen = team_names(teammates, names) if resume is None else ()
     run = _options(workdir, options, command="team", teammates=chosen, headless=asker is None)
-    async with open_run(prepare(run, model=model, resume=resume), asker) as session:
+    prepared = prepare(run, model=model, resume=resume)
+    async with open_run(prepared, asker, on_cancel=on_cancel) as session:
         yield session
 
 

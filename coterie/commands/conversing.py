@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from rich.markup import escape
 
 from coterie.commands.driving import agent_options, drive, workspace_trust
+from coterie.commands.stopping import interrupt_process
 from coterie.errors import CoterieError
 from coterie.extensions import load_extensions
 from coterie.session import AgentSession, open_agent
@@ -76,5 +77,7 @@ def _open_conversation(
     run_id: str | None,
 ) -> AbstractAsyncContextManager[AgentSession]:
     if run_id is None:
-        return open_agent(workdir, asker=asker, **options, conversation=True)
-    return open_agent(workdir, asker=asker, resume=run_id)
+        return open_agent(
+            workdir, asker=asker, on_cancel=interrupt_process, **options, conversation=True
+        )
+    return open_agent(workdir, asker=asker, resume=run_id, on_cancel=interrupt_process)

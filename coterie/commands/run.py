@@ -20,6 +20,7 @@ from coterie.commands.driving import (
     workspace_trust,
 )
 from coterie.commands.stdin import check_input_format, headless_input, stdin_turns
+from coterie.commands.stopping import interrupt_process
 from coterie.errors import CoterieError
 from coterie.extensions import load_extensions
 from coterie.procgroups import reap_workspace
@@ -92,6 +93,7 @@ async def run_prompt(args: argparse.Namespace, console: Console, err: Console) -
         return open_agent(
             args.workdir,
             asker=asker,
+            on_cancel=interrupt_process,
             prompt=prompt,
             loop=args.loop,
             max_ticks=args.max_ticks,
@@ -155,6 +157,7 @@ async def run_team(args: argparse.Namespace, console: Console, err: Console) -> 
     def team() -> AbstractAsyncContextManager[AgentSession]:
         return open_team(
             args.workdir,
+            on_cancel=interrupt_process,
             teammates=args.teammates,
             names=args.teammate,
             plan_approval=args.plan_approval,
@@ -230,8 +233,12 @@ async def resume_run(args: argparse.Namespace, console: Console, err: Console) -
         if command == "team":
             from coterie.session import open_team
 
-            return open_team(args.workdir, asker=asker, resume=run_dir.name)
-        return open_agent(args.workdir, asker=asker, resume=run_dir.name)
+            return open_team(
+                args.workdir, asker=asker, resume=run_dir.name, on_cancel=interrupt_process
+            )
+        return open_agent(
+            args.workdir, asker=asker, resume=run_dir.name, on_cancel=interrupt_process
+        )
 
     return await drive(args, console, err, agent, go_on, team=command == "team", asker=asker)
 

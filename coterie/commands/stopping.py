@@ -129,6 +129,13 @@ class Stopped(BaseException):
         self.signum = signum
 
 
+def interrupt_process() -> None:
+    """``coterie cancel`` of a run this process holds: Ctrl-C, delivered to the
+    process as the terminal would deliver it (:func:`stoppable` takes it from there;
+    in a conversation it interrupts the turn, as Ctrl-C does)."""
+    signal.raise_signal(signal.SIGINT)
+
+
 #: The signals that end a run as Ctrl-C does (systemd, Docker and CI send SIGTERM;
 #: a closed terminal SIGHUP).
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)

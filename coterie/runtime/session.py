@@ -30,7 +30,7 @@ from coterie.actors.lead import COMPACT, INTERRUPT, PROMPT
 from coterie.actors.scheduler import LOOP, SCHEDULER
 from coterie.agent import RunResult
 from coterie.board import open_board
-from coterie.errors import CoterieError
+from coterie.errors import CoterieError, RunCancelled
 from coterie.events import EventLog
 from coterie.fsutil import raise_fd_limit
 from coterie.hooks import Actor
@@ -166,9 +166,18 @@ class AgentSession:
 
 
 @contextlib.asynccontextmanager
-async def open_run(prepared: PreparedRun, asker: Asker | None) -> AsyncIterator[AgentSession]:
+async def open_run(
+    prepared: PreparedRun, asker: Asker | None, *, on_cancel: Callable[[], None] | None = None
+) -> AsyncIterator[AgentSession]:
     """Hold the run, open its event log, mailboxes and board, start its tree, yield
-    the session; stop it all on the way out (see the module docstring)."""
+    the session; stop it all on the way out (see the module docstring).
+
+    ``coterie cancel RUN`` (docs/faults.md) calls *on_cancel*: the CLI passes
+    what Ctrl-C in the run's terminal does. By default (an embedding program)
+    the session's block is cancelled and :class:`~coterie.errors.RunCancelled`
+    raised from it once the run has stopped, leaving the run resumable; the
+    rest of the program goes on.
+    """
     run_dir, options = prepared.run_dir, prepared.options
     raise_fd_limit()
     # What runs of this workspace killed with -9 left running goes first (this
@@ -230,25 +239,37 @@ async def open_run(prepared: PreparedRun, asker: Asker | None) -> AsyncIterator[
                     hooks=hooks,
                     session_context=started.context,
                 )
-                root = build_tree(agents, team)
+                scope, asked = trio.CancelScope(), trio.Event()
+
+                def cancel() -> None:
+                    asked.set()
+                    scope.cancel()
+
+                root = build_tree(agents, team, cancel=on_cancel or cancel)
                 user = ActorContext(name=USER, mailbox=post.open(USER), post=post, events=events)
-                async with trio.open_nursery() as nursery:
-                    await nursery.start(root.run)
-                    try:
-                        yield AgentSession(
-                            prepared.run_id,
-                            run_dir,
-                            options,
-                            events,
-                            prepared.policy,
-                            user,
-                            board,
-                            tuple(notices),
-                            run_info(agents, team),
-                        )
-                    finally:
-                        with trio.CancelScope(shield=True):
-                            await root.stop()
+                with scope:
+                    async with trio.open_nursery() as nursery:
+                        await nursery.start(root.run)
+                        try:
+                            yield AgentSession(
+                                prepared.run_id,
+                                run_dir,
+                                options,
+                                events,
+                                prepared.policy,
+                                user,
+                                board,
+                                tuple(notices),
+                                run_info(agents, team),
+                            )
+                        finally:
+                            with trio.CancelScope(shield=True):
+                                await root.stop()
+                if asked.is_set():
+                    raise RunCancelled(
+                        f"run {prepared.run_id} was cancelled (coterie cancel); resume it with"
+                        f" coterie resume {prepared.run_id}"
+                    )
             finally:
                 with trio.CancelScope(shield=True):
                     await post.aclose()

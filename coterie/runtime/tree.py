@@ -22,7 +22,6 @@ told. Subagents start under the ``subagents`` supervisor, each isolated too.
 
 from __future__ import annotations
 
-import signal
 from typing import TYPE_CHECKING
 
 from coterie.actors import actor_spec
@@ -52,8 +51,11 @@ __all__ = ["MAX_RESTARTS", "RESTART_PERIOD", "build_tree"]
 MAX_RESTARTS, RESTART_PERIOD = 3, 60.0
 
 
-def build_tree(agents: Agents, team: Team | None) -> Supervisor:
-    """The root supervisor of the run *agents* belong to (*team*: its team, if any)."""
+def build_tree(
+    agents: Agents, team: Team | None, *, cancel: Callable[[], None] = lambda: None
+) -> Supervisor:
+    """The root supervisor of the run *agents* belong to (*team*: its team, if any);
+    *cancel* is what ``coterie cancel`` does (see :func:`coterie.runtime.open_run`)."""
     events = agents.events
     services = Supervisor(
         "services",
@@ -70,14 +72,19 @@ def build_tree(agents: Agents, team: Team | None) -> Supervisor:
     )
     root = Supervisor(
         "root",
-        [services.as_child(), crew.as_child(), _control(agents, team, lambda: root)],
+        [services.as_child(), crew.as_child(), _control(agents, team, lambda: root, cancel)],
         strategy=Strategy.ONE_FOR_ONE,
         events=events,
     )
     return root
 
 
-def _control(agents: Agents, team: Team | None, root: Callable[[], Supervisor]) -> ChildSpec:
+def _control(
+    agents: Agents,
+    team: Team | None,
+    root: Callable[[], Supervisor],
+    cancel: Callable[[], None],
+) -> ChildSpec:
     """The run's control channel (docs/faults.md), under the root's last child: up
     once every actor a fault could aim at is, stopped first. A teammate stopped by a fault
     (or whose supervisor took a fault) hands its tasks back, as one that gave up; a
@@ -100,14 +107,9 @@ def _control(agents: Agents, team: Team | None, root: Callable[[], Supervisor]) 
             return f"{actor} is a subagent, whose caller waits for its result: crash it instead"
         return None
 
-    spec = control_spec(root, post, cancel=_interrupt, after=after, guard=guard, events=events)
+    spec = control_spec(root, post, cancel=cancel, after=after, guard=guard, events=events)
     # Under a supervisor of its own: a bug in the channel never takes the run down.
     return isolated(spec, max_restarts=MAX_RESTARTS, period=RESTART_PERIOD, events=events)
-
-
-def _interrupt() -> None:
-    """Ctrl-C, delivered to this process as the terminal would deliver it."""
-    signal.raise_signal(signal.SIGINT)
 
 
 def _services(agents: Agents) -> list[ChildSpec]:

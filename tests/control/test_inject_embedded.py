@@ -10,6 +10,7 @@ import trio
 
 from coterie import open_team
 from coterie.control import FaultRefused, NoSuchActor, RunNotRunning, inject
+from coterie.errors import RunCancelled
 from coterie.runs import UnknownRun
 from tests.control.test_faults_cli import bash
 from tests.team.test_team_cli import create
@@ -80,3 +81,34 @@ async def test_inject_a_crash_into_an_embedded_team_then_it_finishes(tmp_path: P
         await inject(team.run_dir, "cancel", by="observe")
     with pytest.raises(UnknownRun):
         await inject(tmp_path / "nowhere", "cancel", by="observe")
+
+
+async def test_cancel_ends_an_embedded_run_with_run_cancelled_and_the_program_goes_on(
+    tmp_path: Path,
+) -> None:
+    work = tmp_path / "ws"
+    work.mkdir()
+    options = {"names": ["ana", "ben"], "permission_mode": "bypassPermissions"}
+    run_ids: list[str] = []
+
+    async def run_until_cancelled() -> None:
+        async with (
+            open_team(work, scenario=scenario(tmp_path), **options) as team,  # type: ignore[arg-type]
+            trio.open_nursery() as nursery,
+        ):
+            run_ids.append(team.run_id)
+            nursery.start_soon(team.query, "do one and two")
+            with trio.fail_after(30):
+                await until_running_a_tool(team.events, "ana")
+            answer = await inject(team.run_dir, "cancel", by="observe")
+            assert answer["applied"]
+            await trio.sleep_forever()  # cancelled with the run, not by a KeyboardInterrupt
+
+    with pytest.raises(RunCancelled, match="coterie resume") as cancelled:
+        await run_until_cancelled()
+    (run_id,) = run_ids
+    assert run_id in str(cancelled.value)
+    async with open_team(work, resume=run_id, **options) as again:  # type: ignore[arg-type]
+        result = await again.resume()
+    assert result is not None
+    assert result.result == "both done"
