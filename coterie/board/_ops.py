@@ -31,8 +31,11 @@ TaskList = list[Task]
 class Txn:
     """The records one operation writes: applied to the state at once, appended together."""
 
-    def __init__(self, state: BoardState) -> None:
+    def __init__(self, state: BoardState, *, frame: Callable[[bytes], bytes] = encode) -> None:
         self.state = state
+        #: How a record's JSON is wrapped for the log: the journal's framing
+        #: for the file log; the Redis log stores the JSON as it is.
+        self._frame = frame
         self.chunks: list[bytes] = []
         self.touched = False  # the state no longer matches the log until appended
         self._time = time.time()
@@ -42,7 +45,7 @@ class Txn:
         record = {"s": self.state.last_seq + 1, "t": self._time, **record}
         # The same JSON a reader will decode; default ensure_ascii keeps lone
         # surrogates in user text round-tripping instead of failing to encode.
-        chunk = encode(json.dumps(record, separators=(",", ":")).encode())
+        chunk = self._frame(json.dumps(record, separators=(",", ":")).encode())
         self.touched = True
         task = self.state.apply(record)
         self.chunks.append(chunk)

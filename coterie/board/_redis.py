@@ -1,0 +1,361 @@
+"""The task board on Redis/Valkey: the file board's log as a stream, the same rules.
+
+Keys (all through :meth:`RedisTarget.key`, namespaced by run)::
+
+    <prefix>run:<run_id>:board:log   a stream: entry ``0-<n>`` holds the n-th
+                                     record, field ``r``, the same JSON as the
+                                     file log's payload
+
+Theory of operation
+-------------------
+Each process keeps its own :class:`BoardState`, folded from the stream by
+the same pure code as the file board (``_state.py``), and runs the same
+operations (``_ops.py``, which decide by ``_rules.py``). A change is
+optimistic concurrency on the log's length:
+
+1. copy the state (tasks are immutable; the copy is a few dict copies) and
+   run the operation on the copy, which yields the records to append (a
+   refusal raises here, nothing is sent);
+2. send them with ``APPEND`` (the script below): *if the stream still holds
+   exactly the records this process has read*, append them and say so; else
+   append nothing and return the records this process is missing;
+3. on success the copy becomes the state; on a conflict the missing records
+   are applied to the state and the operation runs again from step 1.
+
+A decision that writes nothing (a claim finding no ready task, a refusal, an
+update that changes nothing) goes through step 2 too, with no records: it is
+returned only once the server confirmed it was taken on the whole log, so
+this board is exactly as linearizable as the file one. One round trip per
+attempt, whatever the outcome.
+
+Why a script rather than WATCH/MULTI/EXEC: the script *is* that check, and
+holds no rule of the board (it compares a length, appends, or returns what
+follows). WATCH would take three round trips (WATCH, a read, MULTI..EXEC)
+and so a wider window for a conflict under eight contending workers, and
+``coredis``'s pipelines cannot read between WATCH and MULTI on the watched
+connection.
+
+Durability is the server's (docs/scale-out-board.md): with ``appendonly yes``
+and ``appendfsync always`` a change is on the server's disk before the call
+returns; ``everysec`` can lose the last second; replication is asynchronous.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import trio
+
+from coterie.board import _ops as ops
+from coterie.board._board import BoardStatistics
+from coterie.board._errors import BoardError, BoardRefusal
+from coterie.board._log import BoardCorruption, LogEntry, decode, log_entry
+from coterie.board._rules import UNSET, Unset
+from coterie.board._state import BadRecord, BoardState
+from coterie.board._task import TaskStatus
+from coterie.redisclient import connect
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Callable, Iterable
+
+    import coredis
+
+    from coterie.board._ops import TaskList, Txn
+    from coterie.board._task import Task
+    from coterie.redisclient import RedisTarget
+
+T = TypeVar("T")
+
+#: How many records one round trip brings back when catching up.
+BATCH = 1000
+
+#: Append ARGV[2..] to the stream KEYS[1] if it holds exactly ARGV[1]
+#: records (returns ``{1}``), else return ``{0, entries}``: up to BATCH of the
+#: records after ARGV[1]. Entry ids are ``0-<n>``, so the n-th record is
+#: found without counting and duplicates are impossible.
+APPEND = """
+local have = redis.call('XLEN', KEYS[1])
+local read = tonumber(ARGV[1])
+if have ~= read then
+  return {0, redis.call('XRANGE', KEYS[1], '(0-' .. read, '+', 'COUNT', ARGV[2])}
+end
+for i = 3, #ARGV do
+  redis.call('XADD', KEYS[1], '0-' .. (read + i - 2), 'r', ARGV[i])
+end
+return {1}
+"""
+
+
+def log_key(target: RedisTarget, run_id: str) -> str:
+    """The key of a run's board log."""
+    return target.key("run", run_id, "board", "log")
+
+
+@contextlib.asynccontextmanager
+async def open_redis_board(
+    target: RedisTarget,
+    run_id: str,
+    *,
+    on_corruption: Callable[[BoardCorruption], None] | None = None,
+    on_change: Callable[[object], None] | None = None,
+) -> AsyncIterator[RedisBoard]:
+    """Open run *run_id*'s board on the server *target* (replaying its log); closed on exit.
+
+    The board is shared by every process and host opening the same run on
+    the same server. *on_change* and *on_corruption* as for ``open_board``.
+    """
+    async with connect(target) as client:
+        board = RedisBoard(
+            client, log_key(target, run_id), on_corruption=on_corruption, on_change=on_change
+        )
+        await board._catch_up()
+        try:
+            yield board
+        finally:
+            board.closed = True
+
+
+async def read_redis_log(target: RedisTarget, run_id: str) -> list[LogEntry]:
+    """Every readable record of run *run_id*'s board on *target*, in log order
+    (``read_log`` for the Redis board: audits and ``coterie tasks``)."""
+    entries: list[LogEntry] = []
+    async with connect(target) as client:
+        start = "-"
+        while True:
+            batch = await client.xrange(log_key(target, run_id), start, "+", count=BATCH)
+            for entry in batch:
+                found = log_entry(_payload(entry.field_values))
+                if found is not None:
+                    entries.append(found)
+            if len(batch) < BATCH:
+                return entries
+            start = "(" + _text(batch[-1].identifier)
+
+
+def _text(value: str | bytes) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def _payload(fields: Any) -> bytes:
+    value = fields.get(b"r", fields.get("r", b""))
+    return value.encode() if isinstance(value, str) else bytes(value)
+
+
+def _raw(payload: bytes) -> bytes:
+    return payload
+
+
+class RedisBoard:
+    """The board of one run on a Redis server: :class:`AsyncBoard`'s methods and
+    ``on_change``, the same semantics (see the module docs for how)."""
+
+    def __init__(
+        self,
+        client: coredis.Redis[bytes],
+        key: str,
+        *,
+        on_corruption: Callable[[BoardCorruption], None] | None = None,
+        on_change: Callable[[object], None] | None = None,
+    ) -> None:
+        self.key = key
+        self.corruptions: list[BoardCorruption] = []
+        #: Called with an operation's result after every change it made.
+        self.on_change = on_change
+        #: Set once the board's client is closed; calls then raise BoardError.
+        self.closed = False
+        self._client = client
+        self._append = client.register_script(APPEND)
+        self._on_corruption = on_corruption
+        self._state = BoardState()
+        self._read = 0  # records of the stream read (applied or reported)
+        self._lock = trio.Lock()  # one operation at a time in this process
+        self._writes = 0
+        self._conflicts = 0
+
+    # -- machinery -----------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise BoardError(f"{self.key}: the board is closed")
+
+    def _apply(self, payloads: Iterable[bytes]) -> None:
+        """Fold the records that follow :attr:`_read` into the state, in order."""
+        for payload in payloads:
+            self._read += 1
+            try:
+                self._state.apply(decode(payload))
+            except (BadRecord, ValueError) as exc:
+                where = self._read
+                corruption = BoardCorruption(where, where, "skipped", str(exc))
+                self.corruptions.append(corruption)
+                if self._on_corruption is not None:
+                    self._on_corruption(corruption)
+
+    async def _catch_up(self) -> None:
+        while True:
+            batch = await self._client.xrange(self.key, f"(0-{self._read}", "+", count=BATCH)
+            self._apply(_payload(entry.field_values) for entry in batch)
+            if len(batch) < BATCH:
+                return
+
+    async def _mutate(self, op: Callable[[Txn], T]) -> T:
+        await trio.lowlevel.checkpoint_if_cancelled()
+        self._check_open()
+        # Once started an operation finishes: a claim is never lost to a
+        # cancel between the write and the return (as on the file board).
+        with trio.CancelScope(shield=True):
+            async with self._lock:
+                result, wrote = await self._attempts(op)
+        if wrote and self.on_change is not None:
+            self.on_change(result)
+        return result
+
+    async def _attempts(self, op: Callable[[Txn], T]) -> tuple[T, bool]:
+        while True:
+            scratch = self._state.copy()
+            txn = ops.Txn(scratch, frame=_raw)
+            refusal: BoardRefusal | None = None
+            try:
+                result = op(txn)
+                records = txn.chunks
+            except BoardRefusal as exc:
+                refusal, records = exc, []
+            args: list[int | bytes] = [self._read, BATCH, *records]
+            reply: Any = await self._append(keys=[self.key], args=args)
+            if int(reply[0]) == 1:
+                if refusal is not None:
+                    raise refusal  # decided on the whole log: a true refusal
+                if records:
+                    self._state = scratch
+                    self._read += len(records)
+                    self._writes += 1
+                return result, bool(records)
+            # Someone wrote first: take their records and decide again.
+            self._conflicts += 1
+            # Raw script reply: each entry is [id, [b"r", payload]].
+            self._apply(bytes(entry[1][1]) for entry in reply[1])
+
+    async def _reading(self, fn: Callable[[BoardState], T]) -> T:
+        await trio.lowlevel.checkpoint_if_cancelled()
+        self._check_open()
+        async with self._lock:
+            await self._catch_up()
+            return fn(self._state)
+
+    def _stats(self, state: BoardState) -> BoardStatistics:
+        c = state.counts
+        return BoardStatistics(
+            tasks=len(state.tasks),
+            pending=c[TaskStatus.PENDING],
+            in_progress=c[TaskStatus.IN_PROGRESS],
+            completed=c[TaskStatus.COMPLETED],
+            failed=c[TaskStatus.FAILED],
+            seq=state.last_seq,
+            log_bytes=self._read,  # records, not bytes: a stream has no byte size
+            writes=self._writes,
+            flushes=0,  # the server's AOF policy fsyncs, not this client
+        )
+
+    # -- the public API ------------------------------------------------------
+
+    async def create(
+        self,
+        subject: str,
+        description: str,
+        blocked_by: Iterable[str] = (),
+        owner: str | None = None,
+    ) -> Task:
+        """:meth:`Board.create`."""
+        return await self._mutate(ops.create(subject, description, blocked_by, owner))
+
+    async def get(self, task_id: str) -> Task:
+        """:meth:`Board.get`."""
+        return await self._reading(ops.lookup(task_id))
+
+    async def list(self) -> TaskList:
+        """:meth:`Board.list`."""
+        return await self._reading(ops.all_tasks)
+
+    async def update(
+        self,
+        task_id: str,
+        *,
+        status: TaskStatus | str | None = None,
+        owner: str | Unset | None = UNSET,
+        add_blocked_by: Iterable[str] = (),
+        result: str | None = None,
+        lease_seconds: float | None = None,
+        now: float | None = None,
+    ) -> Task:
+        """:meth:`Board.update`."""
+        return await self._mutate(
+            ops.update(task_id, status, owner, add_blocked_by, result, lease_seconds, now)
+        )
+
+    async def claim(
+        self, worker: str, *, lease_seconds: float, now: float | None = None
+    ) -> Task | None:
+        """:meth:`Board.claim`."""
+        return await self._mutate(ops.claim(worker, lease_seconds, now))
+
+    async def renew(
+        self, task_id: str, worker: str, *, lease_seconds: float, now: float | None = None
+    ) -> Task:
+        """:meth:`Board.renew`."""
+        return await self._mutate(ops.renew(task_id, worker, lease_seconds, now))
+
+    async def complete(self, task_id: str, worker: str, result: str) -> Task:
+        """:meth:`Board.complete`."""
+        return await self._mutate(ops.complete(task_id, worker, result))
+
+    async def fail(self, task_id: str, worker: str, reason: str) -> Task:
+        """:meth:`Board.fail`."""
+        return await self._mutate(ops.fail(task_id, worker, reason))
+
+    async def release(self, task_id: str, worker: str) -> Task:
+        """:meth:`Board.release`."""
+        return await self._mutate(ops.release(task_id, worker))
+
+    async def expire_leases(self, now: float | None = None) -> TaskList:
+        """:meth:`Board.expire_leases`."""
+        return await self._mutate(ops.expire(now))
+
+    async def statistics(self) -> BoardStatistics:
+        """:meth:`Board.statistics` (``log_bytes`` counts records; ``flushes`` is 0)."""
+        return await self._reading(self._stats)
+
+    @property
+    def seq(self) -> int:
+        """Sequence number of the last record this board has applied (no catch-up)."""
+        return self._state.last_seq
+
+    @property
+    def conflicts(self) -> int:
+        """Attempts of this board that lost a race and were decided again."""
+        return self._conflicts
+
+    async def wait_for_change(self, after: int, *, poll_interval: float = 1.0) -> int:
+        """Wait until the board's sequence number exceeds *after*; returns it.
+
+        Blocks on the server (``XREAD BLOCK`` on the log) rather than polling:
+        a change by any process wakes the waiter at once. *poll_interval* only
+        bounds each blocking read (the call loops until a change).
+        """
+        block_ms = max(1, int(poll_interval * 1000))
+        while True:
+            seq = await self._reading(_last_seq)
+            if seq > after:
+                return seq
+            # No lock held while blocked: other tasks of this process go on,
+            # and their writes wake this read like anyone's.
+            await self._client.xread({self.key: f"0-{self._read}"}, count=1, block=block_ms)
+
+    async def aclose(self) -> None:
+        """Mark the board closed (the client is closed by ``open_redis_board``)."""
+        self.closed = True
+        await trio.lowlevel.checkpoint()
+
+
+def _last_seq(state: BoardState) -> int:
+    return state.last_seq
