@@ -65,7 +65,7 @@ class BoardState:
         new.last_number = self.last_number
         new.last_seq = self.last_seq
         new.counts = dict(self.counts)
-        new._dependents = {n: list(d) for n, d in self._dependents.items()}
+        new._dependents = dict(self._dependents)  # lists never change in place
         new._unmet = dict(self._unmet)
         new._ready = {k: list(h) for k, h in self._ready.items()}
         new._leases = list(self._leases)
@@ -211,7 +211,8 @@ class BoardState:
     def _link(self, n: int, blockers: tuple[str, ...]) -> None:
         for b in blockers:
             bn = task_number(b)
-            self._dependents[bn].append(n)
+            # A new list, not an append: copies of the state share these lists.
+            self._dependents[bn] = [*self._dependents[bn], n]
             if self.tasks[bn].status is not TaskStatus.COMPLETED:
                 self._unmet[n] += 1
 
