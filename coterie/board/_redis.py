@@ -43,6 +43,7 @@ returns; ``everysec`` can lose the last second; replication is asynchronous.
 from __future__ import annotations
 
 import contextlib
+import secrets
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import trio
@@ -70,25 +71,39 @@ T = TypeVar("T")
 #: How many records one round trip brings back when catching up.
 BATCH = 1000
 
-#: Append ARGV[2..] to the stream KEYS[1] if it holds exactly ARGV[1]
-#: records (returns ``{1}``), else return ``{0, entries}``: up to BATCH of the
-#: records after ARGV[1]. Entry ids are ``0-<n>``, so the n-th record is
-#: found without counting and duplicates are impossible.
+#: How long a writer that lost a race keeps the turn (module docs), in ms.
+TURN_MS = 1000
+
+#: KEYS: the log stream, the turn, the wake-up list. ARGV: how many records
+#: the writer has read, BATCH, its token, TURN_MS, then the records to append.
+#: Returns ``{1}`` (appended; the turn, if it was the writer's, passed on),
+#: ``{0, entries}`` (the log moved on: up to BATCH of the records after
+#: ARGV[1], and the turn is now the writer's) or ``{2}`` (another writer has
+#: the turn: wait on the wake-up list). Entry ids are ``0-<n>``: the n-th
+#: record is found without counting, and no id is ever written twice.
 APPEND = """
-local have = redis.call('XLEN', KEYS[1])
+local turn = redis.call('GET', KEYS[2])
+if turn and turn ~= ARGV[3] then
+  return {2}
+end
 local read = tonumber(ARGV[1])
-if have ~= read then
+if redis.call('XLEN', KEYS[1]) ~= read then
+  redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[4])
   return {0, redis.call('XRANGE', KEYS[1], '(0-' .. read, '+', 'COUNT', ARGV[2])}
 end
-for i = 3, #ARGV do
-  redis.call('XADD', KEYS[1], '0-' .. (read + i - 2), 'r', ARGV[i])
+for i = 5, #ARGV do
+  redis.call('XADD', KEYS[1], '0-' .. (read + i - 4), 'r', ARGV[i])
+end
+if turn then
+  redis.call('DEL', KEYS[2], KEYS[3])
+  redis.call('RPUSH', KEYS[3], 1)
 end
 return {1}
 """
 
 
 def log_key(target: RedisTarget, run_id: str) -> str:
-    """The key of a run's board log."""
+    """The key of a run's board log (the board's other keys are named after it)."""
     return target.key("run", run_id, "board", "log")
 
 
@@ -159,6 +174,9 @@ class RedisBoard:
         on_change: Callable[[object], None] | None = None,
     ) -> None:
         self.key = key
+        self._turn = key + ":turn"
+        self._wake = key + ":wake"
+        self._token = secrets.token_hex(8)  # this board's name when it has the turn
         self.corruptions: list[BoardCorruption] = []
         #: Called with an operation's result after every change it made.
         self.on_change = on_change
@@ -221,9 +239,10 @@ class RedisBoard:
                 records = txn.chunks
             except BoardRefusal as exc:
                 refusal, records = exc, []
-            args: list[int | bytes] = [self._read, BATCH, *records]
-            reply: Any = await self._append(keys=[self.key], args=args)
-            if int(reply[0]) == 1:
+            args: list[int | str | bytes] = [self._read, BATCH, self._token, TURN_MS, *records]
+            reply: Any = await self._append(keys=[self.key, self._turn, self._wake], args=args)
+            outcome = int(reply[0])
+            if outcome == 1:
                 if refusal is not None:
                     raise refusal  # decided on the whole log: a true refusal
                 if records:
@@ -231,10 +250,16 @@ class RedisBoard:
                     self._read += len(records)
                     self._writes += 1
                 return result, bool(records)
-            # Someone wrote first: take their records and decide again.
             self._conflicts += 1
-            # Raw script reply: each entry is [id, [b"r", payload]].
-            self._apply(bytes(entry[1][1]) for entry in reply[1])
+            if outcome == 0:
+                # Someone wrote first: take their records, and decide again
+                # (with the turn, so that no one else can write meanwhile).
+                # Raw script reply: each entry is [id, [b"r", payload]].
+                self._apply(bytes(entry[1][1]) for entry in reply[1])
+            else:
+                # Another writer has the turn: wait until it passes it on (or
+                # it lapses, if that writer died), without polling.
+                await self._client.blpop([self._wake], timeout=TURN_MS / 1000)
 
     async def _reading(self, fn: Callable[[BoardState], T]) -> T:
         await trio.lowlevel.checkpoint_if_cancelled()

@@ -13,16 +13,26 @@ Invariants after every step, seen through both boards:
 * an in-progress task has exactly one owner, who holds its lease; no claim
   ever returns a task some worker still holds;
 * reopening a board (also after a torn write) gives back exactly the same state.
+
+The same machine runs against the Redis board (:class:`RedisBoardMachine`,
+through a Trio loop in a thread): two boards on one run stand for two hosts,
+and a damaged record written into the stream stands for the torn write.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import shutil
 import tempfile
+import threading
+import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
+import pytest
+import trio
 from hypothesis import event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -31,6 +41,7 @@ from hypothesis.stateful import (
     invariant,
     precondition,
     rule,
+    run_state_machine_as_test,
 )
 
 from coterie.board import (
@@ -42,9 +53,20 @@ from coterie.board import (
     TaskCycle,
     TaskStatus,
     UnknownTask,
+    open_redis_board,
 )
 from coterie.board._log import LOG_NAME
+from coterie.board._redis import log_key
 from coterie.journal import encode
+from coterie.redisclient import parse_backend
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from coterie.board import RedisBoard
+    from tests.redis_server import RedisServer
+
+T = TypeVar("T")
 
 P, R, C, F = TaskStatus.PENDING, TaskStatus.IN_PROGRESS, TaskStatus.COMPLETED, TaskStatus.FAILED
 WORKERS = ["alice", "bob", "carol"]
@@ -116,9 +138,18 @@ class BoardMachine(RuleBasedStateMachine):
         super().__init__()
         self.tmp = Path(tempfile.mkdtemp(prefix="coterie-board-"))
         self.dir = self.tmp / "board"
-        self.boards = [Board(self.dir, fsync=False), Board(self.dir, fsync=False)]
+        self.boards = [self.open_board(), self.open_board()]
         self.model = Model()
         self.now = 1000.0
+
+    def open_board(self) -> Any:
+        """One more board object on the machine's board."""
+        return Board(self.dir, fsync=False)
+
+    def damage(self) -> None:
+        """A writer killed mid-append leaves part of a record behind."""
+        with (self.dir / LOG_NAME).open("ab") as f:
+            f.write(encode(b'{"s":1,"op":"create"}')[:-3])
 
     def teardown(self) -> None:
         for b in self.boards:
@@ -275,10 +306,8 @@ class BoardMachine(RuleBasedStateMachine):
         before = self.boards[b].list()
         self.boards[b].close()
         if torn:
-            # A writer killed mid-append leaves part of a record behind.
-            with (self.dir / LOG_NAME).open("ab") as f:
-                f.write(encode(b'{"s":1,"op":"create"}')[:-3])
-        self.boards[b] = Board(self.dir, fsync=False)
+            self.damage()
+        self.boards[b] = self.open_board()
         assert self.boards[b].list() == before
 
     # -- invariants ------------------------------------------------------------
@@ -310,5 +339,107 @@ class BoardMachine(RuleBasedStateMachine):
                 assert t.lease is None
 
 
-BoardMachine.TestCase.settings = settings(max_examples=100, stateful_step_count=50, deadline=None)
+SETTINGS = settings(max_examples=100, stateful_step_count=50, deadline=None)
+BoardMachine.TestCase.settings = SETTINGS
 TestBoard = BoardMachine.TestCase
+
+
+# -- the same machine on Redis -------------------------------------------------------
+
+
+class Portal:
+    """A Trio loop in a thread, for calling the Redis board from the machine's rules."""
+
+    def __init__(self) -> None:
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=trio.run, args=(self._main,), daemon=True)
+        self._thread.start()
+        self._ready.wait()
+
+    async def _main(self) -> None:
+        self.token = trio.lowlevel.current_trio_token()
+        self.stopping = trio.Event()
+        async with trio.open_nursery() as nursery:
+            self.nursery = nursery
+            self._ready.set()
+            await self.stopping.wait()
+            nursery.cancel_scope.cancel()
+
+    def run(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
+        return trio.from_thread.run(fn, *args, trio_token=self.token)
+
+    def open(self, url: str, run_id: str) -> SyncRedisBoard:
+        async def start() -> Any:
+            return await self.nursery.start(self._hold, url, run_id)
+
+        board, closing = self.run(start)
+        return SyncRedisBoard(self, board, closing)
+
+    async def _hold(self, url: str, run_id: str, task_status: Any) -> None:
+        closing = trio.Event()
+        async with open_redis_board(parse_backend(url), run_id) as board:
+            task_status.started((board, closing))
+            await closing.wait()
+
+    def stop(self) -> None:
+        trio.from_thread.run_sync(self.stopping.set, trio_token=self.token)
+        self._thread.join()
+
+
+class SyncRedisBoard:
+    """A :class:`RedisBoard`'s methods, blocking (each call runs in the portal's loop)."""
+
+    def __init__(self, portal: Portal, board: RedisBoard, closing: trio.Event) -> None:
+        self._portal = portal
+        self._board = board
+        self._closing = closing
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self._board, name)
+        if not inspect.iscoroutinefunction(method):
+            return method  # an attribute, or a plain method: no loop needed
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            return self._portal.run(functools.partial(method, *args, **kwargs))
+
+        call.__name__ = name
+        return call
+
+    def close(self) -> None:
+        trio.from_thread.run_sync(self._closing.set, trio_token=self._portal.token)
+
+
+class RedisBoardMachine(BoardMachine):
+    def __init__(self, server: RedisServer) -> None:
+        self.server = server
+        self.run_id = f"stateful-{uuid.uuid4().hex}"
+        self.portal = Portal()
+        self.damaged = 0
+        super().__init__()
+
+    def open_board(self) -> Any:
+        return self.portal.open(self.server.url, self.run_id)
+
+    def damage(self) -> None:
+        """A record that is not one: every board skips it (and reports it)."""
+        key = log_key(parse_backend(self.server.url), self.run_id)
+        length = int(self.server.command("XLEN", key).split(b"\r\n")[0][1:])
+        self.server.command("XADD", key, f"0-{length + 1}", "r", '{"s":1,"op":"create"}')
+        self.damaged += 1
+
+    @invariant()
+    def every_board_reports_each_damaged_record_once(self) -> None:
+        for board in self.boards:
+            board.list()  # catch up
+            assert len(board.corruptions) == self.damaged
+
+    def teardown(self) -> None:
+        super().teardown()
+        self.portal.stop()
+
+
+@pytest.mark.slow
+def test_the_redis_board_follows_the_same_model(
+    redis_session_server: RedisServer, redis_url: str
+) -> None:
+    run_state_machine_as_test(lambda: RedisBoardMachine(redis_session_server), settings=SETTINGS)
