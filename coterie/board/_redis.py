@@ -43,6 +43,7 @@ returns; ``everysec`` can lose the last second; replication is asynchronous.
 from __future__ import annotations
 
 import contextlib
+import functools
 import secrets
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -58,7 +59,7 @@ from coterie.board._task import TaskStatus
 from coterie.redisclient import connect
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable, Iterable
+    from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 
     import coredis
 
@@ -78,18 +79,28 @@ TURN_MS = 1000
 #: the writer has read, BATCH, its token, TURN_MS, then the records to append.
 #: Returns ``{1}`` (appended; the turn, if it was the writer's, passed on),
 #: ``{0, entries}`` (the log moved on: up to BATCH of the records after
-#: ARGV[1], and the turn is now the writer's) or ``{2}`` (another writer has
-#: the turn: wait on the wake-up list). Entry ids are ``0-<n>``: the n-th
-#: record is found without counting, and no id is ever written twice.
+#: ARGV[1], and the turn is now the writer's, unless the first of them is
+#: its own first record: a retried call whose first reply was lost), ``{2}``
+#: (another writer has the turn: wait on the wake-up list) or ``{3}`` (the
+#: log is shorter than what the writer read: someone deleted it). Entry ids
+#: are ``0-<n>``: the n-th record is found without counting, and no id is
+#: ever written twice.
 APPEND = """
 local turn = redis.call('GET', KEYS[2])
 if turn and turn ~= ARGV[3] then
   return {2}
 end
 local read = tonumber(ARGV[1])
-if redis.call('XLEN', KEYS[1]) ~= read then
-  redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[4])
-  return {0, redis.call('XRANGE', KEYS[1], '(0-' .. read, '+', 'COUNT', ARGV[2])}
+local have = redis.call('XLEN', KEYS[1])
+if have < read then
+  return {3}
+end
+if have > read then
+  local missed = redis.call('XRANGE', KEYS[1], '(0-' .. read, '+', 'COUNT', ARGV[2])
+  if #ARGV < 5 or missed[1][2][2] ~= ARGV[5] then
+    redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[4])
+  end
+  return {0, missed}
 end
 for i = 5, #ARGV do
   redis.call('XADD', KEYS[1], '0-' .. (read + i - 4), 'r', ARGV[i])
@@ -157,8 +168,9 @@ def _payload(fields: Any) -> bytes:
     return value.encode() if isinstance(value, str) else bytes(value)
 
 
-def _raw(payload: bytes) -> bytes:
-    return payload
+def _tagged(nonce: bytes, payload: bytes) -> bytes:
+    """The record's JSON object with the attempt's nonce as its first member."""
+    return nonce + payload[1:]
 
 
 class RedisBoard:
@@ -190,8 +202,21 @@ class RedisBoard:
         self._lock = trio.Lock()  # one operation at a time in this process
         self._writes = 0
         self._conflicts = 0
+        self._attempt = 0
 
     # -- machinery -----------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _server_trouble(self, outcome: str) -> Iterator[None]:
+        # Imported here, as in coterie.redisclient: a run on files never pays for it.
+        from coredis.exceptions import ConnectionError as LostServer
+
+        try:
+            yield
+        except (LostServer, TimeoutError) as exc:
+            raise BoardError(
+                f"{self.key}: the Redis server did not answer ({exc}); {outcome}"
+            ) from exc
 
     def _check_open(self) -> None:
         if self.closed:
@@ -222,7 +247,7 @@ class RedisBoard:
         self._check_open()
         # Once started an operation finishes: a claim is never lost to a
         # cancel between the write and the return (as on the file board).
-        with trio.CancelScope(shield=True):
+        with trio.CancelScope(shield=True), self._server_trouble("the change may have been made"):
             async with self._lock:
                 result, wrote = await self._attempts(op)
         if wrote and self.on_change is not None:
@@ -232,7 +257,12 @@ class RedisBoard:
     async def _attempts(self, op: Callable[[Txn], T]) -> tuple[T, bool]:
         while True:
             scratch = self._state.copy()
-            txn = ops.Txn(scratch, frame=_raw)
+            self._attempt += 1
+            # Records of this attempt carry its nonce, so that a reply lost to
+            # a dropped connection (coredis retries the call) is recognised:
+            # the retry then finds its own records in the log, not a conflict.
+            nonce = f'{{"u":"{self._token}-{self._attempt}",'.encode()
+            txn = ops.Txn(scratch, frame=functools.partial(_tagged, nonce))
             refusal: BoardRefusal | None = None
             try:
                 result = op(txn)
@@ -242,20 +272,26 @@ class RedisBoard:
             args: list[int | str | bytes] = [self._read, BATCH, self._token, TURN_MS, *records]
             reply: Any = await self._append(keys=[self.key, self._turn, self._wake], args=args)
             outcome = int(reply[0])
-            if outcome == 1:
+            if outcome == 3:
+                raise BoardError(
+                    f"{self.key}: the log is shorter than the {self._read} records this "
+                    "board read: it was deleted or replaced (a FLUSHALL, a lost server)"
+                )
+            missed = [bytes(entry[1][1]) for entry in reply[1]] if outcome == 0 else []
+            if outcome == 1 or (records and missed[: len(records)] == records):
                 if refusal is not None:
                     raise refusal  # decided on the whole log: a true refusal
                 if records:
                     self._state = scratch
                     self._read += len(records)
                     self._writes += 1
+                    self._apply(missed[len(records) :])
                 return result, bool(records)
             self._conflicts += 1
             if outcome == 0:
                 # Someone wrote first: take their records, and decide again
                 # (with the turn, so that no one else can write meanwhile).
-                # Raw script reply: each entry is [id, [b"r", payload]].
-                self._apply(bytes(entry[1][1]) for entry in reply[1])
+                self._apply(missed)
             else:
                 # Another writer has the turn: wait until it passes it on (or
                 # it lapses, if that writer died), without polling.
@@ -265,7 +301,8 @@ class RedisBoard:
         await trio.lowlevel.checkpoint_if_cancelled()
         self._check_open()
         async with self._lock:
-            await self._catch_up()
+            with self._server_trouble("nothing was changed"):
+                await self._catch_up()
             return fn(self._state)
 
     def _stats(self, state: BoardState) -> BoardStatistics:
