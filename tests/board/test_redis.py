@@ -3,7 +3,12 @@ whole log, waiting without polling, a lapsed turn, and a server restart (AOF).""
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -25,8 +30,6 @@ from tests.board.conftest import RUN_ID
 from tests.redis_server import redis_server
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from coterie.board import AsyncBoard, RedisBoard
 
 
@@ -206,3 +209,17 @@ async def test_a_deleted_log_is_an_error_not_a_fresh_board(redis_url: str) -> No
             await client.delete([board.key])
         with pytest.raises(BoardError, match="shorter"):
             await board.create("b", "d")
+
+
+def test_the_documented_example_runs(redis_url: str, tmp_path: Path) -> None:
+    doc = Path(__file__).parents[2] / "docs" / "scale-out-board.md"
+    (example,) = re.findall(r"```python\n(.*?)```", doc.read_text(), re.S)
+    script = tmp_path / "example.py"
+    script.write_text(example.replace("redis://127.0.0.1:6379/0", redis_url))
+    root = str(Path(__file__).parents[2])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    result = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=60, env=env
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "[('task_1', 'completed'), ('task_2', 'pending')]\n"
