@@ -3,6 +3,7 @@ whole log, waiting without polling, a lapsed turn, and a server restart (AOF).""
 
 from __future__ import annotations
 
+import inspect
 import os
 import re
 import subprocess
@@ -223,3 +224,19 @@ def test_the_documented_example_runs(redis_url: str, tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout == "[('task_1', 'completed'), ('task_2', 'pending')]\n"
+
+
+def test_it_has_the_async_board_s_face() -> None:
+    """Every public method of AsyncBoard, with the same parameters, so that the
+    team runtime and tools can be handed either."""
+    from coterie.board import AsyncBoard, RedisBoard
+
+    public = [n for n in vars(AsyncBoard) if not n.startswith("_") and n != "board"]
+    assert public
+    for name in public:
+        ours, theirs = getattr(RedisBoard, name), getattr(AsyncBoard, name)
+        assert inspect.iscoroutinefunction(ours) == inspect.iscoroutinefunction(theirs), name
+        shape = [(p.name, p.kind) for p in inspect.signature(theirs).parameters.values()]
+        assert [(p.name, p.kind) for p in inspect.signature(ours).parameters.values()] == shape
+    board = RedisBoard.__init__
+    assert "on_change" in inspect.signature(board).parameters
