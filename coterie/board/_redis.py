@@ -2,9 +2,12 @@
 
 Keys (all through :meth:`RedisTarget.key`, namespaced by run)::
 
-    <prefix>run:<run_id>:board:log   a stream: entry ``0-<n>`` holds the n-th
-                                     record, field ``r``, the same JSON as the
-                                     file log's payload
+    <prefix>run:<run_id>:board:log          a stream: entry ``0-<n>`` holds the
+                                            n-th record, field ``r``: the file
+                                            log's JSON, plus a nonce ``u``
+    <prefix>run:<run_id>:board:log:turn     which writer may append next (TTL)
+    <prefix>run:<run_id>:board:log:wake     wakes one writer waiting for it
+    <prefix>run:<run_id>:board:log:waiting  set while a writer waits (TTL)
 
 Theory of operation
 -------------------
@@ -14,19 +17,27 @@ operations (``_ops.py``, which decide by ``_rules.py``). A change is
 optimistic concurrency on the log's length:
 
 1. copy the state (tasks are immutable; the copy is a few dict copies) and
-   run the operation on the copy, which yields the records to append (a
-   refusal raises here, nothing is sent);
+   run the operation on the copy, which yields the records to append (or a
+   refusal: then nothing is to be appended);
 2. send them with ``APPEND`` (the script below): *if the stream still holds
    exactly the records this process has read*, append them and say so; else
    append nothing and return the records this process is missing;
-3. on success the copy becomes the state; on a conflict the missing records
-   are applied to the state and the operation runs again from step 1.
+3. on success the copy becomes the state (and a refusal is raised); on a
+   conflict the missing records are applied to the state and the operation
+   runs again from step 1.
 
 A decision that writes nothing (a claim finding no ready task, a refusal, an
 update that changes nothing) goes through step 2 too, with no records: it is
 returned only once the server confirmed it was taken on the whole log, so
 this board is exactly as linearizable as the file one. One round trip per
 attempt, whatever the outcome.
+
+Plain optimistic retries collapse under contention (eight busy workers lost
+about six races per claim and completion), so the writer that lost a race
+gets the *turn* for ``TURN_MS``: the others are told to wait, and do so on
+the wake-up list (``BLPOP``, no polling) until an append wakes one of them.
+Safety never rests on the turn: a holder that died or stalled past it is
+still refused by the length check if the log moved on.
 
 Why a script rather than WATCH/MULTI/EXEC: the script *is* that check, and
 holds no rule of the board (it compares a length, appends, or returns what
@@ -75,39 +86,49 @@ BATCH = 1000
 #: How long a writer that lost a race keeps the turn (module docs), in ms.
 TURN_MS = 1000
 
-#: KEYS: the log stream, the turn, the wake-up list. ARGV: how many records
-#: the writer has read, BATCH, its token, TURN_MS, then the records to append.
-#: Returns ``{1}`` (appended; the turn, if it was the writer's, passed on),
-#: ``{0, entries}`` (the log moved on: up to BATCH of the records after
-#: ARGV[1], and the turn is now the writer's, unless the first of them is
-#: its own first record: a retried call whose first reply was lost), ``{2}``
-#: (another writer has the turn: wait on the wake-up list) or ``{3}`` (the
-#: log is shorter than what the writer read: someone deleted it). Entry ids
-#: are ``0-<n>``: the n-th record is found without counting, and no id is
-#: ever written twice.
+#: KEYS: the log stream, the turn, the wake-up list, the "someone waits"
+#: mark. ARGV: how many records the writer has read, BATCH, its token,
+#: TURN_MS, then the records to append. Returns:
+#:
+#: * ``{1}``: appended (or, with no records, confirmed: the writer had read
+#:   the whole log). The turn, if it was the writer's, is given back, and a
+#:   waiting writer, if any, is woken (one token on the wake-up list);
+#: * ``{0, entries}``: the log moved on: up to BATCH of the records after
+#:   ARGV[1]. The turn is now the writer's, unless the first of them is its
+#:   own first record (a retried call whose first reply was lost);
+#: * ``{2}``: another writer has the turn: wait on the wake-up list;
+#: * ``{3}``: the log is shorter than what the writer read (it was deleted).
+#:
+#: Entry ids are ``0-<n>``: the n-th record is found without counting, and no
+#: id is ever written twice.
 APPEND = """
-local turn = redis.call('GET', KEYS[2])
-if turn and turn ~= ARGV[3] then
+local log, turn_key, wake, waiting = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local read, me, ttl = tonumber(ARGV[1]), ARGV[3], ARGV[4]
+local turn = redis.call('GET', turn_key)
+if turn and turn ~= me then
+  redis.call('SET', waiting, 1, 'PX', ttl)
   return {2}
 end
-local read = tonumber(ARGV[1])
-local have = redis.call('XLEN', KEYS[1])
+local have = redis.call('XLEN', log)
 if have < read then
   return {3}
 end
 if have > read then
-  local missed = redis.call('XRANGE', KEYS[1], '(0-' .. read, '+', 'COUNT', ARGV[2])
+  local missed = redis.call('XRANGE', log, '(0-' .. read, '+', 'COUNT', ARGV[2])
   if #ARGV < 5 or missed[1][2][2] ~= ARGV[5] then
-    redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[4])
+    redis.call('SET', turn_key, me, 'PX', ttl)
   end
   return {0, missed}
 end
 for i = 5, #ARGV do
-  redis.call('XADD', KEYS[1], '0-' .. (read + i - 4), 'r', ARGV[i])
+  redis.call('XADD', log, '0-' .. (read + i - 4), 'r', ARGV[i])
 end
 if turn then
-  redis.call('DEL', KEYS[2], KEYS[3])
-  redis.call('RPUSH', KEYS[3], 1)
+  redis.call('DEL', turn_key)
+end
+if turn or redis.call('EXISTS', waiting) == 1 then
+  redis.call('DEL', wake)
+  redis.call('RPUSH', wake, 1)
 end
 return {1}
 """
@@ -186,9 +207,8 @@ class RedisBoard:
         on_change: Callable[[object], None] | None = None,
     ) -> None:
         self.key = key
-        self._turn = key + ":turn"
-        self._wake = key + ":wake"
         self._token = secrets.token_hex(8)  # this board's name when it has the turn
+        self._keys = [key, f"{key}:turn", f"{key}:wake", f"{key}:waiting"]
         self.corruptions: list[BoardCorruption] = []
         #: Called with an operation's result after every change it made.
         self.on_change = on_change
@@ -270,7 +290,7 @@ class RedisBoard:
             except BoardRefusal as exc:
                 refusal, records = exc, []
             args: list[int | str | bytes] = [self._read, BATCH, self._token, TURN_MS, *records]
-            reply: Any = await self._append(keys=[self.key, self._turn, self._wake], args=args)
+            reply: Any = await self._append(keys=self._keys, args=args)
             outcome = int(reply[0])
             if outcome == 3:
                 raise BoardError(
@@ -295,7 +315,7 @@ class RedisBoard:
             else:
                 # Another writer has the turn: wait until it passes it on (or
                 # it lapses, if that writer died), without polling.
-                await self._client.blpop([self._wake], timeout=TURN_MS / 1000)
+                await self._client.blpop([self._keys[2]], timeout=TURN_MS / 1000)
 
     async def _reading(self, fn: Callable[[BoardState], T]) -> T:
         await trio.lowlevel.checkpoint_if_cancelled()
