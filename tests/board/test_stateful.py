@@ -21,18 +21,14 @@ and a damaged record written into the stream stands for the torn write.
 
 from __future__ import annotations
 
-import functools
-import inspect
 import shutil
 import tempfile
-import threading
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import pytest
-import trio
 from hypothesis import event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -53,20 +49,15 @@ from coterie.board import (
     TaskCycle,
     TaskStatus,
     UnknownTask,
-    open_redis_board,
 )
 from coterie.board._log import LOG_NAME
 from coterie.board._redis import log_key
 from coterie.journal import encode
 from coterie.redisclient import parse_backend
+from tests.board.portal import Portal
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
-
-    from coterie.board import RedisBoard
     from tests.redis_server import RedisServer
-
-T = TypeVar("T")
 
 P, R, C, F = TaskStatus.PENDING, TaskStatus.IN_PROGRESS, TaskStatus.COMPLETED, TaskStatus.FAILED
 WORKERS = ["alice", "bob", "carol"]
@@ -347,73 +338,11 @@ TestBoard = BoardMachine.TestCase
 # -- the same machine on Redis -------------------------------------------------------
 
 
-class Portal:
-    """A Trio loop in a thread, for calling the Redis board from the machine's rules."""
-
-    def __init__(self) -> None:
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=trio.run, args=(self._main,), daemon=True)
-        self._thread.start()
-        self._ready.wait()
-
-    async def _main(self) -> None:
-        self.token = trio.lowlevel.current_trio_token()
-        self.stopping = trio.Event()
-        async with trio.open_nursery() as nursery:
-            self.nursery = nursery
-            self._ready.set()
-            await self.stopping.wait()
-            nursery.cancel_scope.cancel()
-
-    def run(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
-        return trio.from_thread.run(fn, *args, trio_token=self.token)
-
-    def open(self, url: str, run_id: str) -> SyncRedisBoard:
-        async def start() -> Any:
-            return await self.nursery.start(self._hold, url, run_id)
-
-        board, closing = self.run(start)
-        return SyncRedisBoard(self, board, closing)
-
-    async def _hold(self, url: str, run_id: str, task_status: Any) -> None:
-        closing = trio.Event()
-        async with open_redis_board(parse_backend(url), run_id) as board:
-            task_status.started((board, closing))
-            await closing.wait()
-
-    def stop(self) -> None:
-        trio.from_thread.run_sync(self.stopping.set, trio_token=self.token)
-        self._thread.join()
-
-
-class SyncRedisBoard:
-    """A :class:`RedisBoard`'s methods, blocking (each call runs in the portal's loop)."""
-
-    def __init__(self, portal: Portal, board: RedisBoard, closing: trio.Event) -> None:
-        self._portal = portal
-        self._board = board
-        self._closing = closing
-
-    def __getattr__(self, name: str) -> Any:
-        method = getattr(self._board, name)
-        if not inspect.iscoroutinefunction(method):
-            return method  # an attribute, or a plain method: no loop needed
-
-        def call(*args: Any, **kwargs: Any) -> Any:
-            return self._portal.run(functools.partial(method, *args, **kwargs))
-
-        call.__name__ = name
-        return call
-
-    def close(self) -> None:
-        trio.from_thread.run_sync(self._closing.set, trio_token=self._portal.token)
-
-
 class RedisBoardMachine(BoardMachine):
     def __init__(self, server: RedisServer) -> None:
         self.server = server
         self.run_id = f"stateful-{uuid.uuid4().hex}"
-        self.portal = Portal()
+        self.portal = Portal.start()
         self.damaged = 0
         super().__init__()
 
