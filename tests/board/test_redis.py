@@ -240,3 +240,16 @@ def test_it_has_the_async_board_s_face() -> None:
         assert [(p.name, p.kind) for p in inspect.signature(ours).parameters.values()] == shape
     board = RedisBoard.__init__
     assert "on_change" in inspect.signature(board).parameters
+
+
+async def test_a_cancelled_wait_never_answers_a_later_call(redis_url: str) -> None:
+    """A blocking read cut short must not leave its reply to a later command."""
+    target = parse_backend(redis_url)
+    async with open_redis_board(target, RUN_ID) as a, open_redis_board(target, RUN_ID) as b:
+        await a.create("x", "d")
+        for n in range(10):
+            with trio.move_on_after(0.02):
+                await a.wait_for_change(a.seq, poll_interval=5)
+            await b.create(f"t{n}", "d")  # what the cut-short read was waiting for
+            assert (await a.get("task_1")).subject == "x"
+            assert len(await a.list()) == n + 2
