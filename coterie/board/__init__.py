@@ -29,10 +29,11 @@ The same board can live on a Redis/Valkey server instead
 (:func:`open_redis_board`, ``_redis.py``): the log is a stream, each process
 folds it with the same pure state and rules, and a change is appended by a
 compare-and-append script that refuses it if the process had not read the
-whole log (then it catches up and decides again).
+whole log (then it catches up and decides again). :class:`RedisBoard` has
+:class:`AsyncBoard`'s methods; docs/scale-out-board.md.
 
-Two faces of the file board, same semantics: :class:`Board` (blocking, for threads, plain
-processes and tests) and :class:`AsyncBoard` (Trio; opened with
+Two faces of the file board, same semantics: :class:`Board` (blocking, for
+threads, plain processes and tests) and :class:`AsyncBoard` (Trio; opened with
 :func:`open_board`), which runs operations inline when the locks are free
 and in a worker thread when they are not. Every change is fsynced before
 its call returns, with concurrent callers sharing fsyncs. Time is

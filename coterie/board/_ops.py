@@ -2,7 +2,8 @@
 
 Each builder checks its arguments at once (before any lock is taken) and
 returns ``op(txn)``, which ``Board._run`` calls under the exclusive locks on
-the caught-up state: it decides by the rules and applies the resulting
+the caught-up state (``RedisBoard`` on a copy of its state, then appends
+only if no one wrote meanwhile): it decides by the rules and applies the resulting
 records through the transaction, which queues them for one append. Readers
 (``lookup``, ``all_tasks``) look at the caught-up state (``Board._read``).
 """
@@ -34,7 +35,7 @@ class Txn:
     def __init__(self, state: BoardState, *, frame: Callable[[bytes], bytes] = encode) -> None:
         self.state = state
         #: How a record's JSON is wrapped for the log: the journal's framing
-        #: for the file log; the Redis log stores the JSON as it is.
+        #: for the file log; tagged with the attempt's nonce for Redis.
         self._frame = frame
         self.chunks: list[bytes] = []
         self.touched = False  # the state no longer matches the log until appended
