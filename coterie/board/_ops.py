@@ -3,9 +3,10 @@
 Each builder checks its arguments at once (before any lock is taken) and
 returns ``op(txn)``, which ``Board._run`` calls under the exclusive locks on
 the caught-up state (``RedisBoard`` on a copy of its state, then appends
-only if no one wrote meanwhile): it decides by the rules and applies the resulting
-records through the transaction, which queues them for one append. Readers
-(``lookup``, ``all_tasks``) look at the caught-up state (``Board._read``).
+only if no one wrote meanwhile): it decides by the rules and applies the
+resulting records through the transaction, which queues them for one
+append. Readers (``lookup``, ``all_tasks``) look at the caught-up state
+(``Board._read``).
 """
 
 from __future__ import annotations
