@@ -60,8 +60,9 @@ SURFACES: dict[str, set[str]] = {
     "coterie.board": {
         "UNSET", "AsyncBoard", "Board", "BoardCorruption", "BoardError", "BoardRefusal",
         "BoardStatistics", "InvalidOwnerName", "InvalidTaskField", "InvalidTaskId",
-        "InvalidTransition", "Lease", "LogEntry", "NotTaskOwner", "Task", "TaskCycle",
-        "TaskStatus", "UnknownTask", "Unset", "check_task_id", "open_board", "read_log"
+        "InvalidTransition", "Lease", "LogEntry", "NotTaskOwner", "RedisBoard", "Task",
+        "TaskCycle", "TaskStatus", "UnknownTask", "Unset", "check_task_id", "open_board",
+        "open_redis_board", "read_log", "read_redis_log"
     },
     "coterie.context": {
         "CONTEXT_WINDOWS", "DEFAULT_CONTEXT_WINDOW", "SUMMARY_SYSTEM", "Budget",

@@ -25,8 +25,15 @@ expiry an explicit assignment (``owner`` at creation or by ``update``) is
 kept, so a restarted teammate gets its task back, and a claimed task goes
 back to everyone; ``release`` always clears the owner.
 
-Two faces, same semantics: :class:`Board` (blocking, for threads, plain
-processes and tests) and :class:`AsyncBoard` (Trio; opened with
+The same board can live on a Redis/Valkey server instead
+(:func:`open_redis_board`, ``_redis.py``): the log is a stream, each process
+folds it with the same pure state and rules, and a change is appended by a
+compare-and-append script that refuses it if the process had not read the
+whole log (then it catches up and decides again). :class:`RedisBoard` has
+:class:`AsyncBoard`'s methods; docs/scale-out-board.md.
+
+Two faces of the file board, same semantics: :class:`Board` (blocking, for
+threads, plain processes and tests) and :class:`AsyncBoard` (Trio; opened with
 :func:`open_board`), which runs operations inline when the locks are free
 and in a worker thread when they are not. Every change is fsynced before
 its call returns, with concurrent callers sharing fsyncs. Time is
@@ -47,6 +54,7 @@ from coterie.board._errors import (
     UnknownTask,
 )
 from coterie.board._log import BoardCorruption, LogEntry, read_log
+from coterie.board._redis import RedisBoard, open_redis_board, read_redis_log
 from coterie.board._rules import UNSET, Unset
 from coterie.board._task import Lease, Task, TaskStatus, check_task_id
 
@@ -65,6 +73,7 @@ __all__ = [
     "Lease",
     "LogEntry",
     "NotTaskOwner",
+    "RedisBoard",
     "Task",
     "TaskCycle",
     "TaskStatus",
@@ -72,5 +81,7 @@ __all__ = [
     "Unset",
     "check_task_id",
     "open_board",
+    "open_redis_board",
     "read_log",
+    "read_redis_log",
 ]

@@ -243,18 +243,23 @@ def read_log(directory: str | PathLike[str]) -> list[LogEntry]:
     for item in scan(data):
         if not isinstance(item, Record) or not item.payload:
             continue
-        try:
-            rec = decode(item.payload)
-            created = rec["op"] == "create"
-            entries.append(
-                LogEntry(
-                    seq=rec["s"],
-                    time=rec["t"],
-                    op=rec["op"],
-                    task_id=rec["task"]["id"] if created else rec["id"],
-                    fields=rec["task"] if created else rec["set"],
-                )
-            )
-        except (ValueError, KeyError, TypeError):
-            continue
+        entry = log_entry(item.payload)
+        if entry is not None:
+            entries.append(entry)
     return entries
+
+
+def log_entry(payload: bytes) -> LogEntry | None:
+    """The :class:`LogEntry` of one record's JSON, ``None`` if it is not a record."""
+    try:
+        rec = decode(payload)
+        created = rec["op"] == "create"
+        return LogEntry(
+            seq=rec["s"],
+            time=rec["t"],
+            op=rec["op"],
+            task_id=rec["task"]["id"] if created else rec["id"],
+            fields=rec["task"] if created else rec["set"],
+        )
+    except (ValueError, KeyError, TypeError):
+        return None

@@ -2,9 +2,11 @@
 
 Each builder checks its arguments at once (before any lock is taken) and
 returns ``op(txn)``, which ``Board._run`` calls under the exclusive locks on
-the caught-up state: it decides by the rules and applies the resulting
-records through the transaction, which queues them for one append. Readers
-(``lookup``, ``all_tasks``) look at the caught-up state (``Board._read``).
+the caught-up state (``RedisBoard`` on a copy of its state, then appends
+only if no one wrote meanwhile): it decides by the rules and applies the
+resulting records through the transaction, which queues them for one
+append. Readers (``lookup``, ``all_tasks``) look at the caught-up state
+(``Board._read``).
 """
 
 from __future__ import annotations
@@ -31,8 +33,11 @@ TaskList = list[Task]
 class Txn:
     """The records one operation writes: applied to the state at once, appended together."""
 
-    def __init__(self, state: BoardState) -> None:
+    def __init__(self, state: BoardState, *, frame: Callable[[bytes], bytes] = encode) -> None:
         self.state = state
+        #: How a record's JSON is wrapped for the log: the journal's framing
+        #: for the file log; tagged with the attempt's nonce for Redis.
+        self._frame = frame
         self.chunks: list[bytes] = []
         self.touched = False  # the state no longer matches the log until appended
         self._time = time.time()
@@ -42,7 +47,7 @@ class Txn:
         record = {"s": self.state.last_seq + 1, "t": self._time, **record}
         # The same JSON a reader will decode; default ensure_ascii keeps lone
         # surrogates in user text round-tripping instead of failing to encode.
-        chunk = encode(json.dumps(record, separators=(",", ":")).encode())
+        chunk = self._frame(json.dumps(record, separators=(",", ":")).encode())
         self.touched = True
         task = self.state.apply(record)
         self.chunks.append(chunk)

@@ -57,6 +57,20 @@ class BoardState:
         self._ready: dict[str | None, list[int]] = {}
         self._leases: list[tuple[float, int]] = []
 
+    def copy(self) -> BoardState:
+        """An independent copy (tasks are immutable and shared): what a writer
+        that may lose a race decides on, so that losing costs no rebuild."""
+        new = BoardState()
+        new.tasks = dict(self.tasks)
+        new.last_number = self.last_number
+        new.last_seq = self.last_seq
+        new.counts = dict(self.counts)
+        new._dependents = dict(self._dependents)  # lists never change in place
+        new._unmet = dict(self._unmet)
+        new._ready = {k: list(h) for k, h in self._ready.items()}
+        new._leases = list(self._leases)
+        return new
+
     # -- reading -------------------------------------------------------------
 
     def get(self, task_id: str) -> Task | None:
@@ -197,7 +211,8 @@ class BoardState:
     def _link(self, n: int, blockers: tuple[str, ...]) -> None:
         for b in blockers:
             bn = task_number(b)
-            self._dependents[bn].append(n)
+            # A new list, not an append: copies of the state share these lists.
+            self._dependents[bn] = [*self._dependents[bn], n]
             if self.tasks[bn].status is not TaskStatus.COMPLETED:
                 self._unmet[n] += 1
 

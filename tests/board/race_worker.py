@@ -1,7 +1,9 @@
 """Child process for the race tests: claim and complete until the board is done.
 
-    python race_worker.py BOARD_DIR WORKER LEASE_SECONDS [DIE_AFTER]
+    python race_worker.py BOARD WORKER LEASE_SECONDS [DIE_AFTER]
 
+BOARD is a board directory, or a Redis URL (``redis://...``; the run is
+``tests.board.conftest.RUN_ID``), worked through the Trio face there.
 Prints ``ready`` once the board is open, waits for a line on stdin (so that
 every worker starts at once), then works, printing each task id it
 completed. With DIE_AFTER, it SIGKILLs itself right after its DIE_AFTER-th
@@ -14,8 +16,15 @@ import os
 import signal
 import sys
 import time
+from pathlib import Path
 
-from coterie.board import Board
+import trio
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from coterie.board import Board, open_redis_board
+from coterie.redisclient import parse_backend
+from tests.board.conftest import RUN_ID
 
 
 def main(directory: str, worker: str, lease_seconds: float, die_after: int | None) -> None:
@@ -39,10 +48,38 @@ def main(directory: str, worker: str, lease_seconds: float, die_after: int | Non
     board.close()
 
 
+async def main_redis(url: str, worker: str, lease_seconds: float, die_after: int | None) -> None:
+    async with open_redis_board(parse_backend(url), RUN_ID) as board:
+        print("ready", flush=True)
+        await trio.to_thread.run_sync(sys.stdin.readline)
+        claims = 0
+        while True:
+            task = await board.claim(worker, lease_seconds=lease_seconds)
+            if task is None:
+                seen = board.seq  # what the claim was decided on
+                stats = await board.statistics()
+                if stats.completed + stats.failed == stats.tasks:
+                    break
+                # Blocked on someone else's task: sleep until the board changes
+                # (bounded, so that a lapsed lease is noticed by a later claim).
+                with trio.move_on_after(lease_seconds):
+                    await board.wait_for_change(seen)
+                continue
+            claims += 1
+            if die_after is not None and claims >= die_after:
+                os.kill(os.getpid(), signal.SIGKILL)
+            await board.complete(task.id, worker, f"done by {worker}")
+            print(task.id, flush=True)
+
+
 if __name__ == "__main__":
-    main(
+    args = (
         sys.argv[1],
         sys.argv[2],
         float(sys.argv[3]),
         int(sys.argv[4]) if len(sys.argv) > 4 else None,
     )
+    if args[0].startswith("redis://"):
+        trio.run(main_redis, *args)
+    else:
+        main(*args)

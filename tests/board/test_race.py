@@ -3,7 +3,8 @@
 The log numbers every operation in the order it took effect across all
 processes, so the audit needs no clock: a task was started after its
 blockers completed iff its ``claim`` record comes after their ``complete``
-records.
+records. Each test runs against the file board and the Redis board (same
+invariants, same audit: the Redis log holds the same records).
 """
 
 from __future__ import annotations
@@ -15,25 +16,63 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
+import trio
 
-from coterie.board import Board, LogEntry, read_log
+from coterie.board import Board, LogEntry, open_redis_board, read_log, read_redis_log
+from coterie.redisclient import parse_backend
+from tests.board.conftest import RUN_ID
 
 WORKER = Path(__file__).with_name("race_worker.py")
 
 
-def make_board(directory: Path, count: int) -> dict[str, tuple[str, ...]]:
-    """*count* tasks: chains of five, plus fan-ins; returns every task's blockers."""
+def task_blockers(count: int) -> list[list[str]]:
+    """*count* tasks' blockers: chains of five, plus fan-ins."""
     rng = random.Random(5)
-    with Board(directory, fsync=False) as board:
-        for n in range(1, count + 1):
-            blockers = [f"task_{n - 1}"] if n % 5 != 1 else []
-            if n > 50 and n % 50 == 0:
-                blockers += [f"task_{k}" for k in rng.sample(range(1, n - 1), 3)]
+    out = []
+    for n in range(1, count + 1):
+        blockers = [f"task_{n - 1}"] if n % 5 != 1 else []
+        if n > 50 and n % 50 == 0:
+            blockers += [f"task_{k}" for k in rng.sample(range(1, n - 1), 3)]
+        out.append(blockers)
+    return out
+
+
+def make_board(location: str, count: int) -> dict[str, tuple[str, ...]]:
+    """A board of :func:`task_blockers` at *location*; returns every task's blockers."""
+    if location.startswith("redis://"):
+        return trio.run(make_redis_board, location, count)
+    with Board(location, fsync=False) as board:
+        for n, blockers in enumerate(task_blockers(count), 1):
             board.create(f"task {n}", "race", blocked_by=blockers)
         return {t.id: t.blocked_by for t in board.list()}
 
 
-def race(directory: Path, workers: int, lease: float, die_after: dict[int, int]) -> list[str]:
+async def make_redis_board(url: str, count: int) -> dict[str, tuple[str, ...]]:
+    async with open_redis_board(parse_backend(url), RUN_ID) as board:
+        for n, blockers in enumerate(task_blockers(count), 1):
+            await board.create(f"task {n}", "race", blocked_by=blockers)
+        return {t.id: t.blocked_by for t in await board.list()}
+
+
+def log_of(location: str) -> list[LogEntry]:
+    if location.startswith("redis://"):
+        return trio.run(read_redis_log, parse_backend(location), RUN_ID)
+    return read_log(location)
+
+
+def completed(location: str) -> int:
+    if location.startswith("redis://"):
+
+        async def count() -> int:
+            async with open_redis_board(parse_backend(location), RUN_ID) as board:
+                return (await board.statistics()).completed
+
+        return trio.run(count)
+    with Board(location) as board:
+        return board.statistics().completed
+
+
+def race(directory: str, workers: int, lease: float, die_after: dict[int, int]) -> list[str]:
     """Run *workers* processes to the end; returns the ids each survivor printed."""
     procs = [
         subprocess.Popen(
@@ -89,12 +128,12 @@ def audit(entries: list[LogEntry], blockers: dict[str, tuple[str, ...]]) -> dict
 
 
 @pytest.mark.slow
-def test_eight_processes_claim_each_of_a_thousand_tasks_exactly_once(tmp_path: Path) -> None:
-    directory = tmp_path / "board"
+def test_eight_processes_claim_each_of_a_thousand_tasks_exactly_once(board_location: str) -> None:
+    directory = board_location
     blockers = make_board(directory, 1000)
     done = race(directory, workers=8, lease=600.0, die_after={})
     assert sorted(done) == sorted(blockers)
-    entries = read_log(directory)
+    entries = log_of(directory)
     ops = audit(entries, blockers)
     for task_id in blockers:
         assert ops[task_id] == ["create", "claim", "complete"], task_id
@@ -103,11 +142,11 @@ def test_eight_processes_claim_each_of_a_thousand_tasks_exactly_once(tmp_path: P
 
 
 @pytest.mark.slow
-def test_a_killed_workers_task_is_taken_over_once_its_lease_expires(tmp_path: Path) -> None:
-    directory = tmp_path / "board"
+def test_a_killed_workers_task_is_taken_over_once_its_lease_expires(board_location: str) -> None:
+    directory = board_location
     blockers = make_board(directory, 200)
     done = race(directory, workers=4, lease=0.3, die_after={0: 3})
-    entries = read_log(directory)
+    entries = log_of(directory)
     ops = audit(entries, blockers)
     assert sorted(done) == sorted(blockers)  # the survivors finished everything
     taken_over = [t for t, o in ops.items() if "expire" in o]
@@ -115,5 +154,4 @@ def test_a_killed_workers_task_is_taken_over_once_its_lease_expires(tmp_path: Pa
     assert ops[taken_over[0]] == ["create", "claim", "expire", "claim", "complete"]
     for task_id in blockers:
         assert ops[task_id].count("complete") == 1
-    with Board(directory) as board:
-        assert board.statistics().completed == 200
+    assert completed(directory) == 200

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tempfile
+import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,12 +23,20 @@ from coterie.board import (
     NotTaskOwner,
     TaskCycle,
     UnknownTask,
-    open_board,
 )
+from coterie.board._redis import log_key
 from coterie.errors import CoterieError, InvalidActorName
+from coterie.redisclient import parse_backend
+from tests.board.portal import Portal
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
+    from contextlib import AbstractAsyncContextManager
+
+    from coterie.board import AsyncBoard, RedisBoard
+    from tests.redis_server import RedisServer
+
+    Opener = Callable[[], AbstractAsyncContextManager[AsyncBoard | RedisBoard]]
 
 REFUSALS: dict[type[BoardRefusal], type[Exception]] = {
     InvalidTaskId: ValueError,
@@ -76,8 +85,8 @@ def test_finishing_a_task_handed_back_is_refused_not_an_error(board: Board) -> N
         board.fail(task.id, "alice", "failed")
 
 
-async def test_the_async_board_raises_the_same_refusals(board_dir: Path) -> None:
-    async with open_board(board_dir, fsync=False) as board:
+async def test_the_async_board_raises_the_same_refusals(open_async_board: Opener) -> None:
+    async with open_async_board() as board:
         task = await board.create("s", "d")
         with pytest.raises(BoardRefusal):
             await board.renew(task.id, "alice", lease_seconds=5)
@@ -172,22 +181,54 @@ operations = st.one_of(
 )
 
 
+def check_refusals(board: Any, steps: list[Op], log: Callable[[], object]) -> None:
+    """Run *steps* on a board of three tasks; *log* reads its log, to compare."""
+    # Three tasks to act on: one ready, one blocked by it, one assigned.
+    board.create("a", "d")
+    board.create("b", "d", blocked_by=["task_1"])
+    board.create("c", "d", owner="bob")
+    for name, step in steps:
+        before = log()
+        try:
+            step(board)
+        except BoardRefusal as exc:
+            event(f"{name}: {type(exc).__name__}")
+            assert log() == before, f"{name} was refused but wrote"
+        except Exception as exc:
+            raise AssertionError(f"{name} raised {exc!r}, not a BoardRefusal") from exc
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(operations, min_size=1, max_size=25))
 def test_every_refusal_is_a_board_refusal_and_writes_nothing(steps: list[Op]) -> None:
     """Whatever the board raises for a request is a BoardRefusal, and the log is unchanged."""
     with tempfile.TemporaryDirectory() as tmp, Board(Path(tmp) / "board", fsync=False) as board:
-        # Three tasks to act on: one ready, one blocked by it, one assigned.
-        board.create("a", "d")
-        board.create("b", "d", blocked_by=["task_1"])
-        board.create("c", "d", owner="bob")
         log = Path(tmp) / "board" / "board.log"
-        for name, step in steps:
-            before = log.read_bytes()
-            try:
-                step(board)
-            except BoardRefusal as exc:
-                event(f"{name}: {type(exc).__name__}")
-                assert log.read_bytes() == before, f"{name} was refused but wrote"
-            except Exception as exc:
-                raise AssertionError(f"{name} raised {exc!r}, not a BoardRefusal") from exc
+        check_refusals(board, steps, log.read_bytes)
+
+
+@pytest.fixture(scope="module")
+def portal() -> Iterator[Portal]:
+    running = Portal.start()
+    yield running
+    running.stop()
+
+
+@pytest.mark.slow
+def test_every_refusal_on_redis_is_a_board_refusal_and_writes_nothing(
+    redis_session_server: RedisServer, redis_url: str, portal: Portal
+) -> None:
+    """The same, on the Redis board: the stream does not grow on a refusal."""
+
+    @settings(max_examples=100, deadline=None)
+    @given(st.lists(operations, min_size=1, max_size=25))
+    def check(steps: list[Op]) -> None:
+        run_id = f"refusals-{uuid.uuid4().hex}"
+        key = log_key(parse_backend(redis_url), run_id)
+        board = portal.open(redis_url, run_id)
+        try:
+            check_refusals(board, steps, lambda: redis_session_server.command("XLEN", key))
+        finally:
+            board.close()
+
+    check()

@@ -13,16 +13,22 @@ Invariants after every step, seen through both boards:
 * an in-progress task has exactly one owner, who holds its lease; no claim
   ever returns a task some worker still holds;
 * reopening a board (also after a torn write) gives back exactly the same state.
+
+The same machine runs against the Redis board (:class:`RedisBoardMachine`,
+through a Trio loop in a thread): two boards on one run stand for two hosts,
+and a damaged record written into the stream stands for the torn write.
 """
 
 from __future__ import annotations
 
 import shutil
 import tempfile
+import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
+import pytest
 from hypothesis import event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -31,6 +37,7 @@ from hypothesis.stateful import (
     invariant,
     precondition,
     rule,
+    run_state_machine_as_test,
 )
 
 from coterie.board import (
@@ -44,7 +51,13 @@ from coterie.board import (
     UnknownTask,
 )
 from coterie.board._log import LOG_NAME
+from coterie.board._redis import log_key
 from coterie.journal import encode
+from coterie.redisclient import parse_backend
+from tests.board.portal import Portal
+
+if TYPE_CHECKING:
+    from tests.redis_server import RedisServer
 
 P, R, C, F = TaskStatus.PENDING, TaskStatus.IN_PROGRESS, TaskStatus.COMPLETED, TaskStatus.FAILED
 WORKERS = ["alice", "bob", "carol"]
@@ -116,9 +129,18 @@ class BoardMachine(RuleBasedStateMachine):
         super().__init__()
         self.tmp = Path(tempfile.mkdtemp(prefix="coterie-board-"))
         self.dir = self.tmp / "board"
-        self.boards = [Board(self.dir, fsync=False), Board(self.dir, fsync=False)]
+        self.boards = [self.open_board(), self.open_board()]
         self.model = Model()
         self.now = 1000.0
+
+    def open_board(self) -> Any:
+        """One more board object on the machine's board."""
+        return Board(self.dir, fsync=False)
+
+    def damage(self) -> None:
+        """A writer killed mid-append leaves part of a record behind."""
+        with (self.dir / LOG_NAME).open("ab") as f:
+            f.write(encode(b'{"s":1,"op":"create"}')[:-3])
 
     def teardown(self) -> None:
         for b in self.boards:
@@ -275,10 +297,8 @@ class BoardMachine(RuleBasedStateMachine):
         before = self.boards[b].list()
         self.boards[b].close()
         if torn:
-            # A writer killed mid-append leaves part of a record behind.
-            with (self.dir / LOG_NAME).open("ab") as f:
-                f.write(encode(b'{"s":1,"op":"create"}')[:-3])
-        self.boards[b] = Board(self.dir, fsync=False)
+            self.damage()
+        self.boards[b] = self.open_board()
         assert self.boards[b].list() == before
 
     # -- invariants ------------------------------------------------------------
@@ -310,5 +330,45 @@ class BoardMachine(RuleBasedStateMachine):
                 assert t.lease is None
 
 
-BoardMachine.TestCase.settings = settings(max_examples=100, stateful_step_count=50, deadline=None)
+SETTINGS = settings(max_examples=100, stateful_step_count=50, deadline=None)
+BoardMachine.TestCase.settings = SETTINGS
 TestBoard = BoardMachine.TestCase
+
+
+# -- the same machine on Redis -------------------------------------------------------
+
+
+class RedisBoardMachine(BoardMachine):
+    def __init__(self, server: RedisServer) -> None:
+        self.server = server
+        self.run_id = f"stateful-{uuid.uuid4().hex}"
+        self.portal = Portal.start()
+        self.damaged = 0
+        super().__init__()
+
+    def open_board(self) -> Any:
+        return self.portal.open(self.server.url, self.run_id)
+
+    def damage(self) -> None:
+        """A record that is not one: every board skips it (and reports it)."""
+        key = log_key(parse_backend(self.server.url), self.run_id)
+        length = int(self.server.command("XLEN", key).split(b"\r\n")[0][1:])
+        self.server.command("XADD", key, f"0-{length + 1}", "r", '{"s":1,"op":"create"}')
+        self.damaged += 1
+
+    @invariant()
+    def every_board_reports_each_damaged_record_once(self) -> None:
+        for board in self.boards:
+            board.list()  # catch up
+            assert len(board.corruptions) == self.damaged
+
+    def teardown(self) -> None:
+        super().teardown()
+        self.portal.stop()
+
+
+@pytest.mark.slow
+def test_the_redis_board_follows_the_same_model(
+    redis_session_server: RedisServer, redis_url: str
+) -> None:
+    run_state_machine_as_test(lambda: RedisBoardMachine(redis_session_server), settings=SETTINGS)

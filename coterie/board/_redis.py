@@ -1,0 +1,443 @@
+"""The task board on Redis/Valkey: the file board's log as a stream, the same rules.
+
+Keys (all through :meth:`RedisTarget.key`, namespaced by run)::
+
+    <prefix>run:<run_id>:board:log          a stream: entry ``0-<n>`` holds the
+                                            n-th record, field ``r``: the file
+                                            log's JSON, plus a nonce ``u``
+    <prefix>run:<run_id>:board:log:turn     which writer may append next (TTL)
+    <prefix>run:<run_id>:board:log:wake     wakes one writer waiting for it
+    <prefix>run:<run_id>:board:log:waiting  set while a writer waits (TTL)
+
+Theory of operation
+-------------------
+Each process keeps its own :class:`BoardState`, folded from the stream by
+the same pure code as the file board (``_state.py``), and runs the same
+operations (``_ops.py``, which decide by ``_rules.py``). A change is
+optimistic concurrency on the log's length:
+
+1. copy the state (tasks are immutable; the copy is a few dict copies) and
+   run the operation on the copy, which yields the records to append (or a
+   refusal: then nothing is to be appended);
+2. send them with ``APPEND`` (the script below): *if the stream still holds
+   exactly the records this process has read*, append them and say so; else
+   append nothing and return the records this process is missing;
+3. on success the copy becomes the state (and a refusal is raised); on a
+   conflict the missing records are applied to the state and the operation
+   runs again from step 1.
+
+A decision that writes nothing (a claim finding no ready task, a refusal, an
+update that changes nothing) goes through step 2 too, with no records: it is
+returned only once the server confirmed it was taken on the whole log, so
+this board is exactly as linearizable as the file one. One round trip per
+attempt, whatever the outcome.
+
+Plain optimistic retries collapse under contention (eight busy workers lost
+about six races per claim and completion), so the writer that lost a race
+gets the *turn* for ``TURN_MS``: the others are told to wait, and do so on
+the wake-up list (``BLPOP``, no polling) until an append wakes one of them.
+Safety never rests on the turn: a holder that died or stalled past it is
+still refused by the length check if the log moved on.
+
+Why a script rather than WATCH/MULTI/EXEC: the script *is* that check, and
+holds no rule of the board (it compares a length, appends, or returns what
+follows). WATCH would take three round trips (WATCH, a read, MULTI..EXEC)
+and so a wider window for a conflict under eight contending workers, and
+``coredis``'s pipelines cannot read between WATCH and MULTI on the watched
+connection.
+
+Durability is the server's (docs/scale-out-board.md): with ``appendonly yes``
+and ``appendfsync always`` a change is on the server's disk before the call
+returns; ``everysec`` can lose the last second; replication is asynchronous.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import secrets
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import trio
+
+from coterie.board import _ops as ops
+from coterie.board._board import BoardStatistics
+from coterie.board._errors import BoardError, BoardRefusal
+from coterie.board._log import BoardCorruption, LogEntry, decode, log_entry
+from coterie.board._rules import UNSET, Unset
+from coterie.board._state import BadRecord, BoardState
+from coterie.board._task import TaskStatus
+from coterie.redisclient import connect
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+
+    import coredis
+
+    from coterie.board._ops import TaskList, Txn
+    from coterie.board._task import Task
+    from coterie.redisclient import RedisTarget
+
+T = TypeVar("T")
+
+#: How many records one round trip brings back when catching up.
+BATCH = 1000
+
+#: How long a writer that lost a race keeps the turn (module docs), in ms.
+TURN_MS = 1000
+
+#: KEYS: the log stream, the turn, the wake-up list, the "someone waits"
+#: mark. ARGV: how many records the writer has read, BATCH, its token,
+#: TURN_MS, then the records to append. Returns:
+#:
+#: * ``{1}``: appended (or, with no records, confirmed: the writer had read
+#:   the whole log). The turn, if it was the writer's, is given back, and a
+#:   waiting writer, if any, is woken (one token on the wake-up list);
+#: * ``{0, entries}``: the log moved on: up to BATCH of the records after
+#:   ARGV[1]. The turn is now the writer's, unless the first of them is its
+#:   own first record (a retried call whose first reply was lost);
+#: * ``{2}``: another writer has the turn: wait on the wake-up list;
+#: * ``{3}``: the log is shorter than what the writer read (it was deleted).
+#:
+#: Entry ids are ``0-<n>``: the n-th record is found without counting, and no
+#: id is ever written twice.
+APPEND = """
+local log, turn_key, wake, waiting = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local read, me, ttl = tonumber(ARGV[1]), ARGV[3], ARGV[4]
+local turn = redis.call('GET', turn_key)
+if turn and turn ~= me then
+  redis.call('SET', waiting, 1, 'PX', ttl)
+  return {2}
+end
+local have = redis.call('XLEN', log)
+if have < read then
+  return {3}
+end
+if have > read then
+  local missed = redis.call('XRANGE', log, '(0-' .. read, '+', 'COUNT', ARGV[2])
+  if #ARGV < 5 or missed[1][2][2] ~= ARGV[5] then
+    redis.call('SET', turn_key, me, 'PX', ttl)
+  end
+  return {0, missed}
+end
+for i = 5, #ARGV do
+  redis.call('XADD', log, '0-' .. (read + i - 4), 'r', ARGV[i])
+end
+if turn then
+  redis.call('DEL', turn_key)
+end
+if turn or redis.call('EXISTS', waiting) == 1 then
+  redis.call('DEL', wake)
+  redis.call('RPUSH', wake, 1)
+end
+return {1}
+"""
+
+
+def log_key(target: RedisTarget, run_id: str) -> str:
+    """The key of a run's board log (the board's other keys are named after it)."""
+    return target.key("run", run_id, "board", "log")
+
+
+@contextlib.asynccontextmanager
+async def open_redis_board(
+    target: RedisTarget,
+    run_id: str,
+    *,
+    on_corruption: Callable[[BoardCorruption], None] | None = None,
+    on_change: Callable[[object], None] | None = None,
+) -> AsyncIterator[RedisBoard]:
+    """Open run *run_id*'s board on the server *target* (replaying its log); closed on exit.
+
+    The board is shared by every process and host opening the same run on
+    the same server. *on_change* and *on_corruption* as for ``open_board``.
+    """
+    async with connect(target) as client:
+        board = RedisBoard(
+            client, log_key(target, run_id), on_corruption=on_corruption, on_change=on_change
+        )
+        await board._catch_up()
+        try:
+            yield board
+        finally:
+            board.closed = True
+
+
+async def read_redis_log(target: RedisTarget, run_id: str) -> list[LogEntry]:
+    """Every readable record of run *run_id*'s board on *target*, in log order
+    (``read_log`` for the Redis board: audits and ``coterie tasks``)."""
+    entries: list[LogEntry] = []
+    async with connect(target) as client:
+        start = "-"
+        while True:
+            batch = await client.xrange(log_key(target, run_id), start, "+", count=BATCH)
+            for entry in batch:
+                found = log_entry(_payload(entry.field_values))
+                if found is not None:
+                    entries.append(found)
+            if len(batch) < BATCH:
+                return entries
+            start = "(" + _text(batch[-1].identifier)
+
+
+def _text(value: str | bytes) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def _payload(fields: Any) -> bytes:
+    value = fields.get(b"r", fields.get("r", b""))
+    return value.encode() if isinstance(value, str) else bytes(value)
+
+
+def _tagged(nonce: bytes, payload: bytes) -> bytes:
+    """The record's JSON object with the attempt's nonce as its first member."""
+    return nonce + payload[1:]
+
+
+class RedisBoard:
+    """The board of one run on a Redis server: :class:`AsyncBoard`'s methods and
+    ``on_change``, the same semantics (see the module docs for how)."""
+
+    def __init__(
+        self,
+        client: coredis.Redis[bytes],
+        key: str,
+        *,
+        on_corruption: Callable[[BoardCorruption], None] | None = None,
+        on_change: Callable[[object], None] | None = None,
+    ) -> None:
+        self.key = key
+        self._token = secrets.token_hex(8)  # this board's name when it has the turn
+        self._keys = [key, f"{key}:turn", f"{key}:wake", f"{key}:waiting"]
+        self.corruptions: list[BoardCorruption] = []
+        #: Called with an operation's result after every change it made.
+        self.on_change = on_change
+        #: Set once the board's client is closed; calls then raise BoardError.
+        self.closed = False
+        self._client = client
+        self._append = client.register_script(APPEND)
+        self._on_corruption = on_corruption
+        self._state = BoardState()
+        self._read = 0  # records of the stream read (applied or reported)
+        self._lock = trio.Lock()  # one operation at a time in this process
+        self._writes = 0
+        self._conflicts = 0
+        self._attempt = 0
+
+    # -- machinery -----------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _server_trouble(self, outcome: str) -> Iterator[None]:
+        # Imported here, as in coterie.redisclient: a run on files never pays for it.
+        from coredis.exceptions import ConnectionError as LostServer
+
+        try:
+            yield
+        except (LostServer, TimeoutError) as exc:
+            raise BoardError(
+                f"{self.key}: the Redis server did not answer ({exc}); {outcome}"
+            ) from exc
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise BoardError(f"{self.key}: the board is closed")
+
+    def _apply(self, payloads: Iterable[bytes]) -> None:
+        """Fold the records that follow :attr:`_read` into the state, in order."""
+        for payload in payloads:
+            self._read += 1
+            try:
+                self._state.apply(decode(payload))
+            except (BadRecord, ValueError) as exc:
+                where = self._read
+                corruption = BoardCorruption(where, where, "skipped", str(exc))
+                self.corruptions.append(corruption)
+                if self._on_corruption is not None:
+                    self._on_corruption(corruption)
+
+    async def _catch_up(self) -> None:
+        while True:
+            batch = await self._client.xrange(self.key, f"(0-{self._read}", "+", count=BATCH)
+            self._apply(_payload(entry.field_values) for entry in batch)
+            if len(batch) < BATCH:
+                return
+
+    async def _mutate(self, op: Callable[[Txn], T]) -> T:
+        await trio.lowlevel.checkpoint_if_cancelled()
+        self._check_open()
+        # Once started an operation finishes: a claim is never lost to a
+        # cancel between the write and the return (as on the file board).
+        with trio.CancelScope(shield=True), self._server_trouble("the change may have been made"):
+            async with self._lock:
+                result, wrote = await self._attempts(op)
+        if wrote and self.on_change is not None:
+            self.on_change(result)
+        return result
+
+    async def _attempts(self, op: Callable[[Txn], T]) -> tuple[T, bool]:
+        while True:
+            scratch = self._state.copy()
+            self._attempt += 1
+            # Records of this attempt carry its nonce, so that a reply lost to
+            # a dropped connection (coredis retries the call) is recognised:
+            # the retry then finds its own records in the log, not a conflict.
+            nonce = f'{{"u":"{self._token}-{self._attempt}",'.encode()
+            txn = ops.Txn(scratch, frame=functools.partial(_tagged, nonce))
+            refusal: BoardRefusal | None = None
+            try:
+                result = op(txn)
+                records = txn.chunks
+            except BoardRefusal as exc:
+                refusal, records = exc, []
+            args: list[int | str | bytes] = [self._read, BATCH, self._token, TURN_MS, *records]
+            reply: Any = await self._append(keys=self._keys, args=args)
+            outcome = int(reply[0])
+            if outcome == 3:
+                raise BoardError(
+                    f"{self.key}: the log is shorter than the {self._read} records this "
+                    "board read: it was deleted or replaced (a FLUSHALL, a lost server)"
+                )
+            missed = [bytes(entry[1][1]) for entry in reply[1]] if outcome == 0 else []
+            if outcome == 1 or (records and missed[: len(records)] == records):
+                if refusal is not None:
+                    raise refusal  # decided on the whole log: a true refusal
+                if records:
+                    self._state = scratch
+                    self._read += len(records)
+                    self._writes += 1
+                    self._apply(missed[len(records) :])
+                return result, bool(records)
+            self._conflicts += 1
+            if outcome == 0:
+                # Someone wrote first: take their records, and decide again
+                # (with the turn, so that no one else can write meanwhile).
+                self._apply(missed)
+            else:
+                # Another writer has the turn: wait until it passes it on (or
+                # it lapses, if that writer died), without polling.
+                await self._client.blpop([self._keys[2]], timeout=TURN_MS / 1000)
+
+    async def _reading(self, fn: Callable[[BoardState], T]) -> T:
+        await trio.lowlevel.checkpoint_if_cancelled()
+        self._check_open()
+        async with self._lock:
+            with self._server_trouble("nothing was changed"):
+                await self._catch_up()
+            return fn(self._state)
+
+    def _stats(self, state: BoardState) -> BoardStatistics:
+        c = state.counts
+        return BoardStatistics(
+            tasks=len(state.tasks),
+            pending=c[TaskStatus.PENDING],
+            in_progress=c[TaskStatus.IN_PROGRESS],
+            completed=c[TaskStatus.COMPLETED],
+            failed=c[TaskStatus.FAILED],
+            seq=state.last_seq,
+            log_bytes=self._read,  # records, not bytes: a stream has no byte size
+            writes=self._writes,
+            flushes=0,  # the server's AOF policy fsyncs, not this client
+        )
+
+    # -- the public API ------------------------------------------------------
+
+    async def create(
+        self,
+        subject: str,
+        description: str,
+        blocked_by: Iterable[str] = (),
+        owner: str | None = None,
+    ) -> Task:
+        """:meth:`Board.create`."""
+        return await self._mutate(ops.create(subject, description, blocked_by, owner))
+
+    async def get(self, task_id: str) -> Task:
+        """:meth:`Board.get`."""
+        return await self._reading(ops.lookup(task_id))
+
+    async def list(self) -> TaskList:
+        """:meth:`Board.list`."""
+        return await self._reading(ops.all_tasks)
+
+    async def update(
+        self,
+        task_id: str,
+        *,
+        status: TaskStatus | str | None = None,
+        owner: str | Unset | None = UNSET,
+        add_blocked_by: Iterable[str] = (),
+        result: str | None = None,
+        lease_seconds: float | None = None,
+        now: float | None = None,
+    ) -> Task:
+        """:meth:`Board.update`."""
+        return await self._mutate(
+            ops.update(task_id, status, owner, add_blocked_by, result, lease_seconds, now)
+        )
+
+    async def claim(
+        self, worker: str, *, lease_seconds: float, now: float | None = None
+    ) -> Task | None:
+        """:meth:`Board.claim`."""
+        return await self._mutate(ops.claim(worker, lease_seconds, now))
+
+    async def renew(
+        self, task_id: str, worker: str, *, lease_seconds: float, now: float | None = None
+    ) -> Task:
+        """:meth:`Board.renew`."""
+        return await self._mutate(ops.renew(task_id, worker, lease_seconds, now))
+
+    async def complete(self, task_id: str, worker: str, result: str) -> Task:
+        """:meth:`Board.complete`."""
+        return await self._mutate(ops.complete(task_id, worker, result))
+
+    async def fail(self, task_id: str, worker: str, reason: str) -> Task:
+        """:meth:`Board.fail`."""
+        return await self._mutate(ops.fail(task_id, worker, reason))
+
+    async def release(self, task_id: str, worker: str) -> Task:
+        """:meth:`Board.release`."""
+        return await self._mutate(ops.release(task_id, worker))
+
+    async def expire_leases(self, now: float | None = None) -> TaskList:
+        """:meth:`Board.expire_leases`."""
+        return await self._mutate(ops.expire(now))
+
+    async def statistics(self) -> BoardStatistics:
+        """:meth:`Board.statistics` (``log_bytes`` counts records; ``flushes`` is 0)."""
+        return await self._reading(self._stats)
+
+    @property
+    def seq(self) -> int:
+        """Sequence number of the last record this board has applied (no catch-up)."""
+        return self._state.last_seq
+
+    @property
+    def conflicts(self) -> int:
+        """Attempts of this board that lost a race and were decided again."""
+        return self._conflicts
+
+    async def wait_for_change(self, after: int, *, poll_interval: float = 1.0) -> int:
+        """Wait until the board's sequence number exceeds *after*; returns it.
+
+        Blocks on the server (``XREAD BLOCK`` on the log) rather than polling:
+        a change by any process wakes the waiter at once. *poll_interval* only
+        bounds each blocking read (the call loops until a change).
+        """
+        block_ms = max(1, int(poll_interval * 1000))
+        while True:
+            seq = await self._reading(_last_seq)
+            if seq > after:
+                return seq
+            # No lock held while blocked: other tasks of this process go on,
+            # and their writes wake this read like anyone's.
+            await self._client.xread({self.key: f"0-{self._read}"}, count=1, block=block_ms)
+
+    async def aclose(self) -> None:
+        """Mark the board closed (the client is closed by ``open_redis_board``)."""
+        self.closed = True
+        await trio.lowlevel.checkpoint()
+
+
+def _last_seq(state: BoardState) -> int:
+    return state.last_seq

@@ -1,0 +1,255 @@
+"""What is particular to the board on Redis: its keys, its log, decisions on the
+whole log, waiting without polling, a lapsed turn, and a server restart (AOF)."""
+
+from __future__ import annotations
+
+import inspect
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+import trio
+
+from coterie.board import (
+    Board,
+    BoardError,
+    NotTaskOwner,
+    TaskStatus,
+    UnknownTask,
+    open_redis_board,
+    read_log,
+    read_redis_log,
+)
+from coterie.board._redis import TURN_MS, log_key
+from coterie.redisclient import connect, parse_backend
+from tests.board.conftest import RUN_ID
+from tests.redis_server import redis_server
+
+if TYPE_CHECKING:
+    from coterie.board import AsyncBoard, RedisBoard
+
+
+async def play(board: AsyncBoard | RedisBoard) -> None:
+    """The same story on any board."""
+    await board.create("a", "d")
+    await board.create("b", "d", blocked_by=["task_1"], owner="bob")
+    await board.claim("alice", lease_seconds=5, now=100.0)
+    await board.complete("task_1", "alice", "ok")
+    await board.claim("bob", lease_seconds=5, now=100.0)
+    await board.expire_leases(now=200.0)
+    await board.update("task_2", owner="carol")
+
+
+async def test_the_log_holds_the_same_records_as_the_file_log(
+    redis_url: str, tmp_path: Path
+) -> None:
+    from coterie.board import open_board
+
+    async with open_board(tmp_path / "board", fsync=False) as file_board:
+        await play(file_board)
+    target = parse_backend(redis_url)
+    async with open_redis_board(target, RUN_ID) as redis_board:
+        await play(redis_board)
+    on_file = [(e.seq, e.op, e.task_id, e.fields) for e in read_log(tmp_path / "board")]
+    on_redis = [(e.seq, e.op, e.task_id, e.fields) for e in await read_redis_log(target, RUN_ID)]
+    assert on_redis == on_file
+    with Board(tmp_path / "board") as board:
+        async with open_redis_board(target, RUN_ID) as redis_board:
+            assert await redis_board.list() == board.list()
+
+
+async def test_runs_are_namespaced_under_the_prefix(redis_url: str) -> None:
+    target = parse_backend(redis_url + "?prefix=team7")
+    async with open_redis_board(target, "run-a") as a, open_redis_board(target, "run-b") as b:
+        await a.create("only in a", "d")
+        assert await b.list() == []
+        async with connect(target) as client:
+            keys = {k.decode() for k in await client.keys("*")}
+    assert keys == {log_key(target, "run-a")}
+    assert keys == {"team7:run:run-a:board:log"}
+
+
+async def test_a_decision_is_taken_on_the_whole_log(redis_url: str) -> None:
+    """A board that has not seen another host's change still decides with it."""
+    target = parse_backend(redis_url)
+    async with open_redis_board(target, RUN_ID) as a, open_redis_board(target, RUN_ID) as b:
+        await a.create("a", "d")
+        await b.get("task_1")
+        await a.claim("alice", lease_seconds=60)  # b has not seen this claim
+        with pytest.raises(NotTaskOwner):
+            await b.complete("task_1", "bob", "mine?")
+        await a.create("c", "d")  # nor this task: b's update finds it anyway
+        assert (await b.update("task_2", owner="bob")).owner == "bob"
+        with pytest.raises(UnknownTask):
+            await b.get("task_3")
+        assert b.conflicts >= 2
+        assert [e.op for e in await read_redis_log(target, RUN_ID)] == [
+            "create",
+            "claim",
+            "create",
+            "update",
+        ]
+
+
+async def test_a_killed_holder_s_lease_expires_for_another_host(redis_url: str) -> None:
+    target = parse_backend(redis_url)
+    async with open_redis_board(target, RUN_ID) as a:
+        await a.create("a", "d")
+        held = await a.claim("alice", lease_seconds=1, now=10.0)
+        assert held is not None
+    # alice's host is gone; another host comes later
+    async with open_redis_board(target, RUN_ID) as b:
+        assert await b.claim("bob", lease_seconds=1, now=10.5) is None
+        taken = await b.claim("bob", lease_seconds=1, now=11.0)
+        assert taken is not None
+        assert taken.owner == "bob"
+
+
+async def test_wait_for_change_blocks_on_the_server_until_another_host_writes(
+    redis_url: str,
+) -> None:
+    target = parse_backend(redis_url)
+    async with open_redis_board(target, RUN_ID) as a, open_redis_board(target, RUN_ID) as b:
+        woke: list[float] = []
+
+        async def waiter() -> None:
+            # poll_interval only bounds each blocking read: no wake-up before the change
+            woke.append(float(await a.wait_for_change(0, poll_interval=30)))
+            woke.append(time.monotonic())
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(waiter)
+            await trio.sleep(0.3)
+            assert woke == []
+            wrote = time.monotonic()
+            await b.create("a", "d")
+        assert woke[0] == 1
+        assert woke[1] - wrote < 0.25
+        # a cancelled wait leaves the board usable
+        with trio.move_on_after(0.1):
+            await a.wait_for_change(1)
+        assert (await a.get("task_1")).subject == "a"
+
+
+async def test_a_lapsed_turn_does_not_stop_the_board(redis_url: str) -> None:
+    """A writer that died holding the turn delays others by at most TURN_MS."""
+    target = parse_backend(redis_url)
+    async with open_redis_board(target, RUN_ID) as board:
+        async with connect(target) as client:
+            await client.set(board.key + ":turn", "a-dead-host", px=TURN_MS)
+        start = time.monotonic()
+        await board.create("a", "d")
+        assert time.monotonic() - start < TURN_MS / 1000 + 0.5
+
+
+async def test_a_closed_board_raises(redis_url: str) -> None:
+    async with open_redis_board(parse_backend(redis_url), RUN_ID) as board:
+        pass
+    with pytest.raises(BoardError, match="closed"):
+        await board.create("a", "d")
+
+
+@pytest.mark.slow
+async def test_the_board_survives_a_server_restart_with_aof(tmp_path: Path) -> None:
+    with redis_server(tmp_path, appendonly=True) as server:
+        target = parse_backend(server.url)
+        async with open_redis_board(target, RUN_ID) as board:
+            for n in range(20):
+                await board.create(f"t{n}", "d")
+            held = await board.claim("alice", lease_seconds=600)
+            assert held is not None
+            server.restart()  # kill -9, then start on the same AOF
+            # the same client reconnects; the claim is still alice's
+            with pytest.raises(NotTaskOwner):
+                await board.complete(held.id, "bob", "no")
+            await board.complete(held.id, "alice", "ok")
+            before = await board.list()
+        async with open_redis_board(target, RUN_ID) as again:
+            after = await again.list()
+        assert after == before
+        assert after[0].status is TaskStatus.COMPLETED
+        assert len(after) == 20
+
+
+async def test_a_call_retried_after_a_lost_reply_is_applied_once(
+    redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """coredis retries a call whose connection dropped: the retry finds its own
+    records (by their nonce) and returns them as done, instead of deciding again."""
+    target = parse_backend(redis_url)
+    async with open_redis_board(target, RUN_ID) as board:
+        real = board._append
+
+        async def reply_lost_then_retried(**kwargs: object) -> object:
+            await real(**kwargs)  # applied on the server, reply lost
+            return await real(**kwargs)
+
+        monkeypatch.setattr(board, "_append", reply_lost_then_retried)
+        task = await board.create("a", "d")
+        claimed = await board.claim("alice", lease_seconds=60)
+        monkeypatch.undo()
+        assert task.id == "task_1"
+        assert claimed is not None
+        assert claimed.id == "task_1"
+        assert [e.op for e in await read_redis_log(target, RUN_ID)] == ["create", "claim"]
+        assert await board.claim("bob", lease_seconds=60) is None
+        async with connect(target) as client:
+            assert await client.get(board.key + ":turn") is None  # not left holding it
+
+
+async def test_a_deleted_log_is_an_error_not_a_fresh_board(redis_url: str) -> None:
+    target = parse_backend(redis_url)
+    async with open_redis_board(target, RUN_ID) as board:
+        await board.create("a", "d")
+        async with connect(target) as client:
+            await client.delete([board.key])
+        with pytest.raises(BoardError, match="shorter"):
+            await board.create("b", "d")
+
+
+def test_the_documented_example_runs(redis_url: str, tmp_path: Path) -> None:
+    doc = Path(__file__).parents[2] / "docs" / "scale-out-board.md"
+    (example,) = re.findall(r"```python\n(.*?)```", doc.read_text(), re.S)
+    script = tmp_path / "example.py"
+    script.write_text(example.replace("redis://127.0.0.1:6379/0", redis_url))
+    root = str(Path(__file__).parents[2])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    result = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=60, env=env
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "[('task_1', 'completed'), ('task_2', 'pending')]\n"
+
+
+def test_it_has_the_async_board_s_face() -> None:
+    """Every public method of AsyncBoard, with the same parameters, so that the
+    team runtime and tools can be handed either."""
+    from coterie.board import AsyncBoard, RedisBoard
+
+    public = [n for n in vars(AsyncBoard) if not n.startswith("_") and n != "board"]
+    assert public
+    for name in public:
+        ours, theirs = getattr(RedisBoard, name), getattr(AsyncBoard, name)
+        assert inspect.iscoroutinefunction(ours) == inspect.iscoroutinefunction(theirs), name
+        shape = [(p.name, p.kind) for p in inspect.signature(theirs).parameters.values()]
+        assert [(p.name, p.kind) for p in inspect.signature(ours).parameters.values()] == shape
+    board = RedisBoard.__init__
+    assert "on_change" in inspect.signature(board).parameters
+
+
+async def test_a_cancelled_wait_never_answers_a_later_call(redis_url: str) -> None:
+    """A blocking read cut short must not leave its reply to a later command."""
+    target = parse_backend(redis_url)
+    async with open_redis_board(target, RUN_ID) as a, open_redis_board(target, RUN_ID) as b:
+        await a.create("x", "d")
+        for n in range(10):
+            with trio.move_on_after(0.02):
+                await a.wait_for_change(a.seq, poll_interval=5)
+            await b.create(f"t{n}", "d")  # what the cut-short read was waiting for
+            assert (await a.get("task_1")).subject == "x"
+            assert len(await a.list()) == n + 2
