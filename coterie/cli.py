@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import signal
 import sys
 from pathlib import Path
@@ -12,9 +13,10 @@ from rich.console import Console
 from coterie.commands.inspect import add_inspect_commands
 from coterie.commands.options import add_agent_options, add_output_options
 from coterie.commands.trust import add_trust_command
+from coterie.commands.watch import add_watch_command
 from coterie.team import LEAD_TURNS_MODES
 
-DEMOS = ["team", "runtime"]
+DEMOS = ["team", "runtime", "storm", "strategies", "shielded", "kill9"]
 
 
 def command_parser() -> tuple[argparse.ArgumentParser, frozenset[str]]:
@@ -167,10 +169,25 @@ def command_parser() -> tuple[argparse.ArgumentParser, frozenset[str]]:
             "Run a bundled demonstration offline. 'team' (the default): a lead plans four "
             "tasks and two teammates do them in parallel, one crashing mid-task and being "
             "restarted. 'runtime': supervised actors passing jobs through durable "
-            "mailboxes, one crashing and getting its unacknowledged job again."
+            "mailboxes, one crashing and getting its unacknowledged job again. The lab "
+            "(docs/lab.md): 'storm' (a crash storm exceeds restart intensity and escalates), "
+            "'strategies' (one_for_one against one_for_all), 'shielded' (a shielded "
+            "clean-up during cancellation), 'kill9' (kill -9 mid-work, then resume). Each "
+            "prints its run id first: follow it with `coterie watch RUN_ID`."
         ),
     )
     demo.add_argument("name", nargs="?", default="team", choices=DEMOS, help="which demo")
+    demo.add_argument(
+        "--pace",
+        type=_pace,
+        default=None,
+        metavar="SECONDS",
+        help=(
+            "how long each step takes, to follow it (default: 1 for the lab demos, 0.15 for"
+            " 'runtime', 0 for 'team'; 'team' with a pace serves its model over HTTP, each"
+            " reply held that long)"
+        ),
+    )
     demo.add_argument(
         "--workdir",
         type=Path,
@@ -216,6 +233,7 @@ def command_parser() -> tuple[argparse.ArgumentParser, frozenset[str]]:
     )
     add_inspect_commands(sub)
     add_trust_command(sub)
+    add_watch_command(sub)
     return parser, frozenset(sub.choices)
 
 
@@ -232,6 +250,13 @@ def _rate(text: str) -> float:
     value = float(text)
     if not 0 < value < float("inf"):
         raise argparse.ArgumentTypeError("must be a positive number")
+    return value
+
+
+def _pace(text: str) -> float:
+    value = float(text)
+    if not 0 <= value <= 60:
+        raise argparse.ArgumentTypeError("must be between 0 and 60 seconds")
     return value
 
 
@@ -350,12 +375,18 @@ def _main(argv: list[str] | None) -> int:
         if args.command == "demo":
             import tempfile
 
-            from coterie.demos import runtime, team
+            from coterie.demos import kill9, runtime, shielded, storm, strategies, team
+
+            if isinstance(sys.stdout, io.TextIOWrapper):
+                # A demo is followed as it goes, even through a pipe (`| tee`, a test).
+                sys.stdout.reconfigure(line_buffering=True)
 
             if args.name == "team":
-                return team.run(console, args.workdir, parser.parse_args)
+                return team.run(console, args.workdir, parser.parse_args, args.pace)
             workdir = args.workdir or Path(tempfile.mkdtemp(prefix="coterie-demo-"))
-            return runtime.run(console, workdir)
+            demos = {"runtime": runtime, "storm": storm, "strategies": strategies}
+            demos.update({"shielded": shielded, "kill9": kill9})
+            return demos[args.name].run(console, workdir.resolve(), args.pace)
         if args.command == "run":
             import trio
 
@@ -405,6 +436,15 @@ def _main(argv: list[str] | None) -> int:
             from coterie.commands.trust import trust_command
 
             return trust_command(args, console, Console(stderr=True, highlight=False))
+        if args.command == "watch":
+            from coterie.commands.watch import watch_command
+
+            try:
+                return watch_command(args, console)
+            except BaseException as exc:
+                if not all(isinstance(e, KeyboardInterrupt) for e in _leaves(exc)):
+                    raise
+                return 130  # Ctrl-C: the watcher leaves quietly; the run is not touched
         if args.command in ("tasks", "inbox"):
             from coterie.commands.inspect import run_inspect
 

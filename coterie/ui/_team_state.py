@@ -146,6 +146,10 @@ class TeamState:
         if kind == "board.changed":
             self.board_changed = True
             return
+        if kind == "demo.note":  # a demo's narration: news of an actor, not an actor
+            if isinstance(name, str) and name in self.actors:
+                self.actors[name].latest = one_line(d.get("text", ""))
+            return
         if kind.startswith("supervisor.") and isinstance(d.get("supervisor"), str):
             self._supervisor_event(kind, d)
             return
