@@ -600,3 +600,17 @@ typed_answers = st.one_of(
                      "\x1b[A", " 3 ", "y", "no", "3: do it", "3)"]),
     st.text(max_size=12),
 )  # fmt: skip
+
+
+# -- coterie watch (coterie/ui/follow.py) --------------------------------------
+#: A run's event log as (seq, ts, type) triples in time order, plus cut points:
+#: how a reader polling the file may see it arrive in pieces.
+event_logs = st.lists(
+    st.tuples(
+        st.floats(min_value=0, max_value=30, allow_nan=False),
+        st.sampled_from(["actor.started", "actor.crashed", "demo.note", "board.changed"]),
+        st.text(max_size=12),
+    ),
+    max_size=12,
+)
+cut_points = st.lists(st.integers(min_value=0, max_value=4000), max_size=8)

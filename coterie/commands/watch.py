@@ -129,7 +129,8 @@ def watch_command(args: argparse.Namespace, console: Console) -> int:
     try:
         run_dir = locate(args.workdir.resolve(), args.run_id)
     except UnknownRun as exc:
-        Console(stderr=True, highlight=False).print(f"[red]error:[/] {escape(str(exc))}")
+        err = Console(stderr=True, highlight=False, soft_wrap=True)
+        err.print(f"[red]error:[/] {escape(str(exc))}")
         return 2
     return trio.run(watch, run_dir, console, args.speed)
 
