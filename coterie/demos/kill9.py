@@ -180,6 +180,7 @@ async def _main(console: Console, workdir: Path, pace: float) -> int:
             " · exit codes:"
             f" {first.returncode} (killed), {second.returncode}",
             style="bold",
+            soft_wrap=True,
         )
         ok = not twice and not missing and second.returncode == 0
     return 0 if ok else 1

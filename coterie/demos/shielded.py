@@ -87,6 +87,7 @@ async def _main(console: Console, workdir: Path, pace: float) -> int:
             f"clean-up finished: {'yes' if finished else 'no'} · saver stopped after it: "
             f"{'yes' if stopped and _in_order(lab) else 'no'}",
             style="bold",
+            soft_wrap=True,
         )
     return 0 if finished and stopped else 1
 

@@ -103,6 +103,7 @@ async def _main(console: Console, workdir: Path, pace: float) -> int:
             f"{crashes} crashes · {lab.count('actor.restarted')} restarts · {gave} give-ups · "
             f"{escalated} escalations · root: {gave_up or 'still running'}",
             markup=False,
+            soft_wrap=True,
         )
     return 0 if gave_up is not None else 1
 

@@ -184,3 +184,28 @@ def test_an_unknown_run_is_one_line_and_exit_2(workspace: Path, home: Path) -> N
     assert done.returncode == 2
     assert len(done.stderr.strip().splitlines()) == 1
     assert "run 'nosuch' not found" in done.stderr
+
+
+def test_watch_follows_the_paced_team_demo(workspace: Path, home: Path) -> None:
+    """The team demo with --pace talks to `coterie mock-server` slowly enough to be
+    watched: alice's crash and restart, every agent in the final tree, the board."""
+    demo = _popen("demo", "team", "--pace", "0.2", "--workdir", str(workspace), cwd=workspace,
+                  home=home)  # fmt: skip
+    assert demo.stdout is not None
+    for line in demo.stdout:
+        if (found := RUN_ID.search(line)) is not None:
+            break
+    assert found is not None
+    watched = coterie("watch", found.group(), "--workdir", str(workspace), cwd=workspace,
+                      home=home, timeout=90)  # fmt: skip
+    rest, err = demo.communicate(timeout=90)
+    assert demo.returncode == 0, rest + err
+    assert watched.returncode == 0, watched.stderr
+    out = watched.stdout
+    assert "✗ alice crashed" in out
+    assert "↻ alice restarting (attempt 1)" in out
+    for actor in ("lead", "alice", "bob", "evaluator"):
+        assert re.search(rf"^\W*{actor}  ", out, re.MULTILINE), actor
+    assert "alice  exited ↻1" in out
+    assert "4 completed" in out
+    assert "task_3   completed" in out
