@@ -7,6 +7,7 @@ import io
 import signal
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
@@ -15,6 +16,9 @@ from coterie.commands.options import add_agent_options, add_output_options
 from coterie.commands.trust import add_trust_command
 from coterie.commands.watch import add_watch_command
 from coterie.team import LEAD_TURNS_MODES
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 DEMOS = ["team", "runtime", "storm", "strategies", "shielded", "kill9"]
 
@@ -384,9 +388,14 @@ def _main(argv: list[str] | None) -> int:
             if args.name == "team":
                 return team.run(console, args.workdir, parser.parse_args, args.pace)
             workdir = args.workdir or Path(tempfile.mkdtemp(prefix="coterie-demo-"))
-            demos = {"runtime": runtime, "storm": storm, "strategies": strategies}
-            demos.update({"shielded": shielded, "kill9": kill9})
-            return demos[args.name].run(console, workdir.resolve(), args.pace)
+            demos: dict[str, Callable[[Console, Path, float | None], int]] = {
+                "runtime": runtime.run,
+                "storm": storm.run,
+                "strategies": strategies.run,
+                "shielded": shielded.run,
+                "kill9": kill9.run,
+            }
+            return demos[args.name](console, workdir.resolve(), args.pace)
         if args.command == "run":
             import trio
 

@@ -158,7 +158,14 @@ async def _main(console: Console, workdir: Path, pace: float) -> int:
     with hold_lab_run(console, workdir, "kill9", pace, INTRO) as (run_id, run_dir):
         del run_id
         tail, start = _Tail(run_dir / "events.jsonl"), time.monotonic()
-        command = [sys.executable, "-m", "coterie.demos.kill9", str(run_dir), str(workdir), str(pace)]
+        command = [
+            sys.executable,
+            "-m",
+            "coterie.demos.kill9",
+            str(run_dir),
+            str(workdir),
+            str(pace),
+        ]
         await send_jobs(run_dir)
         first = await trio.lowlevel.open_process([*command, str(SLOW_JOB)])
         await _follow(console, tail, first, "slow", start)

@@ -100,7 +100,9 @@ class Lab:
         gave_up: list[SupervisorGaveUp] = []
         async with trio.open_nursery() as nursery:
 
-            async def tree(*, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+            async def tree(
+                *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+            ) -> None:
                 try:
                     await root.run(task_status=task_status)
                 except SupervisorGaveUp as exc:
@@ -144,7 +146,9 @@ def print_event(console: Console, event: Event, start: float) -> None:
     line = narration(event)
     if line is not None:
         stamp = f"{time.monotonic() - start:6.2f}s  "
-        console.print(stamp + line, style=_STYLES.get(event.type, ""), markup=False, highlight=False)
+        console.print(
+            stamp + line, style=_STYLES.get(event.type, ""), markup=False, highlight=False
+        )
 
 
 @contextlib.asynccontextmanager

@@ -79,7 +79,9 @@ class Writer(Actor):
             self.done.set()
 
 
-def build(lab: Lab, phase: int, strategy: Strategy, results: set[int], done: trio.Event) -> Supervisor:
+def build(
+    lab: Lab, phase: int, strategy: Strategy, results: set[int], done: trio.Event
+) -> Supervisor:
     """The supervisor of one phase's pipeline."""
     bugs = {BUGGY_JOB}
     makers: dict[str, Any] = {

@@ -86,7 +86,8 @@ class TeamView:
     reasons) is also printed as lines above the display.
 
     ``info`` (all optional): ``run_id``, ``goal``, ``model``, ``teammates``
-    (names), ``title`` (what the header calls the run; ``coterie team`` by default). ``summary``, produced by the team runtime when the run ends::
+    (names), ``title`` (what the header calls the run; ``coterie team`` by
+    default). ``summary``, produced by the team runtime when the run ends::
 
         {
           "run_id": str,

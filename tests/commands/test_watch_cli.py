@@ -83,9 +83,7 @@ def test_watch_follows_a_live_demo_to_its_end(workspace: Path, home: Path) -> No
     assert out.rstrip().endswith("completed: demo storm finished")
 
 
-def test_watch_replays_a_finished_run_at_once_with_speed_zero(
-    workspace: Path, home: Path
-) -> None:
+def test_watch_replays_a_finished_run_at_once_with_speed_zero(workspace: Path, home: Path) -> None:
     run_id, _ = _recorded_run(workspace, [30.0, 30.0, 30.0])
     started = time.monotonic()
     done = coterie("watch", run_id, "--speed", "0", "--workdir", str(workspace), cwd=workspace,
@@ -94,7 +92,8 @@ def test_watch_replays_a_finished_run_at_once_with_speed_zero(
     assert time.monotonic() - started < 30
     assert "✗ worker crashed: boom" in done.stdout
     assert "↻ worker restarting (attempt 1)" in done.stdout
-    assert "root  running" in done.stdout and "worker  running ↻1" in done.stdout
+    assert "root  running" in done.stdout
+    assert "worker  running ↻1" in done.stdout
 
 
 def test_a_replay_takes_the_recorded_time_over_the_speed(workspace: Path, home: Path) -> None:

@@ -47,7 +47,9 @@ def test_storm_exceeds_the_intensity_gives_up_and_escalates(workspace: Path, hom
     crashes = Counter(d["actor"] for d in _of(events, "actor.crashed"))
     assert crashes == {"parser": 8}  # 4 per incarnation of workers: one over its 3 restarts
     assert [d["actor"] for d in _of(events, "actor.restarted")].count("workers") == 1
-    assert not any(d.get("step") == "parsed" and d.get("job") == 3 for d in _of(events, "demo.note"))
+    assert not any(
+        d.get("step") == "parsed" and d.get("job") == 3 for d in _of(events, "demo.note")
+    )
     assert "8 crashes · 7 restarts · 3 give-ups · 2 escalations" in out
 
 
@@ -77,7 +79,8 @@ def test_shielded_clean_up_finishes_before_the_actor_stops(workspace: Path, home
     assert order[cancel:].count("cleanup_step") == 3
     assert order.index("cleanup_started") > cancel
     assert order.index("cleanup_finished") < order.index("actor.stopped")
-    assert "actor.abandoned" not in order and "actor.crashed" not in order
+    assert "actor.abandoned" not in order
+    assert "actor.crashed" not in order
     assert "clean-up finished: yes · saver stopped after it: yes" in out
 
 
