@@ -26,17 +26,16 @@ from typing import TYPE_CHECKING
 import trio
 
 from coterie.actors import Actor, ActorContext, actor_spec
+from coterie.commands.watch import LogTail
 from coterie.demos.lab import DEFAULT_PACE, hold_lab_run, print_event
 from coterie.events import EventLog
 from coterie.mailbox import Durability, PostOffice
 from coterie.messages import Message
 from coterie.supervisors import Supervisor
-from coterie.ui.follow import LineSplitter
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from coterie.events import Event
 
 INTRO = """\
 a child process: root ── worker (durable mailbox, 8 jobs; each recorded in ledger.jsonl)
@@ -120,33 +119,20 @@ async def work(run_dir: Path, workdir: Path, pace: float, slow_at: int | None) -
     events.close()
 
 
-class _Tail:
-    """The run's event log, read as the child process writes it."""
-
-    def __init__(self, path: Path) -> None:
-        self.path, self.offset, self.splitter = path, 0, LineSplitter()
-        self.steps: Counter[str] = Counter()  # demo.note events seen, by step
-
-    def read(self) -> list[Event]:
-        try:
-            with open(self.path, "rb") as f:
-                f.seek(self.offset)
-                data = f.read()
-        except FileNotFoundError:
-            return []
-        self.offset += len(data)
-        return self.splitter.feed(data)
-
-
 async def _follow(
-    console: Console, tail: _Tail, proc: trio.Process, until: str | None, start: float
+    console: Console,
+    tail: LogTail,
+    steps: Counter[str],
+    proc: trio.Process,
+    until: str | None,
+    start: float,
 ) -> None:
-    """Print the run's events as the child writes them, until a ``demo.note`` of
-    step *until* (or, with None, until the child has exited)."""
+    """Print the run's events as the child writes them (counting its notes in *steps*),
+    until a ``demo.note`` of step *until* (or, with None, until the child has exited)."""
     while True:
         exited, reached = proc.poll() is not None, False
         for event in tail.read():
-            tail.steps[str(event.data.get("step"))] += event.type == "demo.note"
+            steps[str(event.data.get("step"))] += event.type == "demo.note"
             print_event(console, event, start)
             reached = reached or (until is not None and event.data.get("step") == until)
         if exited or reached:
@@ -157,7 +143,8 @@ async def _follow(
 async def _main(console: Console, workdir: Path, pace: float) -> int:
     with hold_lab_run(console, workdir, "kill9", pace, INTRO) as (run_id, run_dir):
         del run_id
-        tail, start = _Tail(run_dir / "events.jsonl"), time.monotonic()
+        tail, start = LogTail(run_dir / "events.jsonl"), time.monotonic()
+        steps: Counter[str] = Counter()  # the demo.note events seen, by step
         command = [
             sys.executable,
             "-m",
@@ -168,14 +155,15 @@ async def _main(console: Console, workdir: Path, pace: float) -> int:
         ]
         await send_jobs(run_dir)
         first = await trio.lowlevel.open_process([*command, str(SLOW_JOB)])
-        await _follow(console, tail, first, "slow", start)
+        await _follow(console, tail, steps, first, "slow", start)
         await trio.sleep(pace)
-        first.send_signal(signal.SIGKILL)
+        if first.poll() is None:  # else it died on its own: the counts will say so
+            first.send_signal(signal.SIGKILL)
         await first.wait()
         console.print(f"✗ kill -9: worker process {first.pid} killed", style="bold red")
         console.print("↻ starting it again on the same run", style="yellow")
         second = await trio.lowlevel.open_process(command)
-        await _follow(console, tail, second, None, start)
+        await _follow(console, tail, steps, second, None, start)
         await second.wait()
         done = Counter(ledger_jobs(workdir / LEDGER))
         twice = sorted(job for job, n in done.items() if n > 1)
@@ -183,7 +171,7 @@ async def _main(console: Console, workdir: Path, pace: float) -> int:
         console.print()
         console.print(
             f"jobs: {JOBS} sent · {len(done)} done · done twice: {len(twice)} · lost: "
-            f"{len(missing)} · delivered again and skipped: {tail.steps['skipped']}"
+            f"{len(missing)} · delivered again and skipped: {steps['skipped']}"
             " · exit codes:"
             f" {first.returncode} (killed), {second.returncode}",
             style="bold",
