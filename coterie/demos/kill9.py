@@ -2,7 +2,7 @@
 
 The work runs in a child process of the demo (``python -m
 coterie.demos.kill9``): a supervised worker takes jobs from its durable
-mailbox and records each in a ledger file of the workspace (``ledger.jsonl``,
+mailbox and records each in a ledger file of the workspace (``ledger-RUN_ID.jsonl``,
 fsynced) before acknowledging it. The demo kills that process with SIGKILL
 while job 4 is recorded but not yet acknowledged, then starts it again on the
 same run. The jobs still in the mailbox are all there (the mailbox is a file
@@ -38,12 +38,16 @@ if TYPE_CHECKING:
 
 
 INTRO = """\
-a child process: root ── worker (durable mailbox, 8 jobs; each recorded in ledger.jsonl)
+a child process: root ── worker (durable mailbox, 8 jobs; each recorded in a ledger)
 the process is killed with SIGKILL in the middle of job 4, then started again.
 """
 JOBS = 8
 SLOW_JOB = 4
-LEDGER = "ledger.jsonl"
+
+
+def ledger_path(workdir: Path, run_dir: Path) -> Path:
+    """The run's ledger: a file of the workspace, one per run."""
+    return workdir / f"ledger-{run_dir.name}.jsonl"
 
 
 def ledger_jobs(path: Path) -> list[int]:
@@ -106,7 +110,7 @@ async def work(run_dir: Path, workdir: Path, pace: float, slow_at: int | None) -
     events = EventLog(run_dir / "events.jsonl")
     post = PostOffice(run_dir / "mailboxes", durability=Durability.ALWAYS, events=events)
     done = trio.Event()
-    ledger = workdir / LEDGER
+    ledger = ledger_path(workdir, run_dir)
     spec = actor_spec("worker", lambda _: Worker(ledger, pace, slow_at, done), post, events=events)
     root = Supervisor("root", [spec], events=events)
     async with trio.open_nursery() as nursery:
@@ -165,7 +169,7 @@ async def _main(console: Console, workdir: Path, pace: float) -> int:
         second = await trio.lowlevel.open_process(command)
         await _follow(console, tail, steps, second, None, start)
         await second.wait()
-        done = Counter(ledger_jobs(workdir / LEDGER))
+        done = Counter(ledger_jobs(ledger_path(workdir, run_dir)))
         twice = sorted(job for job, n in done.items() if n > 1)
         missing = sorted(set(range(1, JOBS + 1)) - set(done))
         console.print()

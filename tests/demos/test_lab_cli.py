@@ -86,7 +86,8 @@ def test_shielded_clean_up_finishes_before_the_actor_stops(workspace: Path, home
 
 def test_kill9_loses_nothing_and_does_nothing_twice(workspace: Path, home: Path) -> None:
     out, events = _demo("kill9", workspace, home)
-    lines = (workspace / "ledger.jsonl").read_text().splitlines()
+    (ledger_file,) = workspace.glob("ledger-*.jsonl")
+    lines = ledger_file.read_text().splitlines()
     ledger = [json.loads(line)["job"] for line in lines]
     assert sorted(ledger) == list(range(1, 9))  # each job exactly once
     notes = _of(events, "demo.note")
@@ -112,3 +113,13 @@ def test_a_negative_pace_is_a_usage_error(workspace: Path, home: Path) -> None:
     done = coterie("demo", "storm", "--pace", "-1", cwd=workspace, home=home)
     assert done.returncode == 2
     assert "--pace" in done.stderr
+
+
+def test_kill9_again_in_the_same_workspace_starts_from_nothing(workspace: Path, home: Path) -> None:
+    """Each run has its own ledger: an earlier run's work does not count for the next."""
+    for _ in range(2):
+        done = coterie("demo", "kill9", "--pace", "0", "--workdir", str(workspace),
+                       cwd=workspace, home=home)  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "8 done · done twice: 0 · lost: 0" in done.stdout
+    assert len(list(workspace.glob("ledger-*.jsonl"))) == 2
