@@ -151,12 +151,17 @@ async def watch(run_dir: Path, console: Console, speed: float) -> int:
     title = f"coterie watch · {config.get('command', '?')}"
     if config.get("demo"):
         title += f" {config['demo']}"
+    live = is_live(run_dir)
+    if live:
+        title += " · live"
+    else:
+        title += f" · replay at {speed:g}x" if speed else " · replay at once"
     view.start({"run_id": run_dir.name, "title": title, "goal": config.get("goal")})
     tail = LogTail(run_dir / "events.jsonl")
     try:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(view.run)
-            if is_live(run_dir):
+            if live:
                 await _follow(view, tail, run_dir)
             else:
                 events = tail.read()

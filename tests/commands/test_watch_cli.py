@@ -61,7 +61,7 @@ def _snapshot(run_dir: Path) -> dict[str, tuple[int, int]]:
 def test_watch_follows_a_live_demo_to_its_end(workspace: Path, home: Path) -> None:
     """Started while the storm demo runs: the crashes, restarts and give-ups as they
     happen, then the final tree naming every actor; both exit 0."""
-    demo = _popen("demo", "storm", "--pace", "0.15", "--workdir", str(workspace), cwd=workspace,
+    demo = _popen("demo", "storm", "--pace", "0.3", "--workdir", str(workspace), cwd=workspace,
                   home=home)  # fmt: skip
     assert demo.stdout is not None
     first = demo.stdout.readline()
@@ -73,6 +73,7 @@ def test_watch_follows_a_live_demo_to_its_end(workspace: Path, home: Path) -> No
     assert watched.returncode == 0, watched.stderr
     assert demo.returncode == 0
     out = watched.stdout
+    assert f"coterie watch · demo storm · live · run {run_id.group()}" in out
     assert "✗ parser crashed: ValueError: cannot parse job 2" in out
     assert "↻ parser restarting (attempt 1)" in out
     assert "✗ workers escalated to root" in out
@@ -90,6 +91,7 @@ def test_watch_replays_a_finished_run_at_once_with_speed_zero(workspace: Path, h
                    home=home)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert time.monotonic() - started < 30
+    assert "coterie watch · demo recorded · replay at once" in done.stdout
     assert "✗ worker crashed: boom" in done.stdout
     assert "↻ worker restarting (attempt 1)" in done.stdout
     assert "root  running" in done.stdout
@@ -201,6 +203,7 @@ def test_watch_follows_the_paced_team_demo(workspace: Path, home: Path) -> None:
     assert demo.returncode == 0, rest + err
     assert watched.returncode == 0, watched.stderr
     out = watched.stdout
+    assert f"coterie watch · team · live · run {found.group()}" in out
     assert "✗ alice crashed" in out
     assert "↻ alice restarting (attempt 1)" in out
     for actor in ("lead", "alice", "bob", "evaluator"):
