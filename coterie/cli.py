@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import io
 import signal
 import sys
 from pathlib import Path
@@ -380,10 +379,6 @@ def _main(argv: list[str] | None) -> int:
             import tempfile
 
             from coterie.demos import kill9, runtime, shielded, storm, strategies, team
-
-            if isinstance(sys.stdout, io.TextIOWrapper):
-                # A demo is followed as it goes, even through a pipe (`| tee`, a test).
-                sys.stdout.reconfigure(line_buffering=True)
 
             if args.name == "team":
                 return team.run(console, args.workdir, parser.parse_args, args.pace)

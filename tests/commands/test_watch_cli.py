@@ -156,7 +156,9 @@ def test_a_line_being_written_by_a_live_run_is_waited_for(workspace: Path, home:
         with open(log, "a") as f:
             f.write(line[:20])
         watcher = _popen("watch", run_id, "--workdir", str(workspace), cwd=workspace, home=home)
-        time.sleep(1.0)
+        assert watcher.stdout is not None
+        assert "· live ·" in watcher.stdout.readline()  # it follows: the run holds its lock
+        time.sleep(0.5)
         assert watcher.poll() is None
         with open(log, "a") as f:
             f.write(line[20:] + "\n")
@@ -171,7 +173,7 @@ def test_ctrl_c_leaves_quietly_with_130(workspace: Path, home: Path) -> None:
     with hold_run(run_dir):
         watcher = _popen("watch", run_id, "--workdir", str(workspace), cwd=workspace, home=home)
         assert watcher.stdout is not None
-        assert "coterie watch" in watcher.stdout.readline()
+        assert "· live ·" in watcher.stdout.readline()
         time.sleep(0.3)
         os.kill(watcher.pid, signal.SIGINT)
         out, err = watcher.communicate(timeout=30)
