@@ -68,20 +68,37 @@ def test_strategies_restart_the_crashed_child_or_all_of_them(workspace: Path, ho
     assert "under one_for_all: restarted fetcher-2, parser-2, writer-2;" in out
 
 
-def test_shielded_clean_up_finishes_before_the_actor_stops(workspace: Path, home: Path) -> None:
-    out, events = _demo("shielded", workspace, home)
-    order = [
+def _steps(events: list[Event], actor: str) -> list[object]:
+    """What *actor* went through: its events' types, its demo notes' steps."""
+    return [
         e.data.get("step") if e.type == "demo.note" else e.type
         for e in events
-        if e.data.get("actor") in ("saver", "user")
+        if e.data.get("actor") == actor
     ]
-    cancel = order.index("cancel")
-    assert order[cancel:].count("cleanup_step") == 3
-    assert order.index("cleanup_started") > cancel
-    assert order.index("cleanup_finished") < order.index("actor.stopped")
-    assert "actor.abandoned" not in order
-    assert "actor.crashed" not in order
-    assert "clean-up finished: yes · saver stopped after it: yes" in out
+
+
+def test_shielded_clean_up_finishes_before_the_actor_stops(workspace: Path, home: Path) -> None:
+    out, events = _demo("shielded", workspace, home)
+    user = [e.seq for e in events if e.data.get("step") == "cancel"]
+    saver = _steps(events, "saver")
+    assert saver.count("cleanup_step") == 3
+    assert saver.index("cleanup_finished") < saver.index("actor.stopped")
+    assert "actor.abandoned" not in saver
+    assert "actor.crashed" not in saver
+    started = next(e.seq for e in events if e.data.get("step") == "cleanup_started")
+    assert user[0] < started  # the clean-ups start after the cancellation, not before
+    assert "clean-up finished, then stopped: yes" in out
+
+
+def test_a_clean_up_longer_than_its_timeout_is_abandoned_and_finishes_anyway(
+    workspace: Path, home: Path
+) -> None:
+    out, events = _demo("shielded", workspace, home)
+    hasty = _steps(events, "hasty")
+    assert hasty.index("cleanup_started") < hasty.index("actor.abandoned")
+    assert hasty.index("actor.abandoned") < hasty.index("cleanup_finished")
+    assert "actor.stopped" not in hasty
+    assert "its clean-up finished in the background: yes" in out
 
 
 def test_kill9_loses_nothing_and_does_nothing_twice(workspace: Path, home: Path) -> None:
