@@ -446,9 +446,11 @@ def _main(argv: list[str] | None) -> int:
             try:
                 return watch_command(args, console)
             except BaseException as exc:
-                if not all(isinstance(e, KeyboardInterrupt) for e in _leaves(exc)):
+                # Ctrl-C (130), SIGTERM (143): the watcher leaves quietly; the run goes on.
+                code = stop_exit_code(exc)
+                if code is None:
                     raise
-                return 130  # Ctrl-C: the watcher leaves quietly; the run is not touched
+                return code
         if args.command in ("tasks", "inbox"):
             from coterie.commands.inspect import run_inspect
 

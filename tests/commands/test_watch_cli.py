@@ -213,3 +213,15 @@ def test_watch_follows_the_paced_team_demo(workspace: Path, home: Path) -> None:
     assert "alice  exited ↻1" in out
     assert "4 completed" in out
     assert "task_3   completed" in out
+
+
+def test_sigterm_leaves_quietly_with_143(workspace: Path, home: Path) -> None:
+    run_id, run_dir = _recorded_run(workspace, [0.0, 0.0, 0.0])
+    with hold_run(run_dir):
+        watcher = _popen("watch", run_id, "--workdir", str(workspace), cwd=workspace, home=home)
+        assert watcher.stdout is not None
+        assert "· live ·" in watcher.stdout.readline()
+        watcher.terminate()
+        _, err = watcher.communicate(timeout=30)
+    assert watcher.returncode == 143
+    assert err == ""
