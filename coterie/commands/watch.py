@@ -15,7 +15,8 @@ state is shown and the command exits 0. A run that has ended already is
 replayed at ``--speed`` times its recorded pace
 (:class:`coterie.ui.follow.ReplaySchedule`), then shown the same way.
 
-Exit codes: 0 shown to the end, 2 no such run (one line on stderr), 130 Ctrl-C.
+Exit codes: 0 shown to the end, 2 no such run (one line on stderr), 130 Ctrl-C
+(143 SIGTERM, 129 SIGHUP), printed nothing more.
 """
 
 from __future__ import annotations
