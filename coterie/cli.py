@@ -6,6 +6,7 @@ import argparse
 import signal
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
@@ -13,9 +14,13 @@ from coterie.commands.faults import add_fault_commands
 from coterie.commands.inspect import add_inspect_commands
 from coterie.commands.options import add_agent_options, add_output_options
 from coterie.commands.trust import add_trust_command
+from coterie.commands.watch import add_watch_command
 from coterie.team import LEAD_TURNS_MODES
 
-DEMOS = ["team", "runtime"]
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+DEMOS = ["team", "runtime", "storm", "strategies", "shielded", "kill9"]
 
 
 def command_parser() -> tuple[argparse.ArgumentParser, frozenset[str]]:
@@ -182,10 +187,25 @@ def command_parser() -> tuple[argparse.ArgumentParser, frozenset[str]]:
             "Run a bundled demonstration offline. 'team' (the default): a lead plans four "
             "tasks and two teammates do them in parallel, one crashing mid-task and being "
             "restarted. 'runtime': supervised actors passing jobs through durable "
-            "mailboxes, one crashing and getting its unacknowledged job again."
+            "mailboxes, one crashing and getting its unacknowledged job again. The lab "
+            "(docs/lab.md): 'storm' (a crash storm exceeds restart intensity and escalates), "
+            "'strategies' (one_for_one against one_for_all), 'shielded' (a shielded "
+            "clean-up during cancellation), 'kill9' (kill -9 mid-work, then resume). Each "
+            "prints its run id first: follow it with `coterie watch RUN_ID`."
         ),
     )
     demo.add_argument("name", nargs="?", default="team", choices=DEMOS, help="which demo")
+    demo.add_argument(
+        "--pace",
+        type=_pace,
+        default=None,
+        metavar="SECONDS",
+        help=(
+            "how long each step takes, to follow it (default: 1 for the lab demos, 0.15 for"
+            " 'runtime', 0 for 'team'; 'team' with a pace serves its model over HTTP, each"
+            " reply held that long)"
+        ),
+    )
     demo.add_argument(
         "--workdir",
         type=Path,
@@ -232,6 +252,7 @@ def command_parser() -> tuple[argparse.ArgumentParser, frozenset[str]]:
     add_inspect_commands(sub)
     add_trust_command(sub)
     add_fault_commands(sub)
+    add_watch_command(sub)
     return parser, frozenset(sub.choices)
 
 
@@ -248,6 +269,13 @@ def _rate(text: str) -> float:
     value = float(text)
     if not 0 < value < float("inf"):
         raise argparse.ArgumentTypeError("must be a positive number")
+    return value
+
+
+def _pace(text: str) -> float:
+    value = float(text)
+    if not 0 <= value <= 60:
+        raise argparse.ArgumentTypeError("must be between 0 and 60 seconds")
     return value
 
 
@@ -366,12 +394,19 @@ def _main(argv: list[str] | None) -> int:
         if args.command == "demo":
             import tempfile
 
-            from coterie.demos import runtime, team
+            from coterie.demos import kill9, runtime, shielded, storm, strategies, team
 
             if args.name == "team":
-                return team.run(console, args.workdir, parser.parse_args)
+                return team.run(console, args.workdir, parser.parse_args, args.pace)
             workdir = args.workdir or Path(tempfile.mkdtemp(prefix="coterie-demo-"))
-            return runtime.run(console, workdir)
+            demos: dict[str, Callable[[Console, Path, float | None], int]] = {
+                "runtime": runtime.run,
+                "storm": storm.run,
+                "strategies": strategies.run,
+                "shielded": shielded.run,
+                "kill9": kill9.run,
+            }
+            return demos[args.name](console, workdir.resolve(), args.pace)
         if args.command == "run":
             import trio
 
@@ -427,6 +462,17 @@ def _main(argv: list[str] | None) -> int:
             from coterie.commands.faults import fault_command
 
             return trio.run(fault_command, args, console, _err())
+        if args.command == "watch":
+            from coterie.commands.watch import watch_command
+
+            try:
+                return watch_command(args, console)
+            except BaseException as exc:
+                # Ctrl-C (130), SIGTERM (143): the watcher leaves quietly; the run goes on.
+                code = stop_exit_code(exc)
+                if code is None:
+                    raise
+                return code
         if args.command in ("tasks", "inbox"):
             from coterie.commands.inspect import run_inspect
 

@@ -94,6 +94,7 @@ EventType = Literal[
     "demo.sent",  # coterie demo runtime: the planner sent a job
     "demo.redelivered",  # coterie demo runtime: a job came again after a crash
     "demo.result",  # coterie demo runtime: the recorder got a job's result
+    "demo.note",  # a lab demo (storm, strategies, shielded, kill9): a step it took
 ]
 """The type of an event coterie emits (see the comments beside each one)."""
 

@@ -623,3 +623,17 @@ def status_entries(draw: st.DrawFn) -> tuple[str, str, str | None]:
     code = draw(st.sampled_from([*_PLAIN_CODES, *_CONFLICTS, "R ", "C ", "RM"]))
     source = draw(status_paths) if "R" in code or "C" in code else None
     return code, draw(status_paths), source
+
+
+# -- coterie watch (coterie/ui/follow.py) --------------------------------------
+#: A run's event log as (seq, ts, type) triples in time order, plus cut points:
+#: how a reader polling the file may see it arrive in pieces.
+event_logs = st.lists(
+    st.tuples(
+        st.floats(min_value=0, max_value=30, allow_nan=False),
+        st.sampled_from(["actor.started", "actor.crashed", "demo.note", "board.changed"]),
+        st.text(max_size=12),
+    ),
+    max_size=12,
+)
+cut_points = st.lists(st.integers(min_value=0, max_value=4000), max_size=8)

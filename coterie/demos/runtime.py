@@ -58,14 +58,14 @@ class Planner(Actor):
 class Worker(Actor):
     """Does jobs; bob's second job trips a bug the first time round."""
 
-    def __init__(self, bugs: set[int]) -> None:
-        self.bugs = bugs
+    def __init__(self, bugs: set[int], pace: float) -> None:
+        self.bugs, self.pace = bugs, pace
 
     async def handle(self, ctx: ActorContext, message: Message) -> None:
         job = message.body["job"]
         if ctx.redelivered:
             ctx.emit("demo.redelivered", job=job)
-        await trio.sleep(0.15)  # the "work"
+        await trio.sleep(self.pace)  # the "work"
         if job in self.bugs:
             self.bugs.discard(job)
             raise RuntimeError(f"simulated bug while doing job {job}")
@@ -116,7 +116,7 @@ def _describe(event: Event) -> tuple[str, str] | None:
     return None
 
 
-async def _main(console: Console, workdir: Path) -> int:
+async def _main(console: Console, workdir: Path, pace: float) -> int:
     run_id, run_dir = create_run(workdir, {"command": "demo", "demo": "runtime"})
     events = EventLog(run_dir / "events.jsonl")
     post = PostOffice(run_dir / "mailboxes", durability=Durability.BATCH, events=events)
@@ -133,7 +133,7 @@ async def _main(console: Console, workdir: Path) -> int:
         "team",
         [
             actor_spec("planner", lambda _: Planner(done), post, events=events),
-            *(actor_spec(w, lambda _: Worker(bugs), post, events=events) for w in WORKERS),
+            *(actor_spec(w, lambda _: Worker(bugs, pace), post, events=events) for w in WORKERS),
         ],
         strategy=Strategy.ONE_FOR_ONE,
         max_restarts=3,
@@ -188,6 +188,10 @@ async def _main(console: Console, workdir: Path) -> int:
     return 0 if ok else 1
 
 
-def run(console: Console, workdir: Path) -> int:
-    """Run the demo in *workdir*; returns the exit code."""
-    return trio.run(_main, console, workdir)
+#: Seconds each job takes when ``--pace`` is not given.
+DEFAULT_PACE = 0.15
+
+
+def run(console: Console, workdir: Path, pace: float | None = None) -> int:
+    """Run the demo in *workdir* (each job taking *pace* seconds); returns the exit code."""
+    return trio.run(_main, console, workdir, DEFAULT_PACE if pace is None else pace)

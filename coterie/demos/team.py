@@ -12,6 +12,10 @@ the run ends with its summary.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import subprocess
+import sys
 import tempfile
 from importlib import resources
 from pathlib import Path
@@ -25,7 +29,7 @@ from coterie.runs import runs_root
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
     from rich.console import Console as ConsoleType
 
@@ -54,24 +58,62 @@ OUTRO = """\
 """
 
 
+@contextlib.contextmanager
+def _paced_server(pace: float) -> Iterator[str]:
+    """``coterie mock-server`` serving the demo's scenario, each reply held *pace*
+    seconds; yields its base URL."""
+    command = [sys.executable, "-m", "coterie", "mock-server", "--scenario", str(scenario_path())]
+    server = subprocess.Popen(
+        [*command, "--port", "0", "--latency", str(pace)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        yield server.stdout.readline().strip()
+    finally:
+        server.terminate()
+        server.communicate(timeout=10)
+
+
 def scenario_path() -> Path:
     """The bundled scenario file."""
     return Path(str(resources.files("coterie") / "assets" / "team_demo.json"))
 
 
+#: The team demo's pace when ``--pace`` is not given: the scripted model answers at once.
+DEFAULT_PACE = 0.0
+
+
 def run(
-    console: ConsoleType, workdir: Path | None, parse: Callable[[list[str]], argparse.Namespace]
+    console: ConsoleType,
+    workdir: Path | None,
+    parse: Callable[[list[str]], argparse.Namespace],
+    pace: float | None = None,
 ) -> int:
     """Run the team demo in *workdir* (a new temporary directory if None); *parse* is
     the ``coterie`` command line's parser, so the demo runs exactly what a user
-    typing its command would."""
+    typing its command would.
+
+    With a *pace* (seconds), every model call takes that long: the scenario is
+    served by ``coterie mock-server --latency PACE`` and the team talks to it
+    through the real ``anthropic`` client, slowly enough to follow the run with
+    ``coterie watch`` or to crash a teammate while it works."""
+    pace = DEFAULT_PACE if pace is None else pace
     workspace = workdir or Path(tempfile.mkdtemp(prefix="coterie-demo-"))
     console.print(INTRO.format(workspace=workspace))
     # The scenario's commands are fixed and run in a fresh directory.
     command = ["team", GOAL, "--goal", CONDITION, "--teammate", "alice", "--teammate", "bob"]
-    command += ["--scenario", str(scenario_path()), "--permission-mode", "bypassPermissions"]
-    args = parse([*command, "--workdir", str(workspace)])
-    code = trio.run(run_team, args, console, Console(stderr=True, highlight=False))
+    command += ["--permission-mode", "bypassPermissions", "--workdir", str(workspace)]
+    with contextlib.ExitStack() as stack:
+        if pace > 0:
+            url = stack.enter_context(_paced_server(pace))
+            os.environ.update({"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "demo"})
+            console.print(f"[dim]the model answers after {pace:g}s, served at {url}[/]")
+        else:
+            command += ["--scenario", str(scenario_path())]
+        args = parse(command)
+        code = trio.run(run_team, args, console, Console(stderr=True, highlight=False))
     runs = sorted(runs_root(workspace).iterdir())
     files = sorted(p.name for p in workspace.iterdir() if not p.name.startswith("."))
     console.print(f"\nFiles the team wrote: {', '.join(files)}")

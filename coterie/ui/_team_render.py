@@ -52,6 +52,8 @@ def _label(row: ActorRow, now: float | None = None) -> Text:
         text.append(f" {row.task}", style="magenta")
     if row.restarts:
         text.append(f" ↻{row.restarts}", style="yellow")
+    if row.mail:
+        text.append(f" ✉{row.mail}", style="cyan")
     waited = row.waiting_for(now) if now is not None else None
     if waited is not None and (waited >= SLOW_CALL or row.retry):
         text.append(f"  ⧗ waiting for the model {waited:.0f}s", style="yellow")

@@ -93,6 +93,9 @@ class ActorRow:
     waiting_since: float | None = None
     #: The last failed attempt of that call, in one line ("" when none failed).
     retry: str = ""
+    #: Messages in its mailbox not acknowledged yet (pending or in flight), as last
+    #: counted from outside the run (``coterie watch``); 0 when nobody counts.
+    mail: int = 0
 
     def waiting_for(self, now: float) -> float | None:
         """Seconds its model call has gone unanswered at *now*, or None."""
@@ -142,6 +145,10 @@ class TeamState:
             return
         if kind == "board.changed":
             self.board_changed = True
+            return
+        if kind == "demo.note":  # a demo's narration: news of an actor, not an actor
+            if isinstance(name, str) and name in self.actors:
+                self.actors[name].latest = one_line(d.get("text", ""))
             return
         if kind.startswith("supervisor.") and isinstance(d.get("supervisor"), str):
             self._supervisor_event(kind, d)
@@ -212,6 +219,16 @@ class TeamState:
         elif kind == "supervisor.stopped":
             sup.state = "stopped"
 
+    def set_mailboxes(self, counts: Mapping[str, int]) -> bool:
+        """Take the unacknowledged message count of each actor's mailbox (actors not
+        seen in an event yet are left out); whether any count changed."""
+        changed = False
+        for name, count in counts.items():
+            row = self.actors.get(name)
+            if row is not None and row.mail != count:
+                row.mail, changed = count, True
+        return changed
+
     def set_tasks(self, tasks: Iterable[Any]) -> list[TaskRow]:
         """Replace the board; returns the tasks that are new or changed status, owner
         or blockers since the last call."""
@@ -255,6 +272,8 @@ def describe(event: Event | Mapping[str, Any]) -> str | None:
         case "team.message":
             text = one_line(d.get("text", ""))
             return f"✉ {d.get('sender')} → {d.get('recipient')} [{d.get('kind')}]: {text}"
+        case "demo.note":
+            return f"· {who}: {one_line(d.get('text', ''))}"
     return None
 
 

@@ -86,7 +86,8 @@ class TeamView:
     reasons) is also printed as lines above the display.
 
     ``info`` (all optional): ``run_id``, ``goal``, ``model``, ``teammates``
-    (names). ``summary``, produced by the team runtime when the run ends::
+    (names), ``title`` (what the header calls the run; ``coterie team`` by
+    default). ``summary``, produced by the team runtime when the run ends::
 
         {
           "run_id": str,
@@ -138,7 +139,7 @@ class TeamView:
 
     def start(self, info: Mapping[str, Any]) -> None:
         """Print the run's header and start the live display (on a terminal)."""
-        bits = [f"coterie team · run {info.get('run_id', '?')}"]
+        bits = [f"{info.get('title', 'coterie team')} · run {info.get('run_id', '?')}"]
         if info.get("model"):
             bits.append(f"model {info['model']}")
         if info.get("teammates"):
@@ -166,6 +167,16 @@ class TeamView:
             self._read_now()
         if now - self._last_draw >= REFRESH_INTERVAL:
             self._draw()
+
+    def refresh(self) -> None:
+        """Show a change made to :attr:`state` directly (not through :meth:`event`):
+        at the next redraw of :meth:`run`, or now when nobody runs it."""
+        self._dirty = True
+        if self._looping:
+            if self._wakeup is not None:
+                self._wakeup.set()
+            return
+        self._draw()
 
     def catch_up(self, events: Iterable[Event | Mapping[str, Any]]) -> None:
         """Take the events of the run from before the view listened (the supervision
