@@ -60,7 +60,7 @@ SURFACES: dict[str, set[str]] = {
     "coterie.board": {
         "UNSET", "AsyncBoard", "Board", "BoardCorruption", "BoardError", "BoardRefusal",
         "BoardStatistics", "InvalidOwnerName", "InvalidTaskField", "InvalidTaskId",
-        "InvalidTransition", "Lease", "LogEntry", "NotTaskOwner", "RedisBoard", "Task",
+        "InvalidTransition", "Lease", "LogEntry", "NotTaskOwner", "RedisBoard", "Task", "TaskBoard",
         "TaskCycle", "TaskStatus", "UnknownTask", "Unset", "check_task_id", "open_board",
         "open_redis_board", "read_log", "read_redis_log"
     },

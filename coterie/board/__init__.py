@@ -53,6 +53,7 @@ from coterie.board._errors import (
     TaskCycle,
     UnknownTask,
 )
+from coterie.board._face import TaskBoard
 from coterie.board._log import BoardCorruption, LogEntry, read_log
 from coterie.board._redis import RedisBoard, open_redis_board, read_redis_log
 from coterie.board._rules import UNSET, Unset
@@ -75,6 +76,7 @@ __all__ = [
     "NotTaskOwner",
     "RedisBoard",
     "Task",
+    "TaskBoard",
     "TaskCycle",
     "TaskStatus",
     "UnknownTask",

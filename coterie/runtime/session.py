@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable
     from pathlib import Path
 
-    from coterie.board import AsyncBoard
+    from coterie.board import TaskBoard
     from coterie.hooks import AgentHooks
     from coterie.runtime.options import RunOptions
     from coterie.runtime.prepare import PreparedRun
@@ -76,7 +76,7 @@ class AgentSession:
     policy: PermissionPolicy
     _user: ActorContext
     #: The task board of a team run (None for one agent).
-    board: AsyncBoard | None = None
+    board: TaskBoard | None = None
     #: What the user must be told once, before the run starts (settings an
     #: untrusted folder lost, a sandbox that cannot work here, ...).
     notices: tuple[str, ...] = ()
@@ -186,7 +186,7 @@ async def open_run(
     with hold_run(run_dir), contextlib.ExitStack() as stack:
         events = EventLog(run_dir / "events.jsonl")
         stack.callback(events.close)
-        board: AsyncBoard | None = None
+        board: TaskBoard | None = None
         notices = list(prepared.notices)
         if killed:
             notices.insert(0, f"killed {killed} process(es) a dead run left running")

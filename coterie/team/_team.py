@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from coterie.actors import ActorContext
-    from coterie.board import AsyncBoard
+    from coterie.board import TaskBoard
     from coterie.events import EventLog
     from coterie.mailbox import Delivery, PostOffice
     from coterie.team._lead_rules import LeadTurns
@@ -108,7 +108,7 @@ class Team:
     """The team of one run: its board, members and the way their agents are built."""
 
     run_dir: Path
-    board: AsyncBoard
+    board: TaskBoard
     lead: str
     teammates: tuple[str, ...]
     plan_approval: bool = False

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterable, Sequence
     from pathlib import Path
 
-    from coterie.board import AsyncBoard
+    from coterie.board import TaskBoard
     from coterie.events import EventLog
     from coterie.hooks import AgentHooks
     from coterie.tools.capabilities import Capabilities
@@ -119,7 +119,7 @@ class TeamContext:
     (``None`` between tasks, and always for the lead).
     """
 
-    board: AsyncBoard
+    board: TaskBoard
     me: str
     members: tuple[str, ...] = attrs.field(converter=_members)
     send: Callable[[str, str], Awaitable[None]]

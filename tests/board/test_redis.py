@@ -10,15 +10,18 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import pytest
 import trio
 
 from coterie.board import (
+    AsyncBoard,
     Board,
     BoardError,
     NotTaskOwner,
+    RedisBoard,
+    TaskBoard,
     TaskStatus,
     UnknownTask,
     open_redis_board,
@@ -29,9 +32,6 @@ from coterie.board._redis import TURN_MS, log_key
 from coterie.redisclient import connect, parse_backend
 from tests.board.conftest import RUN_ID
 from tests.redis_server import redis_server
-
-if TYPE_CHECKING:
-    from coterie.board import AsyncBoard, RedisBoard
 
 
 async def play(board: AsyncBoard | RedisBoard) -> None:
@@ -253,3 +253,19 @@ async def test_a_cancelled_wait_never_answers_a_later_call(redis_url: str) -> No
             await b.create(f"t{n}", "d")  # what the cut-short read was waiting for
             assert (await a.get("task_1")).subject == "x"
             assert len(await a.list()) == n + 2
+
+
+def test_both_trio_faces_are_task_boards() -> None:
+    def is_a_task_board(board: TaskBoard) -> None:  # checked by mypy, run for the names
+        del board
+
+    for face in (AsyncBoard, RedisBoard):
+        missing = [
+            name
+            for name in dir(TaskBoard)
+            if not name.startswith("_") and not callable(getattr(face, name, None))
+        ]
+        assert missing == [], face
+    if TYPE_CHECKING:
+        is_a_task_board(cast("AsyncBoard", None))
+        is_a_task_board(cast("RedisBoard", None))
