@@ -10,6 +10,7 @@ from pathlib import Path
 from rich.console import Console
 
 from coterie.commands.inspect import add_inspect_commands
+from coterie.commands.observe import add_observe_command
 from coterie.commands.options import add_agent_options, add_output_options
 from coterie.commands.trust import add_trust_command
 from coterie.team import LEAD_TURNS_MODES
@@ -216,6 +217,7 @@ def command_parser() -> tuple[argparse.ArgumentParser, frozenset[str]]:
     )
     add_inspect_commands(sub)
     add_trust_command(sub)
+    add_observe_command(sub)
     return parser, frozenset(sub.choices)
 
 
@@ -401,6 +403,10 @@ def _main(argv: list[str] | None) -> int:
                 context_window=args.context_window,
                 latency=None if latency == Latency() else latency,
             )
+        if args.command == "observe":
+            from coterie.commands.observe import observe_command
+
+            return observe_command(args)
         if args.command == "trust":
             from coterie.commands.trust import trust_command
 
