@@ -28,7 +28,7 @@ from coterie.board import Board, BoardError
 from coterie.errors import MailboxError
 from coterie.mailbox import peek_mailbox
 from coterie.observe.fold import RunView
-from coterie.runs import is_live, read_config
+from coterie.runs import DamagedRun, is_live, read_config
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -93,7 +93,7 @@ class RunFeed:
         """The feed of the run in *run_dir* (its model read from ``config.json``)."""
         try:
             model = str(read_config(run_dir).get("model") or "")
-        except Exception:  # a damaged config must not hide the run's events
+        except DamagedRun:  # a damaged config must not hide the run's events
             model = ""
         return cls(run_dir, RunView(model=model), interval)
 

@@ -8,8 +8,8 @@ and the board and mailbox counts the feed reads from files.
 
 A :class:`RunView` is shared by every page open on the run: it is folded
 once, and answers two questions: :meth:`RunView.snapshot` (everything, for a
-page that just connected) and :meth:`RunView.take_delta` (what changed since
-the last delta, for every page at once: one JSON text sent to all). Lists
+page that just connected) and :meth:`RunView.take_delta` (only what changed
+since the last delta, for every page at once: one JSON text sent to all). Lists
 that grow with the run (messages, timeline) keep their last
 :data:`KEEP` entries in snapshots; their totals are counted.
 """
@@ -95,7 +95,9 @@ class RunView:
     _changed: set[str] = attrs.field(factory=set)
     _new_messages: list[dict[str, Any]] = attrs.field(factory=list)
     _new_timeline: list[dict[str, Any]] = attrs.field(factory=list)
-    _other: bool = False  # tasks, mailboxes or liveness changed
+    _new_tasks: dict[str, dict[str, Any]] = attrs.field(factory=dict)
+    _new_counts: dict[str, int] = attrs.field(factory=dict)
+    _live_changed: bool = False
 
     def apply(self, event: Mapping[str, Any]) -> None:
         """Fold one event (a line of ``events.jsonl``, decoded)."""
@@ -148,19 +150,24 @@ class RunView:
 
     def set_tasks(self, tasks: list[dict[str, Any]]) -> None:
         """The board as just read (the tree's fold keeps it)."""
-        before = len(self.team.tasks)
-        if self.team.set_tasks(tasks) or len(tasks) != before:
-            self._other = True
+        before = {str(t.get("id")): t for t in self.team.tasks}
+        self.team.set_tasks(tasks)
+        for task in self.team.tasks:
+            key = str(task.get("id"))
+            if before.get(key) != task:
+                self._new_tasks[key] = task
 
     def set_mailboxes(self, counts: dict[str, int]) -> None:
         """Each actor's unacknowledged messages, as just read."""
-        if counts != self.mailboxes:
-            self.mailboxes, self._other = counts, True
+        for name, count in counts.items():
+            if self.mailboxes.get(name) != count:
+                self._new_counts[name] = count
+        self.mailboxes = counts
 
     def set_live(self, live: bool) -> None:
         """Whether a process runs the run now."""
         if live != self.live:
-            self.live, self._other = live, True
+            self.live, self._live_changed = live, True
 
     def _actor(self, name: str) -> dict[str, Any]:
         row = self.team.actors[name]
@@ -178,21 +185,16 @@ class RunView:
             "turns": max(spend.turns, row.turns),
         }
 
-    def _common(self) -> dict[str, Any]:
-        return {
-            "seq": self.seq,
-            "live": self.live,
-            "tasks": self.tasks,
-            "mailboxes": self.mailboxes,
-            "message_count": self.message_count,
-        }
-
     def snapshot(self) -> dict[str, Any]:
         """Everything a page needs to draw the run (and the pending delta is spent)."""
         self.take_delta()
         return {
-            **self._common(),
+            "seq": self.seq,
+            "live": self.live,
+            "message_count": self.message_count,
             "actors": [self._actor(name) for name in self.team.actors],
+            "tasks": self.tasks,
+            "mailboxes": self.mailboxes,
             "messages": list(self.messages),
             "timeline": list(self.timeline),
         }
@@ -200,19 +202,25 @@ class RunView:
     def take_delta(self) -> dict[str, Any] | None:
         """What changed since the last delta or snapshot, or None if nothing did.
 
-        Actors are given whole (each changed row replaces the page's), messages
-        and timeline entries are only the new ones (appended), tasks and
-        mailboxes whole.
+        Each changed actor row and task is given whole (it replaces the page's,
+        by name or id), each changed mailbox count by name; messages and
+        timeline entries are only the new ones (appended). A run of hundreds of
+        actors and tasks thus sends a few hundred bytes per change, not the run.
         """
         changed = [name for name in self._changed if name in self.team.actors]
-        if not (changed or self._new_messages or self._new_timeline or self._other):
+        news = (self._new_messages, self._new_timeline, self._new_tasks, self._new_counts)
+        if not (changed or any(news) or self._live_changed):
             return None
         delta = {
-            **self._common(),
+            "seq": self.seq,
+            "live": self.live,
+            "message_count": self.message_count,
             "actors": [self._actor(name) for name in changed],
+            "tasks": list(self._new_tasks.values()),
+            "mailboxes": self._new_counts,
             "messages": self._new_messages[-KEEP:],
             "timeline": self._new_timeline[-KEEP:],
         }
         self._changed, self._new_messages, self._new_timeline = set(), [], []
-        self._other = False
+        self._new_tasks, self._new_counts, self._live_changed = {}, {}, False
         return delta

@@ -77,7 +77,7 @@ async def test_a_page_gets_a_snapshot_then_only_the_new_events(tmp_path: Path) -
                     if delta["timeline"]:
                         break
             assert [t["type"] for t in delta["timeline"]] == ["actor.restarted"]
-            assert delta["actors"][0]["restarts"] == 1
+            assert {a["name"]: a["restarts"] for a in delta["actors"]}["alice"] == 1
         nursery.cancel_scope.cancel()
 
 

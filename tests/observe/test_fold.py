@@ -158,3 +158,20 @@ def test_unknown_or_malformed_events_never_break_the_fold() -> None:
         ev(9, "agent.message", actor="alice", usage="bad"),
     )
     assert actors(view.snapshot())["alice"]["turns"] == 1
+
+
+def test_a_delta_carries_only_the_changed_task_and_count() -> None:
+    """200 tasks on the board, one changes: the delta holds that one, not the board."""
+    view = folded(*START)
+    tasks = [{"id": f"task_{i}", "status": "pending", "owner": None, "blocked_by": []}
+             for i in range(1, 201)]  # fmt: skip
+    view.set_tasks(tasks)
+    view.set_mailboxes({f"t{i}": 0 for i in range(200)})
+    assert len(view.snapshot()["tasks"]) == 200
+    view.set_tasks([{**t, "status": "in_progress"} if t["id"] == "task_7" else t for t in tasks])
+    view.set_mailboxes({**{f"t{i}": 0 for i in range(200)}, "t3": 1})
+    delta = view.take_delta()
+    assert delta is not None
+    assert [t["id"] for t in delta["tasks"]] == ["task_7"]
+    assert delta["mailboxes"] == {"t3": 1}
+    assert delta["actors"] == []

@@ -46,7 +46,7 @@ async function loadRuns() {
 // -- one run ----------------------------------------------------------------
 
 const run = {
-  id: null, source: null, actors: new Map(), messages: [], timeline: [], tasks: [],
+  id: null, source: null, actors: new Map(), messages: [], timeline: [], tasks: new Map(),
   mailboxes: {}, live: false, messageCount: 0, drawPending: false,
 };
 
@@ -70,19 +70,23 @@ function closeRun() {
 
 function reset(snapshot) {
   run.actors = new Map();
+  run.tasks = new Map();
+  run.mailboxes = {};
   run.messages = [];
   run.timeline = [];
   merge(snapshot);
 }
 
+// A delta carries only what changed: rows and tasks whole (replacing ours),
+// mailbox counts by name, messages and timeline entries to append.
 function merge(delta) {
   for (const actor of delta.actors) run.actors.set(actor.name, actor);
+  for (const task of delta.tasks) run.tasks.set(task.id, task);
+  Object.assign(run.mailboxes, delta.mailboxes);
   run.messages.push(...delta.messages);
   run.timeline.push(...delta.timeline);
   if (run.messages.length > 500) run.messages.splice(0, run.messages.length - 500);
   if (run.timeline.length > 500) run.timeline.splice(0, run.timeline.length - 500);
-  run.tasks = delta.tasks;
-  run.mailboxes = delta.mailboxes;
   run.live = delta.live;
   run.messageCount = delta.message_count;
 }
@@ -169,9 +173,11 @@ function drawTree() {
 
 // -- the task board as a dependency graph ----------------------------------------
 
+const taskNumber = (task) => Number(String(task.id).replace(/\D+/g, "")) || 0;
+
 function drawBoard() {
   const svg = $("board");
-  const tasks = run.tasks || [];
+  const tasks = [...run.tasks.values()].sort((a, b) => taskNumber(a) - taskNumber(b));
   const byId = new Map(tasks.map((t) => [t.id, t]));
   const level = new Map();
   const levelOf = (task, seen = new Set()) => {
