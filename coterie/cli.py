@@ -9,6 +9,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from coterie.commands.faults import add_fault_commands
 from coterie.commands.inspect import add_inspect_commands
 from coterie.commands.observe import add_observe_command
 from coterie.commands.options import add_agent_options, add_output_options
@@ -217,6 +218,7 @@ def command_parser() -> tuple[argparse.ArgumentParser, frozenset[str]]:
     )
     add_inspect_commands(sub)
     add_trust_command(sub)
+    add_fault_commands(sub)
     add_observe_command(sub)
     return parser, frozenset(sub.choices)
 
@@ -411,6 +413,12 @@ def _main(argv: list[str] | None) -> int:
             from coterie.commands.trust import trust_command
 
             return trust_command(args, console, Console(stderr=True, highlight=False))
+        if args.command in ("crash", "stop", "cancel"):
+            import trio
+
+            from coterie.commands.faults import fault_command
+
+            return trio.run(fault_command, args, console, _err())
         if args.command in ("tasks", "inbox"):
             from coterie.commands.inspect import run_inspect
 

@@ -110,3 +110,16 @@ class FailedToStartChild(SupervisionError):
         super().__init__(f"child {child!r} failed to start: {reason}")
         self.child = child
         self.reason = reason
+
+
+class ChildNotRunning(SupervisionError):
+    """A fault was aimed at a child that is not running right now (starting,
+    stopping, waiting to restart, or kept after it ended)."""
+
+
+class InjectedCrash(Exception):
+    """What a child raises when a crash is injected into it (``coterie crash``).
+
+    Not a :class:`CoterieError`: to its supervisor it is a crash like any bug's,
+    restarted or not by the child's restart type and the restart intensity.
+    """

@@ -30,6 +30,8 @@ EventType = Literal[
     "supervisor.gave_up",  # restart intensity exceeded: the supervisor shuts down
     "supervisor.escalated",  # a child supervisor gave up (its exit is a shutdown, not a crash)
     "supervisor.stopped",  # a supervisor shut down (its start failed, or it was told to)
+    # -- the control channel (coterie/control) ---------------------------------
+    "fault.injected",  # a fault asked for from outside, recorded before it is applied
     # -- actors (coterie/actors, coterie/team) ---------------------------------
     "actor.state",  # what an agent actor is doing now: working, idle, stopping...
     "actor.unexpected_message",  # a message of a kind the actor does not handle, dropped

@@ -35,6 +35,11 @@ SURFACES: dict[str, set[str]] = {
         "Classification", "GoalEvaluator", "SeenIds", "actor_spec", "classifier_spec",
         "classify_action", "evaluate_goal", "evaluator_spec", "goal_transcript"
     },
+    "coterie.control": {
+        "CONTROL", "DEFAULT_TIMEOUT", "FAULTS", "Control", "ControlError", "FaultName",
+        "FaultRefused", "FaultRequest", "NoReply", "NoSuchActor", "RunNotRunning",
+        "control_spec", "inject"
+    },
     "coterie.agent": {
         "SUBTYPES", "AgentLoop", "Limits", "RunResult", "Subtype", "build_system_prompt",
         "context_reminder",
@@ -108,7 +113,8 @@ SURFACES: dict[str, set[str]] = {
         "NoSuchChild", "RemoveChild", "Restart", "RestartChild", "ShutDown", "ShutdownExit",
         "StartChild", "StartFailed", "StopChildren", "Strategy", "SupervisionError",
         "SupervisionProtocolError", "Supervisor", "SupervisorGaveUp", "SupervisorMachine",
-        "TooManyChildren", "isolated"
+        "TooManyChildren", "isolated",
+        "ChildNotRunning", "Fault", "InjectedCrash"
     },
     "coterie.team": {
         "LEAD_TURNS_MODES", "LeadTurns", "NAMES", "LeadMachine", "Team", "TeamLead", "Teammate",

@@ -5,7 +5,8 @@
     root (one_for_one)
     ├── services (one_for_one): summarizer, [evaluator], [scheduler], [classifier],
     │                           [mcp-<server>-sup → mcp-<server>, ...]
-    └── team (one_for_one): lead, [alice-sup → alice, ...], subagents (dynamic)
+    ├── team (one_for_one): lead, [alice-sup → alice, ...], subagents (dynamic)
+    └── control-sup → control (the run's control channel: docs/faults.md)
 
 A solo run is a team with no teammates: the same tree, the same path, the
 lead being the plain :class:`~coterie.actors.lead.Lead` with the solo tools.
@@ -21,6 +22,7 @@ told. Subagents start under the ``subagents`` supervisor, each isolated too.
 
 from __future__ import annotations
 
+import signal
 from typing import TYPE_CHECKING
 
 from coterie.actors import actor_spec
@@ -31,11 +33,14 @@ from coterie.actors.lead import Lead
 from coterie.actors.scheduler import scheduler_spec
 from coterie.actors.summarizer import summarizer_spec
 from coterie.autonomy import parse_loop_spec
+from coterie.control import control_spec
 from coterie.supervisors import Restart, Strategy, Supervisor, isolated
 from coterie.team import Team, TeamLead, Teammate, hand_back, the_user_asked
 from coterie.tools import Provides, builtin_registry
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from coterie.actors import ActorContext
     from coterie.runtime.agents import Agents
     from coterie.supervisors import ChildSpec
@@ -51,7 +56,10 @@ def build_tree(agents: Agents, team: Team | None) -> Supervisor:
     """The root supervisor of the run *agents* belong to (*team*: its team, if any)."""
     events = agents.events
     services = Supervisor(
-        "services", _services(agents), strategy=Strategy.ONE_FOR_ONE, events=events
+        "services",
+        _services(agents),
+        strategy=Strategy.ONE_FOR_ONE,
+        events=events,
     )
     members = _solo(agents) if team is None else _team(agents, team)
     crew = Supervisor(
@@ -60,9 +68,46 @@ def build_tree(agents: Agents, team: Team | None) -> Supervisor:
         strategy=Strategy.ONE_FOR_ONE,
         events=events,
     )
-    return Supervisor(
-        "root", [services.as_child(), crew.as_child()], strategy=Strategy.ONE_FOR_ONE, events=events
+    root = Supervisor(
+        "root",
+        [services.as_child(), crew.as_child(), _control(agents, team, lambda: root)],
+        strategy=Strategy.ONE_FOR_ONE,
+        events=events,
     )
+    return root
+
+
+def _control(agents: Agents, team: Team | None, root: Callable[[], Supervisor]) -> ChildSpec:
+    """The run's control channel (docs/faults.md), under the root's last child: up
+    once every actor a fault could aim at is, stopped first. A teammate stopped by a fault
+    (or whose supervisor took a fault) hands its tasks back, as one that gave up; a
+    cancel is Ctrl-C in the run's process."""
+    post, events = agents.post, agents.events
+
+    async def after(actor: str, fault: str) -> None:
+        if team is None:
+            return
+        # A stopped teammate (transient) and a teammate's supervisor (temporary)
+        # are not restarted: their tasks go back to the board, the lead is told.
+        name = actor.removesuffix("-sup")
+        if name in team.teammates and (fault == "stop" or name != actor):
+            await hand_back(team, name, f"`coterie {fault}` ended {actor}", post, events)
+
+    def guard(actor: str, fault: str) -> str | None:
+        under = {info.name for _sup, info in agents.subagents.walk()}
+        if fault == "stop" and actor in under:
+            # Its caller waits for its result, which a normal exit never sends.
+            return f"{actor} is a subagent, whose caller waits for its result: crash it instead"
+        return None
+
+    spec = control_spec(root, post, cancel=_interrupt, after=after, guard=guard, events=events)
+    # Under a supervisor of its own: a bug in the channel never takes the run down.
+    return isolated(spec, max_restarts=MAX_RESTARTS, period=RESTART_PERIOD, events=events)
+
+
+def _interrupt() -> None:
+    """Ctrl-C, delivered to this process as the terminal would deliver it."""
+    signal.raise_signal(signal.SIGINT)
 
 
 def _services(agents: Agents) -> list[ChildSpec]:

@@ -6,7 +6,9 @@ This package owns the supervision tree: child specs and strategies
 vocabulary in ``_decisions``), and the thin Trio driver that runs children in
 their own cancel scopes and carries those decisions out (``_driver``,
 ``_steps``, ``_tasks``), with a dynamic supervisor (``_dynamic``) and
-per-child isolation (``_isolate``) on top. It reports to the run's
+per-child isolation (``_isolate``) on top, and faults injected into a
+running child on demand (``_faults``: what a crash or a stop turns the
+child's end into; ``Supervisor.inject`` aims one). It reports to the run's
 :class:`coterie.events.EventLog` and raises the supervision errors of
 :mod:`coterie.errors`, but must not touch mailboxes, actors, models or tools:
 a child is just an async callable.
@@ -16,7 +18,9 @@ from coterie.errors import (
     AlreadyPresent,
     AlreadyStarted,
     ChildIsRunning,
+    ChildNotRunning,
     FailedToStartChild,
+    InjectedCrash,
     InvalidChildSpec,
     NoSuchChild,
     ShutdownExit,
@@ -41,6 +45,7 @@ from coterie.supervisors._decisions import (
 )
 from coterie.supervisors._driver import Supervisor
 from coterie.supervisors._dynamic import DynamicSupervisor
+from coterie.supervisors._faults import Fault
 from coterie.supervisors._isolate import isolated
 from coterie.supervisors._spec import AutoShutdown, Backoff, ChildSpec, Restart, Strategy
 from coterie.supervisors._state import SupervisorMachine
@@ -53,13 +58,16 @@ __all__ = [
     "ChildCounts",
     "ChildInfo",
     "ChildIsRunning",
+    "ChildNotRunning",
     "ChildSpec",
     "ChildState",
     "Decision",
     "DynamicSupervisor",
+    "Fault",
     "FailedToStartChild",
     "GiveUp",
     "InitFailed",
+    "InjectedCrash",
     "InvalidChildSpec",
     "NoSuchChild",
     "RemoveChild",

@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import trio
 
-from coterie.errors import FailedToStartChild, InvalidChildSpec, SupervisorGaveUp
+from coterie.errors import ChildNotRunning, FailedToStartChild, InvalidChildSpec, SupervisorGaveUp
 from coterie.supervisors._decisions import GiveUp, InitFailed
+from coterie.supervisors._faults import DEFAULT_REASON, Fault, Injection
 from coterie.supervisors._spec import (
     AutoShutdown,
     Backoff,
@@ -35,10 +36,11 @@ from coterie.supervisors._state import SupervisorMachine
 from coterie.supervisors._steps import Run, Runner
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterator, Sequence
 
     from coterie.events import EventLog
-    from coterie.supervisors._decisions import ChildCounts, ChildInfo
+    from coterie.supervisors._decisions import ChildCounts, ChildInfo, Decision
+    from coterie.supervisors._tasks import Handle
 
 __all__ = ["Supervisor"]
 
@@ -47,9 +49,11 @@ __all__ = ["Supervisor"]
 class _Request:
     """A caller's request, answered by setting ``done`` (with ``error`` on failure)."""
 
-    action: str  # "add", "terminate", "restart", "delete" or "stop"
+    action: str  # "add", "terminate", "restart", "delete", "inject" or "stop"
     spec: ChildSpec | None = None
     name: str = ""
+    injection: Injection | None = None
+    handle: Handle | None = None  # an injection's target, once its scope is cancelled
     done: trio.Event = attrs.field(factory=trio.Event)
     error: Exception | None = None
 
@@ -147,6 +151,7 @@ class Supervisor(Runner):
             kind="supervisor",
             significant=significant,
             reports_started=True,
+            supervisor=self,
         )
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
@@ -221,6 +226,43 @@ class Supervisor(Runner):
         """Forget the kept child *name*, which must not be running."""
         await self._ask(_Request("delete", name=name))
 
+    async def inject(self, name: str, fault: Fault | str, reason: str = DEFAULT_REASON) -> None:
+        """Make the running child *name* crash (``"crash"``) or exit normally (``"stop"``).
+
+        The child's scope is cancelled; once its task has finished its clean-up
+        it ends with :class:`~coterie.errors.InjectedCrash` (*reason*) for a
+        crash, normally for a stop, and this supervisor handles that end as it
+        would the child's own: its restart type, the restart intensity and the
+        usual events (``actor.crashed`` or ``actor.exited``, then
+        ``actor.restarted`` when it is restarted). Returns once that
+        incarnation has ended. Raises :class:`NoSuchChild` for no such child
+        and :class:`ChildNotRunning` when it is not running (or this
+        supervisor is not). See :meth:`find` for a child further down the tree.
+        """
+        request = _Request("inject", name=name, injection=Injection(fault, reason))
+        if self._run is None:
+            raise ChildNotRunning(f"supervisor {self.name!r} is not running")
+        await self._ask(request)
+        if request.handle is not None:
+            await request.handle.done.wait()
+
+    def find(self, actor: str) -> Supervisor | None:
+        """The supervisor, this one or one anywhere below it, with a child named *actor*."""
+        for supervisor, info in self.walk():
+            if info.name == actor:
+                return supervisor
+        return None
+
+    def walk(self) -> Iterator[tuple[Supervisor, ChildInfo]]:
+        """Every child of the tree below this supervisor with its supervisor, in
+        start order, each child supervisor followed by its own children."""
+        machine = self._last
+        for info in self.which_children():
+            yield self, info
+            nested = machine.spec(info.name).supervisor if machine is not None else None
+            if isinstance(nested, Supervisor):
+                yield from nested.walk()
+
     def which_children(self) -> list[ChildInfo]:
         """A snapshot of every child, in start order (of the last run, once ended)."""
         return self._last.children() if self._last is not None else []
@@ -254,6 +296,8 @@ class Supervisor(Runner):
                     decisions = machine.terminate_child(request.name, now)
                 case "restart":
                     decisions = machine.restart_child(request.name, now)
+                case "inject":
+                    decisions = self._inject(run, request)
                 case _:
                     decisions = machine.delete_child(request.name, now)
         except (ValueError, LookupError, TypeError, RuntimeError) as exc:
@@ -271,6 +315,19 @@ class Supervisor(Runner):
             raise
         finally:
             request.done.set()
+
+    @staticmethod
+    def _inject(run: Run, request: _Request) -> list[Decision]:
+        """Aim the request's fault at its child: mark the incarnation, cancel its scope."""
+        run.machine.check_injectable(request.name)
+        handle = run.handles.get(request.name)
+        if handle is None or handle.done.is_set() or handle.stop_requested:
+            # It ended meanwhile: its end waits in the channel, behind this request.
+            raise ChildNotRunning(f"child {request.name!r} has just ended")
+        handle.injected = request.injection
+        handle.scope.cancel()
+        request.handle = handle
+        return []
 
 
 def _refuse_pending(run: Run, name: str) -> None:

@@ -67,4 +67,5 @@ def isolated(
         shutdown_timeout=spec.shutdown_timeout + 1,
         kind="supervisor",
         reports_started=True,
+        supervisor=supervisor,
     )

@@ -133,6 +133,8 @@ class ChildSpec:
     infinite for a ``kind="supervisor"`` child, as in OTP. ``significant``
     children drive the supervisor's :class:`AutoShutdown`; a permanent child
     cannot be significant, since it never ends on its own (as in OTP).
+    ``supervisor`` is the :class:`Supervisor` a ``kind="supervisor"`` child
+    runs, so that a fault can be aimed at a child anywhere below.
     """
 
     name: str = attrs.field(validator=_check_name)
@@ -144,6 +146,9 @@ class ChildSpec:
     kind: Literal["worker", "supervisor"] = attrs.field(default="worker")
     significant: bool = attrs.field(default=False)
     reports_started: bool = attrs.field(default=False)
+    #: The supervisor this child runs, if it runs one (set by ``as_child`` and
+    #: ``isolated``): walks over the tree (``Supervisor.find``) go through it.
+    supervisor: object = attrs.field(default=None, eq=False, repr=False)
 
     @property
     def shutdown_timeout(self) -> float:

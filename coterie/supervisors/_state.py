@@ -79,6 +79,7 @@ from coterie.errors import (
     AlreadyPresent,
     AlreadyStarted,
     ChildIsRunning,
+    ChildNotRunning,
     SupervisionError,
     TooManyChildren,
 )
@@ -177,6 +178,14 @@ class SupervisorMachine(Rules):
         if self._awaiting or self._outcome is not None:
             return None
         return self._roster.next_deadline()
+
+    def check_injectable(self, name: str) -> None:
+        """Raise unless a fault may be aimed at *name* now: it must be a child
+        (:class:`NoSuchChild`) and running, its start phase over
+        (:class:`ChildNotRunning`) in a machine that has not finished."""
+        child = self._roster.get(name)
+        if self._outcome is not None or child.state is not ChildState.RUNNING:
+            raise ChildNotRunning(f"child {name!r} is {child.state}, not running")
 
     # -- a caller's requests -------------------------------------------------------
 

@@ -20,7 +20,10 @@ from typing import TYPE_CHECKING, Any, Final, cast
 import attrs
 import trio
 
+from coterie.supervisors._faults import end_of
+
 if TYPE_CHECKING:
+    from coterie.supervisors._faults import Injection
     from coterie.supervisors._spec import ChildSpec
 
 __all__ = [
@@ -49,6 +52,8 @@ class Handle:
     done: trio.Event = attrs.field(factory=trio.Event)
     stop_requested: bool = False
     error: BaseException | None = None
+    #: A fault injected into this incarnation (its scope is cancelled then).
+    injected: Injection | None = None
 
 
 @attrs.frozen(eq=False)
@@ -98,6 +103,8 @@ async def child_main(
         handle.error = exc
         settled = True
     finally:
+        if settled and handle.injected is not None and not handle.stop_requested:
+            handle.error = end_of(handle.injected, handle.error)
         handle.done.set()
         if settled and not status.done:
             task_status.started(START_FAILED if handle.error is not None else IGNORED)

@@ -162,7 +162,7 @@ def test_the_demo_keeps_crashes_and_restarts_visible_and_shows_finished_supervis
     assert "↻ alice restarting (attempt 1)" in shown
     top = lines.index("root  stopped")
     tree = lines[top : lines.index("", top)]
-    assert "    ├── alice-sup  exited" in tree
+    assert "│   ├── alice-sup  exited" in tree
     assert not [line for line in tree if "running" in line or "working" in line]
     assert not [line for line in tree if line.rstrip().endswith(":")]  # no empty message
     assert any("→ lead: stopping" in line for line in tree)
