@@ -2,17 +2,15 @@
 
 The first line of standard output is the page's URL (token included); the
 observer runs in this process's Trio loop until Ctrl-C (exit 130) or
-SIGTERM (exit 0). The fault buttons go through :func:`coterie.control.inject`
-when this coterie has it.
+SIGTERM (exit 0). The fault buttons go through :func:`coterie.control.inject`.
 """
 
 from __future__ import annotations
 
-import importlib
 import signal
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import argparse
@@ -42,13 +40,12 @@ def add_observe_command(subparsers: argparse._SubParsersAction[argparse.Argument
     )
 
 
-def default_injector() -> Injector | None:
-    """:func:`coterie.control.inject`, or None where this coterie has no control channel."""
-    try:
-        module = importlib.import_module("coterie.control")
-    except ImportError:
-        return None
-    return cast("Injector", module.inject)
+def default_injector() -> Injector:
+    """The fault buttons' injector: :func:`coterie.control.inject`, the control channel
+    ``coterie crash`` / ``stop`` / ``cancel`` use."""
+    from coterie.control import inject
+
+    return inject
 
 
 def observe_command(args: argparse.Namespace) -> int:

@@ -127,7 +127,7 @@ class Observer:
             reply = await self.injector(
                 run_dir, asked.fault, asked.actor, reason=asked.reason, by="observe"
             )
-        except CoterieError as exc:
+        except (CoterieError, ValueError) as exc:  # refused: the run, the actor, the request
             return _json(409, {"error": str(exc)})
         return _json(200, {"ok": True, "reply": reply})
 

@@ -194,7 +194,7 @@ function drawBoard() {
     const l = levelOf(task);
     (columns[l] = columns[l] || []).push(task);
   }
-  const W = 190, H = 52, GX = 60, GY = 16;
+  const W = 170, H = 52, GX = 40, GY = 16;
   const pos = new Map();
   columns.forEach((col, x) => col.forEach((task, y) => pos.set(task.id, { x: 10 + x * (W + GX), y: 10 + y * (H + GY) })));
   const width = 20 + Math.max(1, columns.length) * (W + GX);
