@@ -21,7 +21,11 @@ the rounds, and the ratio observed / baseline of each round (the two runs
 of a round are back to back) with its median (the target is at most 1.05);
 the observer process's CPU (user + system, from ``/proc``) over the
 observed run, and per second of the run; what the pages received (frames
-and bytes, all pages together) and the CPU this process spent being them.
+and bytes, all pages together) and the CPU this process spent being them;
+and the CPU of the observer and the pages as a share of the run's own CPU
+(from ``RUSAGE_CHILDREN``): on a shared machine the wall-time ratio swings
+by tens of percent from round to round, and that share bounds what the
+observer can take from the run even when every core is busy.
 
 --quick: 20 teammates, 1 task each, 10 pages, 1 round (a smoke run, ~10 s).
 """
@@ -31,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -129,7 +134,7 @@ async def page(port: int, base: str, pages: Pages) -> None:
         runs = json.loads(await get(port, base + "api/runs"))["runs"]
         if runs:
             break
-        await trio.sleep(0.05)
+        await trio.sleep(0.5)  # the page polls every 2 s; a bench page looks sooner
     run_id = runs[0]["run_id"]
     stream = await trio.open_tcp_stream("127.0.0.1", port)
     async with stream:
@@ -156,11 +161,18 @@ async def page(port: int, base: str, pages: Pages) -> None:
 # -- one run ------------------------------------------------------------------------
 
 
+#: CPU seconds of the last team run (its process, from ``RUSAGE_CHILDREN``).
+RUN_CPU: list[float] = []
+
+
 async def timed_run(command: list[str], env: dict[str, str]) -> float:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = await trio.run_process(command, env=env, stdin=b"", capture_stdout=True,
                                   capture_stderr=True, check=False)  # fmt: skip
     wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    RUN_CPU.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
     if done.returncode != 0:
         raise SystemExit(f"the team run failed ({done.returncode}): {done.stderr.decode()[-2000:]}")
     return wall
@@ -221,9 +233,12 @@ async def main(args: argparse.Namespace) -> None:
                 if mode == "baseline":
                     wall = await baseline(args, root / "b")
                     base_walls.append(wall)
-                    print(f"  round {i + 1} baseline: {wall:.2f} s")
+                    print(
+                        f"  round {i + 1} baseline: {wall:.2f} s (the run's CPU {RUN_CPU[-1]:.2f} s)"
+                    )
                 else:
                     got = await observed(args, root / "o")
+                    got["run_cpu"] = RUN_CPU[-1]
                     seen.append(got)
                     print(
                         f"  round {i + 1} observed: {got['wall']:.2f} s, observer CPU"
@@ -244,6 +259,11 @@ async def main(args: argparse.Namespace) -> None:
         f" target <= +5 %); ratios {', '.join(f'{r:.3f}' for r in ratios)}"
     )
     print(f"observer CPU: {cpu:.2f} s over the run ({cpu / walls * 100:.0f} % of one core)")
+    share = statistics.median((s["cpu"] + s["pages_cpu"]) / s["run_cpu"] for s in seen)
+    print(
+        f"observer + pages CPU / the run's own CPU: {share * 100:.1f} % (the run's slowdown"
+        " if every cycle they take were the run's: a bound that the machine's noise cannot hide)"
+    )
 
 
 def parse(argv: list[str]) -> argparse.Namespace:

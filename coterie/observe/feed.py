@@ -34,8 +34,9 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator
     from pathlib import Path
 
-#: Seconds between two reads of the log while pages are open.
-INTERVAL = 0.25
+#: Seconds between two reads of the log while pages are open: live enough for a
+#: person, and each read's changes coalesce into one frame for every page.
+INTERVAL = 0.5
 #: Seconds between two reads of the mailbox counts and the run's liveness.
 SLOW_INTERVAL = 1.0
 #: Frames a page may be behind before it is dropped.
@@ -143,11 +144,14 @@ class RunFeed:
                 page.close()
 
     async def _catch_up(self) -> None:
-        data = await trio.to_thread.run_sync(self._read_new)
-        for line in self._splitter.feed(data):
-            event = decode(line)
-            if event is not None:
-                self.view.apply(event)
+        while True:  # a large log is read (and folded) a chunk at a time, to its end
+            data = await trio.to_thread.run_sync(self._read_new)
+            for line in self._splitter.feed(data):
+                event = decode(line)
+                if event is not None:
+                    self.view.apply(event)
+            if len(data) < CHUNK:
+                break
         if self._first or self.view.team.board_changed:
             self.view.set_tasks(await trio.to_thread.run_sync(self._read_board))
         now = trio.current_time()

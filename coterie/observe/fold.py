@@ -180,7 +180,6 @@ class RunView:
             "task": row.task,
             "restarts": row.restarts,
             "reason": row.reason,
-            "latest": row.latest,
             **spend.to_json(),
             "turns": max(spend.turns, row.turns),
         }

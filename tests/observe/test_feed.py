@@ -16,6 +16,8 @@ from tests.observe.helpers import append, fake_run, parse_block
 if TYPE_CHECKING:
     from pathlib import Path
 
+    import pytest
+
 
 def ev(seq: int, type: str, **data: Any) -> dict[str, Any]:
     return {"seq": seq, "ts": 1.0, "type": type, **data}
@@ -143,3 +145,20 @@ async def test_the_board_and_the_mailboxes_are_read(tmp_path: Path) -> None:
     assert snap["mailboxes"]["alice"] == 1
     assert snap["live"] is False
     feed.close()
+
+
+async def test_a_log_longer_than_one_read_is_whole_in_the_first_snapshot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from coterie.observe import feed as feed_module
+
+    monkeypatch.setattr(feed_module, "CHUNK", 100)
+    messages = [
+        ev(i, "team.message", sender="alice", recipient="lead", kind="text", text=f"m{i}")
+        for i in range(2, 60)
+    ]
+    run_dir = fake_run(tmp_path, [*START, *messages])
+    feed = RunFeed.open(run_dir)
+    async with feed.subscribe() as frames:
+        _, snap = decoded(await frames.receive())
+    assert (snap["seq"], snap["message_count"]) == (59, 58)
