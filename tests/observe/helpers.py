@@ -53,7 +53,8 @@ async def frames(port: int, target: str, count: int) -> list[tuple[str, Any]]:
         head = [("host", f"127.0.0.1:{port}"), ("accept", "text/event-stream")]
         await stream.send_all(conn.send(h11.Request(method="GET", target=target, headers=head)))
         await stream.send_all(conn.send(h11.EndOfMessage()))
-        text, found = "", []
+        text = ""
+        found: list[tuple[str, Any]] = []
         while len(found) < count:
             event = conn.next_event()
             if event is h11.NEED_DATA:

@@ -72,7 +72,8 @@ def observer_url(proc: subprocess.Popen[str]) -> str:
     """The first line the observer printed: its URL."""
     assert proc.stdout is not None
     line = proc.stdout.readline().strip()
-    assert URL.match(line), (line, proc.stderr.read() if proc.poll() is not None else "")
+    why = proc.stderr.read() if proc.stderr is not None and proc.poll() is not None else ""
+    assert URL.match(line), (line, why)
     return line
 
 

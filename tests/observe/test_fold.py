@@ -124,7 +124,7 @@ def test_a_delta_has_only_what_changed_since_the_last_one() -> None:
 def test_board_mailboxes_and_liveness_enter_a_delta_when_they_change() -> None:
     view = folded(*START)
     view.snapshot()
-    task = {"id": "task_1", "status": "pending", "owner": None, "blocked_by": []}
+    task: dict[str, Any] = {"id": "task_1", "status": "pending", "owner": None, "blocked_by": []}
     view.set_tasks([task])
     view.set_mailboxes({"alice": 2})
     view.set_live(True)
@@ -163,8 +163,8 @@ def test_unknown_or_malformed_events_never_break_the_fold() -> None:
 def test_a_delta_carries_only_the_changed_task_and_count() -> None:
     """200 tasks on the board, one changes: the delta holds that one, not the board."""
     view = folded(*START)
-    tasks = [{"id": f"task_{i}", "status": "pending", "owner": None, "blocked_by": []}
-             for i in range(1, 201)]  # fmt: skip
+    pending: dict[str, Any] = {"status": "pending", "owner": None, "blocked_by": []}
+    tasks = [{"id": f"task_{i}", **pending} for i in range(1, 201)]
     view.set_tasks(tasks)
     view.set_mailboxes({f"t{i}": 0 for i in range(200)})
     assert len(view.snapshot()["tasks"]) == 200

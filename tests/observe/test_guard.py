@@ -111,6 +111,7 @@ def test_fault_bodies() -> None:
     cancel = parse_fault({"fault": "cancel", "actor": "alice"})
     assert not isinstance(cancel, Refusal)
     assert cancel.actor is None
+    bad: object
     for bad in (
         [],
         {"fault": "kill"},
