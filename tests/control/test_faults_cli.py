@@ -282,3 +282,18 @@ def asked(workspace: Path, actor: str) -> bool:
         for log in logs
         for e in read_events(log)
     )
+
+
+def test_crash_the_lead_of_a_solo_run_it_goes_on_from_its_transcript(
+    workspace: Path, home: Path, tmp_path: Path
+) -> None:
+    tracks = {"lead": [bash("touch alice-started; sleep 3"), {"text": "all done"}]}
+    scenario = write_scenario(tmp_path / "s.json", tracks)
+    proc = start(["run", "-p", *BYPASS, "--scenario", str(scenario), "go"], workspace, home)
+    wait_for(workspace / "alice-started", proc, "the lead never ran its command", settle=0.1)
+    done = coterie("crash", only_run(workspace), "lead", cwd=workspace, home=home)
+    assert done.returncode == 0, done.stderr
+    assert "its supervisor team restarts it" in done.stdout
+    out, err = proc.communicate(timeout=120)
+    assert (proc.returncode, out) == (0, "all done\n"), err
+    assert trail(workspace, "lead")[1:4] == ["fault.injected", "actor.crashed", "actor.restarted"]

@@ -14,7 +14,7 @@ import coterie.supervisors
 from coterie.supervisors import ChildSpec, Supervisor
 
 PACKAGE = Path(coterie.supervisors.__file__).parent
-PURE_MODULES = ["_state.py", "_rules.py", "_roster.py", "_decisions.py", "_spec.py"]
+PURE_MODULES = ["_state.py", "_rules.py", "_roster.py", "_decisions.py", "_spec.py", "_faults.py"]
 
 
 def _imported_modules(path: Path) -> set[str]:
