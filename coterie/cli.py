@@ -12,6 +12,7 @@ from rich.console import Console
 
 from coterie.commands.faults import add_fault_commands
 from coterie.commands.inspect import add_inspect_commands
+from coterie.commands.observe import add_observe_command
 from coterie.commands.options import add_agent_options, add_output_options
 from coterie.commands.trust import add_trust_command
 from coterie.commands.watch import add_watch_command
@@ -253,6 +254,7 @@ def command_parser() -> tuple[argparse.ArgumentParser, frozenset[str]]:
     add_trust_command(sub)
     add_fault_commands(sub)
     add_watch_command(sub)
+    add_observe_command(sub)
     return parser, frozenset(sub.choices)
 
 
@@ -452,6 +454,10 @@ def _main(argv: list[str] | None) -> int:
                 context_window=args.context_window,
                 latency=None if latency == Latency() else latency,
             )
+        if args.command == "observe":
+            from coterie.commands.observe import observe_command
+
+            return observe_command(args)
         if args.command == "trust":
             from coterie.commands.trust import trust_command
 

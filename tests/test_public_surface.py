@@ -165,7 +165,12 @@ SURFACES: dict[str, set[str]] = {
         "parse_agents_json", "parse_frontmatter"
     },
     "coterie.ui": {
-        "ConsoleView", "JsonView", "StreamJsonView", "TerminalAsker", "TextView", "View"
+        "ConsoleView", "JsonView", "StreamJsonView", "TerminalAsker", "TextView", "View",
+        "ActorRow", "TeamState", "one_line"
+    },
+    "coterie.observe": {
+        "Guard", "Injector", "Observer", "Refusal", "Route", "RunFeed", "RunView",
+        "serve_observer", "sse_frame"
     },
     "coterie.events": {
         "EVENT_TYPES", "Event", "EventLog", "EventType", "read_events", "stored"

@@ -41,6 +41,7 @@ import attrs
 import h11
 import trio
 
+from coterie.h11io import read_request
 from coterie.models._base import ScenarioError
 from coterie.models._player import (
     ScenarioPlayer,
@@ -273,7 +274,7 @@ async def _serve_connection(
     try:
         while True:
             with trio.move_on_after(idle_timeout):
-                got = await _read_request(stream, conn)
+                got = await read_request(stream, conn, MAX_BODY_BYTES)
             if got is None:
                 return  # idle, or the client went away
             request, body = got
@@ -310,32 +311,6 @@ async def _serve_connection(
         print(f"coterie mock-server: connection dropped: {exc!r}", file=sys.stderr)
     finally:
         await stream.aclose()
-
-
-async def _read_request(
-    stream: trio.SocketStream, conn: h11.Connection
-) -> tuple[h11.Request, bytes | None] | None:
-    """The next request and its body (None for a body over the size limit), or
-    None if the connection ended first."""
-    request = await _next_event(stream, conn)
-    if not isinstance(request, h11.Request):
-        return None
-    body = bytearray()
-    while isinstance(event := await _next_event(stream, conn), h11.Data):
-        body += event.data
-        if len(body) > MAX_BODY_BYTES:
-            return request, None
-    if not isinstance(event, h11.EndOfMessage):
-        return None
-    return request, bytes(body)
-
-
-async def _next_event(stream: trio.SocketStream, conn: h11.Connection) -> Any:
-    while True:
-        event = conn.next_event()
-        if event is not h11.NEED_DATA:
-            return event
-        conn.receive_data(await stream.receive_some(65536))
 
 
 async def _send(

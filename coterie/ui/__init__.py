@@ -6,7 +6,18 @@ change a run's state (the one exception is answering a permission prompt,
 through the ``Asker`` protocol of ``coterie.tools``).
 """
 
+from coterie.ui._team_state import ActorRow, TeamState, one_line
 from coterie.ui.asker import TerminalAsker
 from coterie.ui.views import ConsoleView, JsonView, StreamJsonView, TextView, View
 
-__all__ = ["ConsoleView", "JsonView", "StreamJsonView", "TerminalAsker", "TextView", "View"]
+__all__ = [
+    "ActorRow",
+    "ConsoleView",
+    "JsonView",
+    "StreamJsonView",
+    "TeamState",
+    "TerminalAsker",
+    "TextView",
+    "View",
+    "one_line",
+]
