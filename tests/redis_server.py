@@ -24,6 +24,15 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 
+#: coredis 6.9 leaves a connection's memory streams unclosed when connecting
+#: fails (a server down or restarting): garbage collection then warns
+#: "Unclosed <MemoryObjectSendStream>". Harmless; tests that restart a server
+#: while clients are connected wear this mark (and collect garbage before they end).
+CONNECT_FAILURE_LEAK = pytest.mark.filterwarnings(
+    "ignore:Exception ignored in. <function MemoryObject:pytest.PytestUnraisableExceptionWarning"
+)
+
+
 def server_binary() -> str:
     """The path of redis-server (or valkey-server); fails or skips without one."""
     found = shutil.which("redis-server") or shutil.which("valkey-server")

@@ -24,6 +24,7 @@ cannot wait for honestly. Nothing in coterie calls it on a mailbox.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -41,6 +42,8 @@ if TYPE_CHECKING:
 
 #: Entries one ``XREADGROUP`` (or one page of the pending list) brings at most.
 BATCH = 256
+#: How long an acknowledgement may hold up a cancellation (s).
+ACK_TIMEOUT = 10.0
 #: Pause after a connection error before the reader tries again (s).
 RETRY_PAUSE = 0.2
 
@@ -101,14 +104,11 @@ class RedisMailbox:
                 await trio.sleep(RETRY_PAUSE)
 
     async def _open_on_server(self) -> None:
-        from coredis.exceptions import ResponseError
+        from coredis.exceptions import StreamDuplicateConsumerGroupError
 
         client = self._link.client
-        try:
+        with contextlib.suppress(StreamDuplicateConsumerGroupError):  # opened before
             await client.xgroup_create(self._key, GROUP, identifier="0", mkstream=True)
-        except ResponseError as exc:
-            if "BUSYGROUP" not in str(exc):
-                raise
         await client.sadd(self._link.registry(), [self.name])
         start: bytes | str = "0-0"
         idle_ms = int(self._link.policy.claim_idle * 1000)
@@ -130,7 +130,9 @@ class RedisMailbox:
             )
             scanned, rows = reply
             for raw_id, count, payload in rows:
-                self._buffer(entry_position(raw_id), int(count), payload)
+                position = entry_position(raw_id)
+                self._buffer(position, int(count), payload)
+                self._read_upto = max(self._read_upto, position)
             if int(scanned) < BATCH:
                 return
             start = "(" + (rows[-1][0].decode() if rows else start)
@@ -255,9 +257,15 @@ class RedisMailbox:
         while self._read_upto < position and not self._closed:
             await self._progress.park()
 
-    def count_sent(self) -> None:
-        """A message for this mailbox was written by the post office."""
-        self._sent += 1
+    async def sync(self) -> None:
+        """Wait until every message on the server now is buffered here (or dead
+        lettered): after it, ``receive_nowait`` sees all of them."""
+        await self._ready.wait()
+        last = await self._link.client.xrevrange(self._key, count=1)
+        if last:
+            await self.caught_up(entry_position(last[0].identifier))
+        else:
+            await trio.lowlevel.checkpoint()
 
     # -- receiving -----------------------------------------------------------------
 
@@ -281,19 +289,27 @@ class RedisMailbox:
             await self._inbox.lot.park()
 
     async def ack(self, *deliveries: Delivery) -> None:
-        """Acknowledge handled messages (XACK, and the entries deleted)."""
+        """Acknowledge handled messages (XACK, and the entries deleted).
+
+        Recorded here first, then on the server, shielded from cancellation
+        (at most ``ACK_TIMEOUT``): an acknowledgement cancelled half-way would
+        leave the server behind this process. If the server never gets it, the
+        message comes back to the next opening, flagged as redelivered.
+        """
         await trio.lowlevel.checkpoint_if_cancelled()
-        held = [d for d in deliveries if self._inbox.in_flight.get(d.message.id) is not None]
+        held = []
+        for delivery in deliveries:
+            if self._inbox.in_flight.pop(delivery.message.id, None) is None:
+                continue  # acknowledged twice, or never handed out: harmless
+            self._inbox.acknowledged += 1
+            self._buffered.discard(delivery.position)
+            self._deliveries.pop(delivery.message.id, None)
+            held.append(entry_id(delivery.position))
         if not held:
             await trio.lowlevel.checkpoint()
             return
-        ids = sorted({entry_id(d.position) for d in held})
-        await self._link.ack_script(keys=[self._key], args=[GROUP, *ids])
-        for delivery in held:
-            if self._inbox.in_flight.pop(delivery.message.id, None) is not None:
-                self._inbox.acknowledged += 1
-                self._buffered.discard(delivery.position)
-                self._deliveries.pop(delivery.message.id, None)
+        with trio.CancelScope(shield=True), trio.move_on_after(ACK_TIMEOUT):
+            await self._link.ack_script(keys=[self._key], args=[GROUP, *sorted(held)])
 
     def requeue_in_flight(self) -> int:
         """Make every unacknowledged delivery pending again, counted as a delivery;
