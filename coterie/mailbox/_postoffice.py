@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from coterie.events import EventLog
     from coterie.mailbox._base import Mailbox
     from coterie.mailbox._reader import CorruptRecord
-    from coterie.mailbox._redis_office import RedisMailboxes
+    from coterie.mailbox._redis_mailboxes import RedisMailboxes
 
 
 class MailboxWriter:

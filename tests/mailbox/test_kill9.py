@@ -23,7 +23,9 @@ from coterie.messages import Message
 from coterie.redisclient import parse_backend
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable
+    from collections.abc import AsyncIterator, Awaitable, Callable
+
+Opened = tuple[Mailbox, "Callable[[Message], Awaitable[None]]"]
 
 # 12 rounds per case in the suite; COTERIE_KILL9_ROUNDS=200 for a long soak.
 ROUNDS = int(os.environ.get("COTERIE_KILL9_ROUNDS", "12"))
@@ -67,9 +69,11 @@ class Sink:
             return ["receive-redis", self.redis_url, "kill9"]
         return ["receive-file", str(self.directory)]
 
-    def opened(self) -> AbstractAsyncContextManager[tuple[Mailbox, Callable[..., object]]]:
+    def opened(
+        self,
+    ) -> AbstractAsyncContextManager[Opened]:
         @asynccontextmanager
-        async def opened() -> AsyncIterator[tuple[Mailbox, Callable[..., object]]]:
+        async def opened() -> AsyncIterator[Opened]:
             if self.kind == "redis":
                 assert self.redis_url is not None
                 async with open_redis_post_office(parse_backend(self.redis_url), "kill9") as post:
@@ -91,6 +95,7 @@ def sink(request: pytest.FixtureRequest, tmp_path: Path) -> Sink:
     url = request.getfixturevalue("redis_url") if request.param == "redis" else None
     directory = tmp_path / "sink"
     if request.param == "redis":
+
         async def create() -> None:
             async with Sink("redis", directory, url).opened():
                 pass
@@ -146,7 +151,7 @@ def test_a_killed_receivers_messages_come_back_and_acked_ones_do_not(sink: Sink)
             async with sink.opened() as (_box, send):
                 for n in range(40):
                     message = Message.new("tester", "sink", "n", {"n": n})
-                    await send(message)  # type: ignore[operator]
+                    await send(message)
                     sent.add(message.id)
 
         trio.run(refill)

@@ -21,9 +21,8 @@ import queue
 import shutil
 import tempfile
 import threading
-from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import pytest
 import trio
@@ -45,6 +44,9 @@ from coterie.mailbox._segments import list_segments, segment_path
 from coterie.messages import Message
 from coterie.redisclient import parse_backend
 from tests.redis_server import CONNECT_FAILURE_LEAK, RedisServer, redis_server
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable, Iterator
 
 T = TypeVar("T")
 
