@@ -116,8 +116,8 @@ def redis_office(url: str) -> Callable[[], AbstractAsyncContextManager[PostOffic
 
 
 async def mailbox_section(quick: bool, directory: Path) -> None:
-    count = 200 if quick else 2000
-    per_sender = 25 if quick else 250
+    count = 100 if quick else 2000
+    per_sender = 10 if quick else 250
     print(f"## mailbox: latency over {count} sends; {SENDERS} senders x {per_sender} messages")
     print(f"{'backend':<28} {'p50 ms':>8} {'p99 ms':>8} {'msgs/s x16':>11}")
     for sub in ("everysec", "always", "files"):

@@ -212,3 +212,17 @@ async def test_a_server_restarted_with_aof_always_keeps_acknowledged_state(
 async def _synced(box: RedisMailbox) -> RedisMailbox:
     await box.sync()
     return box
+
+
+async def test_replicas_asked_for_and_missing_fail_a_durable_send(redis_url: str) -> None:
+    from coredis.exceptions import ReplicationError
+
+    target = parse_backend(redis_url)
+    async with open_redis_post_office(target, "r1", replicas=1, replica_timeout=0.05) as post:
+        box = opened(post)
+        await box.sync()
+        with pytest.raises(ReplicationError):
+            await post.send(msg(1))  # the session's server has no replica
+        await post.send(msg(2, durable=False))  # no WAIT for what costs nothing to lose
+        got = [(await box.receive()).message.body["n"] for _ in range(2)]
+    assert got == [1, 2]  # written all the same: the sender may retry (at least once)
