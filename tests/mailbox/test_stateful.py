@@ -277,7 +277,10 @@ class RedisMailboxMachine(RuleBasedStateMachine):
     async def _open(self) -> _Office:
         async def hold(task_status: trio.TaskStatus[_Office]) -> None:
             done = trio.Event()
-            async with open_redis_post_office(self.target, "stateful", block=0.5) as post:
+            # Dead letters are test_redis_mailbox.py's: here nothing may leave.
+            async with open_redis_post_office(
+                self.target, "stateful", block=0.5, max_deliveries=1_000_000
+            ) as post:
                 task_status.started(_Office(post, done))
                 await done.wait()
 
