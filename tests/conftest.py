@@ -20,6 +20,10 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Iterator
     from pathlib import Path
 
+#: Every test taking ``mailbox_kind`` (test_semantics.py, the actor tests) runs on
+#: each; nothing is excluded on Redis. What only files have (segments, torn
+#: tails, cursors, peek) is tested in tests/mailbox/test_file_mailbox.py,
+#: test_peek.py and test_unsynced_messages.py, which take no kind.
 MAILBOX_KINDS = ["memory", "file-none", "file-batch", "file-always", "redis"]
 
 #: Under ``autojump_clock``, how long (real seconds) every task must have been

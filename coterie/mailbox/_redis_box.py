@@ -119,6 +119,12 @@ class RedisMailbox:
             start = reply[0]
             if start in (b"0-0", "0-0"):
                 break
+        if idle_ms == 0:  # everything was taken over: the old consumers are gone
+            for consumer in await client.xinfo_consumers(self._key, GROUP):
+                name = consumer.get(b"name")
+                mine = name in (self._link.consumer, self._link.consumer.encode())
+                if name is not None and consumer.get(b"pending") == 0 and not mine:
+                    await client.xgroup_delconsumer(self._key, GROUP, name)
         await self._load_own_pending()
 
     async def _load_own_pending(self) -> None:

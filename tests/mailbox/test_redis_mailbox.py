@@ -226,3 +226,16 @@ async def test_replicas_asked_for_and_missing_fail_a_durable_send(redis_url: str
         await post.send(msg(2, durable=False))  # no WAIT for what costs nothing to lose
         got = [(await box.receive()).message.body["n"] for _ in range(2)]
     assert got == [1, 2]  # written all the same: the sender may retry (at least once)
+
+
+async def test_the_consumers_of_earlier_openings_are_removed(redis_url: str) -> None:
+    target = parse_backend(redis_url)
+    for n in range(3):
+        async with open_redis_post_office(target, "r1") as post:
+            box = opened(post)
+            await post.send(msg(n))
+            await box.receive()  # held, never acknowledged: the next opening takes it
+    async with connect(target) as client:
+        key = target.key("run", "r1", "mailbox", "alice")
+        consumers = await client.xinfo_consumers(key, "receiver")
+    assert [c[b"pending"] for c in consumers] == [3]  # the last opening's, holding all
