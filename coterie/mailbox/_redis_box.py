@@ -131,9 +131,7 @@ class RedisMailbox:
         """Buffer this consumer's pending entries not buffered yet, with their counts."""
         start = "-"
         while True:
-            reply: Any = await self._link.mine_script(
-                keys=[self._key], args=[GROUP, self._link.consumer, start, BATCH]
-            )
+            reply = await self._link.own_pending(self._key, start, BATCH)
             scanned, rows = reply
             for raw_id, count, payload in rows:
                 position = entry_position(raw_id)
@@ -215,9 +213,8 @@ class RedisMailbox:
 
     async def _move_to_dead_letters(self, delivery: Delivery, count: int, reason: str) -> None:
         dead_key = self._link.dead_letters(self.name)
-        moved: Any = await self._link.dead_letter_script(
-            keys=[self._key, dead_key],
-            args=[GROUP, entry_id(delivery.position), count, reason],
+        moved = await self._link.dead_letter(
+            self._key, dead_key, entry_id(delivery.position), count, reason
         )
         if not moved:
             return  # acknowledged meanwhile
@@ -315,7 +312,7 @@ class RedisMailbox:
             await trio.lowlevel.checkpoint()
             return
         with trio.CancelScope(shield=True), trio.move_on_after(ACK_TIMEOUT):
-            await self._link.ack_script(keys=[self._key], args=[GROUP, *sorted(held)])
+            await self._link.ack(self._key, sorted(held))
 
     def requeue_in_flight(self) -> int:
         """Make every unacknowledged delivery pending again, counted as a delivery;

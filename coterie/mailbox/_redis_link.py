@@ -4,7 +4,9 @@ one way a message is written to a stream."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import functools
+import hashlib
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -14,7 +16,6 @@ from coterie.mailbox import _redis_scripts as scripts
 
 if TYPE_CHECKING:
     import coredis
-    from coredis.commands import Script
 
     from coterie.events import EventLog
     from coterie.mailbox._base import Position
@@ -36,6 +37,11 @@ def entry_position(entry_id: bytes | str) -> Position:
 def entry_id(position: Position) -> str:
     """The stream entry id of a mailbox position."""
     return f"{position[0]}-{position[1]}"
+
+
+@functools.cache
+def _sha(source: str) -> str:
+    return hashlib.sha1(source.encode()).hexdigest()
 
 
 @attrs.frozen
@@ -68,32 +74,29 @@ class RedisLink:
     #: What the server promises, as ``statistics().durability`` reports it.
     label: str
     events: EventLog | None
-    ack_script: Script[bytes]
-    mine_script: Script[bytes]
-    dead_letter_script: Script[bytes]
 
-    @classmethod
-    def make(
-        cls,
-        client: coredis.Redis[bytes],
-        target: RedisTarget,
-        run_id: str,
-        consumer: str,
-        policy: Policy,
-        label: str,
-        events: EventLog | None,
-    ) -> RedisLink:
-        return cls(
-            client=client,
-            target=target,
-            run_id=run_id,
-            consumer=consumer,
-            policy=policy,
-            label=label,
-            events=events,
-            ack_script=client.register_script(scripts.ACK),
-            mine_script=client.register_script(scripts.MINE),
-            dead_letter_script=client.register_script(scripts.DEAD_LETTER),
+    async def run_script(self, source: str, keys: list[str], args: list[str | int]) -> Any:
+        """Run one of :mod:`coterie.mailbox._redis_scripts` by its SHA, sending
+        its text only when the server does not have it (a restarted server
+        has lost its script cache)."""
+        from coredis.exceptions import NoScriptError
+
+        try:
+            return await self.client.evalsha(_sha(source), keys, args)
+        except NoScriptError:
+            return await self.client.eval(source, keys, args)
+
+    async def ack(self, key: str, ids: list[str]) -> None:
+        await self.run_script(scripts.ACK, [key], [GROUP, *ids])
+
+    async def own_pending(self, key: str, start: str, count: int) -> Any:
+        return await self.run_script(scripts.MINE, [key], [GROUP, self.consumer, start, count])
+
+    async def dead_letter(
+        self, key: str, dead_key: str, entry: str, count: int, reason: str
+    ) -> Any:
+        return await self.run_script(
+            scripts.DEAD_LETTER, [key, dead_key], [GROUP, entry, count, reason]
         )
 
     def stream(self, name: str) -> str:

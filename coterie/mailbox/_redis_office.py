@@ -86,7 +86,7 @@ async def open_redis_post_office(
     consumer = f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(4)}"
     async with connect(target) as client, trio.open_nursery() as nursery:
         label = await _server_promise(client)
-        link = RedisLink.make(client, target, run_id, consumer, policy, label, events)
+        link = RedisLink(client, target, run_id, consumer, policy, label, events)
         members = await client.smembers(link.registry())
         known = {m.decode() if isinstance(m, bytes) else str(m) for m in members}
         post = PostOffice(

@@ -257,11 +257,19 @@ class RedisMailboxMachine(RuleBasedStateMachine):
         self.last_n: dict[str, int] = {}
         self._token: queue.Queue[trio.lowlevel.TrioToken] = queue.Queue()
         self._stop: trio.Event | None = None
-        self._thread = threading.Thread(target=trio.run, args=(self._serve,), daemon=True)
+        self.crashed: list[BaseException] = []
+        self._thread = threading.Thread(target=self._loop, daemon=True)
         self._thread.start()
         self.token = self._token.get(timeout=10)
         self.office = self._run(self._open)
         self.box = self._open_box()
+
+    def _loop(self) -> None:
+        try:
+            trio.run(self._serve)
+        except BaseException as exc:  # shown by the rule that finds the loop gone
+            self.crashed.append(exc)
+            raise
 
     async def _serve(self) -> None:
         self._stop = trio.Event()
@@ -272,7 +280,13 @@ class RedisMailboxMachine(RuleBasedStateMachine):
             nursery.cancel_scope.cancel()
 
     def _run(self, afn: Callable[..., Awaitable[T]], *args: object) -> T:
-        return trio.from_thread.run(afn, *args, trio_token=self.token)
+        try:
+            return trio.from_thread.run(afn, *args, trio_token=self.token)
+        except trio.RunFinishedError:
+            self._thread.join(timeout=10)
+            if self.crashed:
+                raise self.crashed[0] from None
+            raise
 
     async def _open(self) -> _Office:
         async def hold(task_status: trio.TaskStatus[_Office]) -> None:
