@@ -9,10 +9,13 @@ from typing import TYPE_CHECKING
 
 import pytest
 import trio
+from hypothesis import given
+from hypothesis import strategies as st
 
 from coterie.errors import MailboxError, UnknownActor
 from coterie.events import EventLog
 from coterie.mailbox import RedisMailbox, open_redis_post_office
+from coterie.mailbox._redis_link import entry_id, entry_position
 from coterie.messages import Message
 from coterie.redisclient import connect, parse_backend
 from tests.redis_server import CONNECT_FAILURE_LEAK, redis_server
@@ -239,3 +242,22 @@ async def test_the_consumers_of_earlier_openings_are_removed(redis_url: str) -> 
         key = target.key("run", "r1", "mailbox", "alice")
         consumers = await client.xinfo_consumers(key, "receiver")
     assert [c[b"pending"] for c in consumers] == [3]  # the last opening's, holding all
+
+
+async def test_a_server_that_lost_its_scripts_gets_them_again(redis_url: str) -> None:
+    target = parse_backend(redis_url)
+    async with open_redis_post_office(target, "r1") as post, connect(target) as client:
+        box = opened(post)
+        await post.send(msg(1))
+        await post.send(msg(2))
+        first = await box.receive()
+        await box.ack(first)  # the ack script is cached on the server now
+        await client.script_flush()  # what a restart does
+        await box.ack(await box.receive())
+        assert await client.xlen(target.key("run", "r1", "mailbox", "alice")) == 0
+
+
+@given(st.integers(0, 2**48), st.integers(0, 2**32))
+def test_entry_ids_and_positions_round_trip(ms: int, seq: int) -> None:
+    assert entry_position(entry_id((ms, seq))) == (ms, seq)
+    assert entry_position(entry_id((ms, seq)).encode()) == (ms, seq)
