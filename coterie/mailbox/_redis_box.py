@@ -239,7 +239,8 @@ class RedisMailbox:
             raise trio.ClosedResourceError(f"mailbox {self.name!r} is closed")
 
     async def send(self, message: Message) -> None:
-        """XADD *message*; returns once the server has it and this mailbox has read it."""
+        """XADD *message*; returns once the server has it and this mailbox has
+        read it (so that ``receive_nowait`` sees it, as on files)."""
         await trio.lowlevel.checkpoint_if_cancelled()
         self._check_open()
         if message.recipient != self.name:
@@ -249,7 +250,10 @@ class RedisMailbox:
         await self._ready.wait()
         position = await self._link.append(message, known=self.name)
         self._sent += 1
-        await self.caught_up(position)
+        # Bounded: if another consumer opened this mailbox too (against the
+        # one-receiver rule), it may read the entry, and this reader never will.
+        with trio.move_on_after(self._link.policy.block + 1.0):
+            await self.caught_up(position)
 
     def send_nowait(self, message: Message) -> None:
         """Refused on Redis (see the module docstring)."""
