@@ -90,6 +90,7 @@ EventType = Literal[
     "board.corrupt",  # a damaged record of the board log was skipped, or a torn tail cut
     # -- mailboxes (coterie/mailbox) -------------------------------------------
     "mailbox.corrupt",  # a corrupt record was found, saved aside and skipped
+    "mailbox.dead_letter",  # a message delivered too often moved to the dead letters (Redis)
     # -- demos (coterie/demos) -------------------------------------------------
     "demo.sent",  # coterie demo runtime: the planner sent a job
     "demo.redelivered",  # coterie demo runtime: a job came again after a crash

@@ -4,20 +4,33 @@ from __future__ import annotations
 
 import math
 import os
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING
 
 import pytest
+import trio.testing
 
 from coterie.home import HOME_ENV
 from coterie.journal import DISK
-from coterie.mailbox import Durability, PostOffice
+from coterie.mailbox import Durability, PostOffice, open_redis_post_office
+from coterie.redisclient import parse_backend
 from tests.redis_server import RedisServer, redis_server
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Iterator
     from pathlib import Path
 
-MAILBOX_KINDS = ["memory", "file-none", "file-batch", "file-always"]
+#: Every test taking ``mailbox_kind`` (test_semantics.py, the actor tests) runs on
+#: each; nothing is excluded on Redis. What only files have (segments, torn
+#: tails, cursors, peek) is tested in tests/mailbox/test_file_mailbox.py,
+#: test_peek.py and test_unsynced_messages.py, which take no kind.
+MAILBOX_KINDS = ["memory", "file-none", "file-batch", "file-always", "redis"]
+
+#: Under ``autojump_clock``, how long (real seconds) every task must have been
+#: idle before the clock jumps, when a test talks to Redis: a task waiting for
+#: the server's reply looks idle, and a zero threshold would jump past every
+#: timeout before the reply arrives (the same reason as ``inline_fsyncs``).
+REDIS_AUTOJUMP_THRESHOLD = 0.1
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -58,24 +71,49 @@ def mailbox_kind(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def make_post_office(mailbox_kind: str, tmp_path: Path) -> Callable[..., PostOffice]:
-    """Build post offices of the parametrised kind (same root each call, to reopen)."""
+def autojump_clock(request: pytest.FixtureRequest) -> trio.testing.MockClock:
+    """pytest-trio's autojump clock, with a small real-time threshold when the
+    test's mailboxes are on Redis (see ``REDIS_AUTOJUMP_THRESHOLD``)."""
+    on_redis = (
+        "mailbox_kind" in request.fixturenames
+        and request.getfixturevalue("mailbox_kind") == "redis"
+    )
+    return trio.testing.MockClock(autojump_threshold=REDIS_AUTOJUMP_THRESHOLD if on_redis else 0)
 
-    def make(**kwargs: object) -> PostOffice:
+
+@pytest.fixture
+def make_post_office(
+    mailbox_kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> Callable[..., AbstractAsyncContextManager[PostOffice]]:
+    """Open post offices of the parametrised kind (same root or run each call, to reopen)."""
+
+    @asynccontextmanager
+    async def make(**kwargs: object) -> AsyncIterator[PostOffice]:
+        if mailbox_kind == "redis":
+            target = parse_backend(request.getfixturevalue("redis_url"))
+            async with open_redis_post_office(target, "test-run", **kwargs) as po:  # type: ignore[arg-type]
+                yield po
+            return
         if mailbox_kind == "memory":
-            return PostOffice(None, **kwargs)  # type: ignore[arg-type]
-        durability = Durability(mailbox_kind.removeprefix("file-"))
-        return PostOffice(tmp_path / "mailboxes", durability=durability, **kwargs)  # type: ignore[arg-type]
+            po = PostOffice(None, **kwargs)  # type: ignore[arg-type]
+        else:
+            durability = Durability(mailbox_kind.removeprefix("file-"))
+            po = PostOffice(tmp_path / "mailboxes", durability=durability, **kwargs)  # type: ignore[arg-type]
+        try:
+            yield po
+        finally:
+            await po.aclose()
 
     return make
 
 
 @pytest.fixture
-async def post_office(make_post_office: Callable[..., PostOffice]) -> AsyncIterator[PostOffice]:
+async def post_office(
+    make_post_office: Callable[..., AbstractAsyncContextManager[PostOffice]],
+) -> AsyncIterator[PostOffice]:
     """A post office of the parametrised kind, closed after the test."""
-    po = make_post_office()
-    yield po
-    await po.aclose()
+    async with make_post_office() as po:
+        yield po
 
 
 @pytest.fixture(scope="session")

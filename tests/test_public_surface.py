@@ -80,7 +80,7 @@ SURFACES: dict[str, set[str]] = {
     "coterie.mailbox": {
         "CorruptRecord", "Delivery", "Durability", "FileMailbox", "Mailbox",
         "MailboxStatistics", "MailboxWriter", "MemoryMailbox", "Position", "PostOffice",
-        "open_file_mailbox", "peek_mailbox"
+        "RedisMailbox", "open_file_mailbox", "open_redis_post_office", "peek_mailbox"
     },
     "coterie.mcpclient": {
         "Connection", "HttpServer", "McpConfigError", "McpServerDown", "McpServers", "McpTool",

@@ -1,8 +1,9 @@
 """Durable mailboxes: how actors receive messages (docs/runtime.md).
 
 This package owns message storage and delivery: the file-backed record log
-(the default), the in-memory mailbox for tests, and the post office that
-finds a run's mailboxes by actor name. It guarantees at-least-once delivery
+(the default), the in-memory mailbox for tests, Redis Streams (for a run
+spread over hosts, docs/scale-out.md) and the post office that finds a run's
+mailboxes by actor name. It guarantees at-least-once delivery
 with explicit acknowledgement and knows nothing of actors, supervision or
 agents; it must not import from those packages.
 
@@ -23,6 +24,8 @@ from coterie.mailbox._memory import MemoryMailbox
 from coterie.mailbox._peek import peek_mailbox
 from coterie.mailbox._postoffice import MailboxWriter, PostOffice
 from coterie.mailbox._reader import CorruptRecord
+from coterie.mailbox._redis_box import RedisMailbox
+from coterie.mailbox._redis_office import open_redis_post_office
 
 __all__ = [
     "CorruptRecord",
@@ -35,6 +38,8 @@ __all__ = [
     "MemoryMailbox",
     "Position",
     "PostOffice",
+    "RedisMailbox",
     "open_file_mailbox",
+    "open_redis_post_office",
     "peek_mailbox",
 ]

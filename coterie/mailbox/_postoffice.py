@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from coterie.events import EventLog
     from coterie.mailbox._base import Mailbox
     from coterie.mailbox._reader import CorruptRecord
+    from coterie.mailbox._redis_mailboxes import RedisMailboxes
 
 
 class MailboxWriter:
@@ -71,7 +72,8 @@ class MailboxWriter:
 
 
 class PostOffice:
-    """The mailboxes of one run. ``root=None`` keeps them in memory."""
+    """The mailboxes of one run. ``root=None`` keeps them in memory; ``redis=``
+    (given by :func:`~coterie.mailbox.open_redis_post_office`) on Redis streams."""
 
     def __init__(
         self,
@@ -82,6 +84,7 @@ class PostOffice:
         watch: bool = True,
         segment_bytes: int = DEFAULT_SEGMENT_BYTES,
         events: EventLog | None = None,
+        redis: RedisMailboxes | None = None,
     ) -> None:
         self.root = root
         self.durability = durability
@@ -89,6 +92,7 @@ class PostOffice:
         self.watch = watch
         self.segment_bytes = segment_bytes
         self.events = events
+        self.redis = redis
         self._boxes: dict[str, Mailbox] = {}
         self._writers: dict[str, MailboxWriter] = {}
         if root is not None:
@@ -100,7 +104,9 @@ class PostOffice:
         if name in self._boxes:
             return self._boxes[name]
         box: Mailbox
-        if self.root is None:
+        if self.redis is not None:
+            box = self.redis.open(name)
+        elif self.root is None:
             box = MemoryMailbox(name)
         else:
             box = open_file_mailbox(
@@ -136,6 +142,8 @@ class PostOffice:
     def __contains__(self, name: object) -> bool:
         if name in self._boxes:
             return True
+        if self.redis is not None:
+            return self.redis.knows(name)
         return (
             isinstance(name, str)
             and self.root is not None
@@ -146,6 +154,8 @@ class PostOffice:
     def names(self) -> list[str]:
         """Every actor with a mailbox here (open in this process or on disk)."""
         found = set(self._boxes)
+        if self.redis is not None:
+            found |= self.redis.names()
         if self.root is not None:
             for entry in os.listdir(self.root):
                 if (self.root / entry).is_dir():
@@ -157,11 +167,13 @@ class PostOffice:
                     found.add(entry)
         return sorted(found)
 
-    def _target(self, message: Message) -> Mailbox | MailboxWriter:
+    def _target(self, message: Message) -> Mailbox | MailboxWriter | RedisMailboxes:
         name = message.recipient
         box = self._boxes.get(name)
         if box is not None:
             return box
+        if self.redis is not None:
+            return self.redis  # the server refuses an unknown actor, nothing written
         if self.root is not None and (self.root / name).is_dir():
             owner = owner_of(self.root / name)
             if owner is not None:
