@@ -13,7 +13,7 @@ from rich.console import Console
 from coterie.commands.faults import add_fault_commands
 from coterie.commands.inspect import add_inspect_commands
 from coterie.commands.observe import add_observe_command
-from coterie.commands.options import add_agent_options, add_output_options
+from coterie.commands.options import add_agent_options, add_backend_option, add_output_options
 from coterie.commands.trust import add_trust_command
 from coterie.commands.watch import add_watch_command
 from coterie.team import LEAD_TURNS_MODES
@@ -141,6 +141,14 @@ def command_parser() -> tuple[argparse.ArgumentParser, frozenset[str]]:
         metavar="URL",
         help="with --isolation worktree: teammates clone URL and push their task branches to it",
     )
+    team.add_argument(
+        "--remote",
+        action="store_true",
+        help=(
+            "with a Redis --backend: this process runs the lead and the services, and"
+            " `coterie worker` processes (on any host) run the teammates (docs/scale-out.md)"
+        ),
+    )
     _add_workdir(team)
     add_agent_options(team)
     resume = sub.add_parser(
@@ -157,6 +165,7 @@ def command_parser() -> tuple[argparse.ArgumentParser, frozenset[str]]:
     resume.add_argument("run_id", metavar="RUN_ID", help="the run to continue")
     resume.add_argument("prompt", nargs="?", help="a new request for the same conversation")
     _add_workdir(resume)
+    add_backend_option(resume)
     add_output_options(resume)
     runs = sub.add_parser(
         "runs",

@@ -23,6 +23,7 @@ from coterie.commands.stopping import (
 )
 from coterie.errors import CoterieError, SupervisorGaveUp
 from coterie.models import ModelError, Usage
+from coterie.runtime.backend import Backend
 from coterie.tools import (
     ListError,
     RuleError,
@@ -108,6 +109,7 @@ def agent_options(args: argparse.Namespace) -> dict[str, Any]:
         "agents": args.agents,
         "system_prompt": args.system_prompt,
         "append_system_prompt": args.append_system_prompt,
+        "backend": Backend.parse(args.backend).recorded,
     }
 
 

@@ -14,8 +14,23 @@ INPUT_FORMATS = ["text", "stream-json"]
 SETTING_SOURCES = ("user", "project", "local")
 
 
+def add_backend_option(parser: argparse.ArgumentParser) -> None:
+    """``--backend URL``: where a run's state lives (docs/scale-out.md)."""
+    parser.add_argument(
+        "--backend",
+        metavar="URL",
+        default=None,
+        help=(
+            "where the run's state lives: redis://HOST[:PORT][/DB] for a Redis or Valkey"
+            " server (default: $COTERIE_BACKEND, else files in the coterie home). Give a"
+            " password in $COTERIE_BACKEND, not here, where ps shows it (docs/scale-out.md)"
+        ),
+    )
+
+
 def add_agent_options(parser: argparse.ArgumentParser) -> None:
     """Options shared by the commands that run agents."""
+    add_backend_option(parser)
     parser.add_argument("--scenario", type=str, help="replay this scenario file offline")
     parser.add_argument("--model", default=None, help=f"model name (default {DEFAULT_MODEL})")
     parser.add_argument(

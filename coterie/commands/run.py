@@ -164,6 +164,7 @@ async def run_team(args: argparse.Namespace, console: Console, err: Console) -> 
             lead_turns=args.lead_turns,
             isolation=args.isolation,
             repo=args.repo,
+            remote=args.remote,
             asker=asker,
             prompt=request,
             **options,

@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from coterie.extensions import AgentDefinition
     from coterie.mailbox import PostOffice
     from coterie.models import Model
+    from coterie.runmirror import RunMirror
     from coterie.runtime.prepare import PreparedRun
     from coterie.supervisors import ChildSpec, Supervisor
     from coterie.tools import Asker, TeamContext
@@ -81,10 +82,12 @@ class DurableDenials(DenialTracker):
     a ``coterie resume`` starts them over."""
 
     path: Path | None = None
+    #: Where each save is copied too (the Redis backend's mirror): ``(data)``.
+    copy: Callable[[bytes], object] | None = None
 
     @classmethod
-    def load(cls, path: Path) -> DurableDenials:
-        tracker = cls(path=path)
+    def load(cls, path: Path, copy: Callable[[bytes], object] | None = None) -> DurableDenials:
+        tracker = cls(path=path, copy=copy)
         try:
             data = json.loads(path.read_text())
         except (FileNotFoundError, ValueError):
@@ -105,9 +108,11 @@ class DurableDenials(DenialTracker):
 
     def _save(self) -> None:
         if self.path is not None:
-            data = {"consecutive": self.consecutive, "total": self.total}
+            data = json.dumps({"consecutive": self.consecutive, "total": self.total}).encode()
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(self.path, json.dumps(data).encode(), sync=True)
+            atomic_write(self.path, data, sync=True)
+            if self.copy is not None:
+                self.copy(data)
 
 
 def run_hooks(prepared: PreparedRun, events: EventLog | None) -> Hooks:
@@ -137,6 +142,9 @@ class Agents:
     )
     #: What the SessionStart hooks gave as context, for the agents' system prompt.
     session_context: str | None = None
+    #: The run directory's copy on the Redis backend (None on files): transcripts
+    #: and denial counts are copied there as they are written.
+    mirror: RunMirror | None = None
     system: str = attrs.field(init=False)
     #: The reminder each agent's first user message carries (memory, git, date).
     context: str = attrs.field(init=False)
@@ -186,11 +194,24 @@ class Agents:
         return ToolRegistry.of(tools)
 
     def transcript(self, actor: str) -> TranscriptLog:
-        """*actor*'s durable transcript (reopened and repaired after a crash)."""
-        return TranscriptLog.open(self._transcript_path(actor), Durability.BATCH)
+        """*actor*'s durable transcript (reopened and repaired after a crash); on
+        Redis, each append returns once the server has it too."""
+        path = self._transcript_path(actor)
+        replica = None
+        if self.mirror is not None:
+            replica = self.mirror.replica(path.relative_to(self.prepared.run_dir).as_posix())
+        return TranscriptLog.open(path, Durability.BATCH, replica=replica)
 
     def _transcript_path(self, actor: str) -> Path:
         return self.prepared.run_dir / "transcripts" / f"{actor}.log"
+
+    def _copier(self, path: Path) -> Callable[[bytes], object] | None:
+        """What copies the run directory's file at *path* to the mirror, if any."""
+        mirror = self.mirror
+        if mirror is None:
+            return None
+        rel = path.relative_to(self.prepared.run_dir).as_posix()
+        return lambda data: mirror.put(rel, data)
 
     def gate(
         self,
@@ -205,11 +226,12 @@ class Agents:
         policy = prepared.policy if policy is None else policy
         if policy.mode != "auto":
             return PermissionGate(policy, self.asker)
+        denials = prepared.run_dir / "auto-mode" / f"{ctx.name}.json"
         asker = AutoModeAsker(
             ctx,
             history,
             claude_md=read_claude_md(prepared.workdir, trusted=prepared.settings.trusted),
-            tracker=DurableDenials.load(prepared.run_dir / "auto-mode" / f"{ctx.name}.json"),
+            tracker=DurableDenials.load(denials, self._copier(denials)),
             human=self.asker,
         )
         return PermissionGate(policy, asker)

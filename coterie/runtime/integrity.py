@@ -113,10 +113,13 @@ def check_tasks(
     )
 
 
-def check_pending_request(run_dir: Path, user: str = "user") -> None:
+def check_pending_request(run_dir: Path, user: str = "user", *, on_disk: bool = True) -> None:
     """Raise :class:`LostRecords` if the pending request can never be answered, or if
     ``state.json`` is gone from a run whose agents have begun work (it is written
-    before any request is sent, so without it what was asked and answered is lost)."""
+    before any request is sent, so without it what was asked and answered is lost).
+
+    With *on_disk* false (the Redis backend, whose mailboxes are on the server,
+    not in the run directory) only ``state.json`` is checked."""
     if not (run_dir / "state.json").exists() and _worked(run_dir):
         raise LostRecords(
             f"run {run_dir.name}: {run_dir / 'state.json'} is missing (deleted?), but the"
@@ -127,7 +130,7 @@ def check_pending_request(run_dir: Path, user: str = "user") -> None:
     pending = state.get("request")
     if not isinstance(pending, dict) or not pending.get("sent"):
         return  # nothing pending, or not sent yet: the resume sends it
-    if state.get("state") in (COMPLETED, FAILED):
+    if state.get("state") in (COMPLETED, FAILED) or not on_disk:
         return
     request_id, to = str(pending.get("id")), str(pending.get("to", "lead"))
     mailboxes = run_dir / "mailboxes"

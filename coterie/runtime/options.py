@@ -133,6 +133,12 @@ class RunOptions:
     #: ``--repo URL``: teammates work in clones of URL and push their task branches
     #: there (with ``isolation="worktree"``).
     repo: str | None = None
+    #: ``--backend redis://...``: the Redis/Valkey server the run's state lives on
+    #: (docs/scale-out.md), recorded without its password; None: files.
+    backend: str | None = None
+    #: ``--remote``: the teammates are hosted by ``coterie worker`` processes, not
+    #: by the lead's (a Redis backend only).
+    remote: bool = False
 
     @property
     def is_team(self) -> bool:

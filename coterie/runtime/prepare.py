@@ -122,6 +122,11 @@ def prepare(
         team_names(None, options.teammates)
     if options.loop is not None:
         parse_loop_spec(options.loop)  # a usage error before anything is created
+    if options.remote and (options.backend is None or not options.is_team):
+        raise ValueError(
+            "--remote leaves the teammates to `coterie worker` processes: it needs a team"
+            " run (coterie team) and a Redis --backend"
+        )
     options = attrs.evolve(
         options,
         add_dirs=tuple(Path(d).resolve() for d in options.add_dirs),

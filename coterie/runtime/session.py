@@ -29,15 +29,14 @@ from coterie.actors.goal import GoalPursuit
 from coterie.actors.lead import COMPACT, INTERRUPT, PROMPT
 from coterie.actors.scheduler import LOOP, SCHEDULER
 from coterie.agent import RunResult
-from coterie.board import open_board
 from coterie.errors import CoterieError, RunCancelled
 from coterie.events import EventLog
 from coterie.fsutil import raise_fd_limit
 from coterie.hooks import Actor
-from coterie.mailbox import PostOffice
 from coterie.procgroups import reap_workspace
 from coterie.runs import COMPLETED, FAILED, RUNNING, hold_run, read_state, runs_root, write_state
 from coterie.runtime.agents import Agents, run_hooks
+from coterie.runtime.backend import Backend, open_stores
 from coterie.runtime.info import run_info
 from coterie.runtime.integrity import (
     BoardDamage,
@@ -55,6 +54,7 @@ if TYPE_CHECKING:
 
     from coterie.board import TaskBoard
     from coterie.hooks import AgentHooks
+    from coterie.runmirror import RunMirror
     from coterie.runtime.options import RunOptions
     from coterie.runtime.prepare import PreparedRun
     from coterie.tools import Asker, PermissionPolicy
@@ -82,6 +82,8 @@ class AgentSession:
     notices: tuple[str, ...] = ()
     #: What the run is made of, once started (:func:`coterie.runtime.info.run_info`).
     info: dict[str, Any] = attrs.field(factory=dict)
+    #: The run directory's copy on the Redis backend (None on files).
+    mirror: RunMirror | None = None
 
     async def query(
         self, prompt: str, *, model: str | None = None, goal: str | None = None
@@ -122,7 +124,7 @@ class AgentSession:
             to, kind = pending.get("to", "lead"), pending.get("kind", PROMPT)
             body = pending.get("body", {"text": pending["text"]})
             await self._user.post.send(self._user.request(to, kind, body, id=pending["id"]))
-            write_state(self.run_dir, request={**pending, "sent": True})
+            await self._record(request={**pending, "sent": True})
         return await self._result_of(str(pending["id"]))
 
     async def interrupt(self) -> bool:
@@ -146,12 +148,20 @@ class AgentSession:
         reply = await self._user.call("lead", COMPACT, {"focus": focus}, timeout=math.inf)
         return dict(reply.body)
 
+    async def _record(self, **changes: Any) -> None:
+        """Change ``state.json``; on Redis, return once the server has the change too
+        (a host that resumes the run must see what this one recorded)."""
+        write_state(self.run_dir, **changes)
+        if self.mirror is not None:
+            self.mirror.put("state.json", (self.run_dir / "state.json").read_bytes())
+            await self.mirror.flush()
+
     async def _request(self, to: str, kind: str, body: dict[str, Any], text: str) -> RunResult:
         request = self._user.request(to, kind, body)
         pending = {"id": request.id, "to": to, "kind": kind, "body": body, "text": text}
-        write_state(self.run_dir, state=RUNNING, request={**pending, "sent": False}, result=None)
+        await self._record(state=RUNNING, request={**pending, "sent": False}, result=None)
         await self._user.post.send(request)
-        write_state(self.run_dir, request={**pending, "sent": True})
+        await self._record(request={**pending, "sent": True})
         return await self._result_of(request.id)
 
     async def _result_of(self, request_id: str) -> RunResult:
@@ -160,7 +170,7 @@ class AgentSession:
         delivery = await self._user.reply_for(request_id)
         result = RunResult.from_dict(delivery.message.body)
         final = FAILED if result.is_error else COMPLETED
-        write_state(self.run_dir, state=final, result=result.to_dict())
+        await self._record(state=final, result=result.to_dict())
         await self._user.done(delivery)
         return result
 
@@ -192,20 +202,27 @@ async def open_run(
             notices.insert(0, f"killed {killed} process(es) a dead run left running")
         # Checked before any actor starts: a request nothing would answer is
         # an error now, not a resume that waits forever.
-        check_pending_request(run_dir, USER)
+        backend = Backend.of_run(options.backend)
+        check_pending_request(run_dir, USER, on_disk=backend.target is None)
         check_tool_calls(run_dir)
         async with contextlib.AsyncExitStack() as boards:
             team: Team | None = None
-            if options.is_team:
-                wakeups = Wakeups()
-                had_log = (run_dir / "board" / "board.log").exists()
-                damage = BoardDamage(events)
-                opened = open_board(
-                    run_dir / "board",
+            wakeups = Wakeups()
+            had_log = (run_dir / "board" / "board.log").exists() or backend.target is not None
+            damage = BoardDamage(events)
+            stores = await boards.enter_async_context(
+                open_stores(
+                    backend,
+                    prepared.run_id,
+                    run_dir,
+                    events,
+                    team=options.is_team,
                     on_change=_on_board_change(wakeups, events),
                     on_corruption=damage,
                 )
-                board = await boards.enter_async_context(opened)
+            )
+            post, board = stores.post, stores.board
+            if board is not None:
                 damage.opened()
                 notices.extend(damage.notices)
                 ids = [task.id for task in await board.list()]
@@ -220,59 +237,56 @@ async def open_run(
                     lead_turns=options.lead_turns,
                     checkouts=prepared.checkouts,
                 )
-            post = PostOffice(run_dir / "mailboxes", events=events)
-            try:
-                subagents = DynamicSupervisor("subagents", events=events)
-                hooks = run_hooks(prepared, events)
-                lead_hooks = hooks.for_agent(Actor("lead", "lead"))
-                resumed = (run_dir / "transcripts" / "lead.log").exists()
-                started = await lead_hooks.fire(
-                    "SessionStart", source="resume" if resumed else "startup"
-                )
-                boards.push_async_callback(_session_end, lead_hooks)
-                agents = Agents(
-                    prepared,
-                    events,
-                    post,
-                    asker,
-                    subagents,
-                    hooks=hooks,
-                    session_context=started.context,
-                )
-                scope, asked = trio.CancelScope(), trio.Event()
+            subagents = DynamicSupervisor("subagents", events=events)
+            hooks = run_hooks(prepared, events)
+            lead_hooks = hooks.for_agent(Actor("lead", "lead"))
+            resumed = (run_dir / "transcripts" / "lead.log").exists()
+            started = await lead_hooks.fire(
+                "SessionStart", source="resume" if resumed else "startup"
+            )
+            boards.push_async_callback(_session_end, lead_hooks)
+            agents = Agents(
+                prepared,
+                events,
+                post,
+                asker,
+                subagents,
+                hooks=hooks,
+                session_context=started.context,
+                mirror=stores.mirror,
+            )
+            scope, asked = trio.CancelScope(), trio.Event()
 
-                def cancel() -> None:
-                    asked.set()
-                    scope.cancel()
+            def cancel() -> None:
+                asked.set()
+                scope.cancel()
 
-                root = build_tree(agents, team, cancel=on_cancel or cancel)
-                user = ActorContext(name=USER, mailbox=post.open(USER), post=post, events=events)
-                with scope:
-                    async with trio.open_nursery() as nursery:
-                        await nursery.start(root.run)
-                        try:
-                            yield AgentSession(
-                                prepared.run_id,
-                                run_dir,
-                                options,
-                                events,
-                                prepared.policy,
-                                user,
-                                board,
-                                tuple(notices),
-                                run_info(agents, team),
-                            )
-                        finally:
-                            with trio.CancelScope(shield=True):
-                                await root.stop()
-                if asked.is_set():
-                    raise RunCancelled(
-                        f"run {prepared.run_id} was cancelled (coterie cancel); resume it with"
-                        f" coterie resume {prepared.run_id}"
-                    )
-            finally:
-                with trio.CancelScope(shield=True):
-                    await post.aclose()
+            root = build_tree(agents, team, cancel=on_cancel or cancel)
+            user = ActorContext(name=USER, mailbox=post.open(USER), post=post, events=events)
+            with scope:
+                async with trio.open_nursery() as nursery:
+                    await nursery.start(root.run)
+                    try:
+                        yield AgentSession(
+                            prepared.run_id,
+                            run_dir,
+                            options,
+                            events,
+                            prepared.policy,
+                            user,
+                            board,
+                            tuple(notices),
+                            run_info(agents, team),
+                            stores.mirror,
+                        )
+                    finally:
+                        with trio.CancelScope(shield=True):
+                            await root.stop()
+            if asked.is_set():
+                raise RunCancelled(
+                    f"run {prepared.run_id} was cancelled (coterie cancel); resume it with"
+                    f" coterie resume {prepared.run_id}"
+                )
 
 
 #: Seconds SessionEnd hooks may hold up the end of a run (they are shielded

@@ -38,14 +38,14 @@ from coterie.team import Team, TeamLead, Teammate, hand_back, the_user_asked
 from coterie.tools import Provides, builtin_registry
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Awaitable, Callable
 
     from coterie.actors import ActorContext
     from coterie.runtime.agents import Agents
     from coterie.supervisors import ChildSpec
     from coterie.tools import ToolRegistry
 
-__all__ = ["MAX_RESTARTS", "RESTART_PERIOD", "build_tree"]
+__all__ = ["MAX_RESTARTS", "RESTART_PERIOD", "build_tree", "teammate_spec"]
 
 #: A teammate is stopped for good after this many restarts within RESTART_PERIOD seconds.
 MAX_RESTARTS, RESTART_PERIOD = 3, 60.0
@@ -181,36 +181,49 @@ def _team(agents: Agents, team: Team) -> list[ChildSpec]:
         return TeamLead(team, loop, _goal(agents))
 
     specs = [actor_spec(team.lead, lead, post, events=events)]
-    for name in team.teammates:
+    if agents.prepared.options.remote:  # workers host them (docs/scale-out.md)
+        return specs
+    return [*specs, *(teammate_spec(agents, team, name) for name in team.teammates)]
 
-        def teammate(ctx: ActorContext) -> Teammate:
-            # --isolation worktree: its tools are rooted at its own checkout.
-            checkouts = team.checkouts
-            workspace = None if checkouts is None else checkouts.teammate(ctx.name)
-            # A teammate's prompts come from the lead: Auto Mode weighs its
-            # actions by what the user asked the team.
-            loop = agents.loop(
-                ctx,
-                "teammate",
-                team.registry(lead=False).joined(agents.mcp),
-                role_prompt=team.teammate_prompt(ctx.name),
-                team=team.context(ctx),
-                asked_by=lambda: the_user_asked(team.request),
-                workspace=None if workspace is None else workspace.path,
-            )
-            return Teammate(team, loop, workspace)
 
-        async def gave_up(reason: str, name: str = name) -> None:
-            await hand_back(team, name, reason, post, events)
+def teammate_spec(
+    agents: Agents,
+    team: Team,
+    name: str,
+    on_give_up: Callable[[str], Awaitable[None]] | None = None,
+) -> ChildSpec:
+    """Teammate *name* under a supervisor of its own, as the lead's process or a
+    worker (``coterie worker``) runs it; when it keeps crashing its tasks go back
+    to the board and the lead is told (then *on_give_up*, if given)."""
+    post, events = agents.post, agents.events
 
-        spec = actor_spec(name, teammate, post, events=events, restart=Restart.TRANSIENT)
-        specs.append(
-            isolated(
-                spec,
-                max_restarts=MAX_RESTARTS,
-                period=RESTART_PERIOD,
-                events=events,
-                on_give_up=gave_up,
-            )
+    def teammate(ctx: ActorContext) -> Teammate:
+        # --isolation worktree: its tools are rooted at its own checkout.
+        checkouts = team.checkouts
+        workspace = None if checkouts is None else checkouts.teammate(ctx.name)
+        # A teammate's prompts come from the lead: Auto Mode weighs its
+        # actions by what the user asked the team.
+        loop = agents.loop(
+            ctx,
+            "teammate",
+            team.registry(lead=False).joined(agents.mcp),
+            role_prompt=team.teammate_prompt(ctx.name),
+            team=team.context(ctx),
+            asked_by=lambda: the_user_asked(team.request),
+            workspace=None if workspace is None else workspace.path,
         )
-    return specs
+        return Teammate(team, loop, workspace)
+
+    async def gave_up(reason: str) -> None:
+        await hand_back(team, name, reason, post, events)
+        if on_give_up is not None:
+            await on_give_up(reason)
+
+    spec = actor_spec(name, teammate, post, events=events, restart=Restart.TRANSIENT)
+    return isolated(
+        spec,
+        max_restarts=MAX_RESTARTS,
+        period=RESTART_PERIOD,
+        events=events,
+        on_give_up=gave_up,
+    )

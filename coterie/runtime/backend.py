@@ -1,0 +1,152 @@
+"""Where a run's state lives: files (the default) or a Redis/Valkey server.
+
+:func:`open_stores` opens what a run keeps its state in and yields it as
+:class:`RunStores`: the post office, the task board (a team's) and, on
+Redis, the run's mirror (:mod:`coterie.runmirror`: the run directory's
+transcripts and documents copied to the server, so that another host can
+take an actor over or resume the run) and the forwarder of its event log
+(:mod:`coterie.eventstream`). On files every process of the run uses the run
+directory; on Redis each host keeps a run directory of its own (the code that
+reads and writes it is the same) and the server holds what they share: the
+mailboxes, the board, the events, and the mirror. The server is trusted with
+the run: whoever can write to it can send the agents messages and change the
+run's recorded options, so it must be protected (a password or ACL, and no
+route from the agents' tools: docs/scale-out.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+from typing import TYPE_CHECKING
+
+import attrs
+import trio
+
+from coterie.board import open_board, open_redis_board
+from coterie.eventstream import forward_events
+from coterie.mailbox import PostOffice, open_redis_post_office
+from coterie.redisclient import BACKEND_ENV, RedisTarget, connect, parse_backend
+from coterie.runmirror import RunMirror
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Callable, Mapping
+    from pathlib import Path
+
+    from coterie.board import BoardCorruption, TaskBoard
+    from coterie.events import EventLog
+
+__all__ = ["MIRRORED", "Backend", "RunStores", "open_stores"]
+
+#: The files of a run directory its mirror copies (paths relative to it): what
+#: another host needs to go on with the run or one of its actors.
+MIRRORED = ("config.json", "config.sig", "state.json", "schedule.json")
+MIRRORED_DIRS = ("transcripts/", "auto-mode/", "teammates/")
+
+
+@attrs.frozen
+class Backend:
+    """Files (``target`` None) or the Redis server *target*."""
+
+    target: RedisTarget | None = None
+
+    @classmethod
+    def parse(cls, url: str | None, env: Mapping[str, str] | None = None) -> Backend:
+        """``--backend URL``, else ``$COTERIE_BACKEND``, else files; a bad URL is a
+        :class:`~coterie.redisclient.BackendError`."""
+        chosen = url if url else (env if env is not None else os.environ).get(BACKEND_ENV)
+        if not chosen or chosen == "files":
+            return cls()
+        return cls(parse_backend(chosen))
+
+    @classmethod
+    def of_run(cls, recorded: str | None, env: Mapping[str, str] | None = None) -> Backend:
+        """The backend a run recorded: its URL, with the password of
+        ``$COTERIE_BACKEND`` when that names the same server and keyspace (a run
+        records none)."""
+        if recorded is None:
+            return cls()
+        target = parse_backend(recorded)
+        given = (env if env is not None else os.environ).get(BACKEND_ENV)
+        if given and given != "files":
+            with contextlib.suppress(ValueError):
+                theirs = parse_backend(given)
+                if attrs.evolve(theirs, password=None, username=None) == attrs.evolve(
+                    target, username=None
+                ):
+                    return cls(theirs)
+        return cls(target)
+
+    @property
+    def recorded(self) -> str | None:
+        """What a run's options record (the URL without its password)."""
+        return None if self.target is None else self.target.url
+
+
+@attrs.frozen
+class RunStores:
+    """What a run keeps its state in, open (see the module docstring)."""
+
+    post: PostOffice
+    board: TaskBoard | None = None
+    #: The run directory's copy on the server (None on files).
+    mirror: RunMirror | None = None
+
+
+def mirrored(rel: str) -> bool:
+    """Whether the mirror copies the run directory's file at *rel*."""
+    return rel in MIRRORED or rel.startswith(MIRRORED_DIRS)
+
+
+@contextlib.asynccontextmanager
+async def open_stores(
+    backend: Backend,
+    run_id: str,
+    run_dir: Path,
+    events: EventLog,
+    *,
+    team: bool,
+    on_change: Callable[[object], None] | None = None,
+    on_corruption: Callable[[BoardCorruption], None] | None = None,
+) -> AsyncIterator[RunStores]:
+    """Open run *run_id*'s stores on *backend* (its board only for a *team*)."""
+    if backend.target is None:
+        post = PostOffice(run_dir / "mailboxes", events=events)
+        try:
+            if not team:
+                yield RunStores(post)
+                return
+            opened = open_board(run_dir / "board", on_change=on_change, on_corruption=on_corruption)
+            async with opened as board:
+                yield RunStores(post, board)
+        finally:
+            with trio.CancelScope(shield=True):
+                await post.aclose()
+        return
+    target = backend.target
+    origin = f"{socket.gethostname()}:{os.getpid()}"
+    async with connect(target) as client, trio.open_nursery() as nursery:
+        mirror = RunMirror(client, target, run_id)
+        await nursery.start(mirror.run)
+        await nursery.start(
+            lambda task_status: forward_events(
+                events, client, target, run_id, origin=origin, task_status=task_status
+            )
+        )
+        for rel in MIRRORED:
+            path = run_dir / rel
+            if path.exists():  # what this host has now is what the server keeps
+                mirror.put(rel, path.read_bytes())
+        await mirror.flush()
+        async with open_redis_post_office(target, run_id, events=events) as post:
+            if not team:
+                yield RunStores(post, None, mirror)
+            else:
+                shared = open_redis_board(
+                    target, run_id, on_change=on_change, on_corruption=on_corruption
+                )
+                async with shared as board_on_server:
+                    yield RunStores(post, board_on_server, mirror)
+        await mirror.flush()
+        nursery.cancel_scope.cancel()

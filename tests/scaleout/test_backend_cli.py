@@ -1,0 +1,69 @@
+"""``--backend redis://``: a run's state on a real Redis server, through the real CLI."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from coterie.board import read_redis_log
+from coterie.eventstream import read_stream
+from coterie.redisclient import connect, parse_backend
+from coterie.runmirror import RunMirror
+from tests.agent.conftest import coterie
+from tests.agent.test_resume_cli import write_scenario
+from tests.team.test_team_cli import BYPASS, create, write
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def two_tasks(tmp_path: Path) -> Path:
+    return write_scenario(
+        tmp_path / "s.json",
+        {
+            "lead": [
+                {"tool_uses": [create("one", "alice"), create("two", "bob")]},
+                {"text": "planned"},
+                {"text": "both done"},
+            ],
+            "alice": [write("one.txt", "1"), {"text": "one written"}],
+            "bob": [write("two.txt", "2"), {"text": "two written"}],
+        },
+    )
+
+
+async def test_a_team_on_redis_keeps_its_board_events_and_transcripts_there(
+    workspace: Path, home: Path, tmp_path: Path, redis_url: str
+) -> None:
+    done = coterie(
+        "team", "-p", "--output-format", "json", *BYPASS, "--scenario", str(two_tasks(tmp_path)),
+        "--backend", redis_url, "go", cwd=workspace, home=home,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["result"] == "both done"
+    run_id = summary["run_id"]
+    assert (workspace / "one.txt").read_text() == "1"
+    target = parse_backend(redis_url)
+    entries = await read_redis_log(target, run_id)
+    assert {e.op for e in entries} >= {"create", "claim", "complete"}
+    async with connect(target) as client:
+        events = [s.event.type for s in await read_stream(client, target, run_id, count=10_000)]
+        files = await RunMirror(client, target, run_id).files()
+    assert "actor.started" in events
+    assert events.count("board.changed") >= 4
+    assert {"config.json", "state.json", "transcripts/lead.log", "transcripts/alice.log"} <= set(
+        files
+    )
+
+
+def test_a_bad_backend_url_is_one_line_and_exit_2(workspace: Path, home: Path) -> None:
+    done = coterie("run", "-p", "--backend", "mysql://x", "hi", cwd=workspace, home=home)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines()[-1].startswith("error: backend 'mysql://x'")
+
+
+def test_remote_needs_a_redis_backend(workspace: Path, home: Path) -> None:
+    done = coterie("team", "-p", "--remote", "go", cwd=workspace, home=home)
+    assert done.returncode == 2
+    assert "--remote" in done.stderr
