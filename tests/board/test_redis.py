@@ -213,8 +213,9 @@ async def test_a_deleted_log_is_an_error_not_a_fresh_board(redis_url: str) -> No
 
 
 def test_the_documented_example_runs(redis_url: str, tmp_path: Path) -> None:
-    doc = Path(__file__).parents[2] / "docs" / "scale-out-board.md"
-    (example,) = re.findall(r"```python\n(.*?)```", doc.read_text(), re.S)
+    doc = (Path(__file__).parents[2] / "docs" / "scale-out.md").read_text()
+    section = doc.split("## The task board on Redis", 1)[1].split("\n## ", 1)[0]
+    (example,) = re.findall(r"```python\n(.*?)```", section, re.S)
     script = tmp_path / "example.py"
     script.write_text(example.replace("redis://127.0.0.1:6379/0", redis_url))
     root = str(Path(__file__).parents[2])
