@@ -30,7 +30,7 @@ The same board can live on a Redis/Valkey server instead
 folds it with the same pure state and rules, and a change is appended by a
 compare-and-append script that refuses it if the process had not read the
 whole log (then it catches up and decides again). :class:`RedisBoard` has
-:class:`AsyncBoard`'s methods; docs/scale-out-board.md.
+:class:`AsyncBoard`'s methods; docs/scale-out.md.
 
 Two faces of the file board, same semantics: :class:`Board` (blocking, for
 threads, plain processes and tests) and :class:`AsyncBoard` (Trio; opened with

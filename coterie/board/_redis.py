@@ -46,7 +46,7 @@ and so a wider window for a conflict under eight contending workers, and
 ``coredis``'s pipelines cannot read between WATCH and MULTI on the watched
 connection.
 
-Durability is the server's (docs/scale-out-board.md): with ``appendonly yes``
+Durability is the server's (docs/scale-out.md): with ``appendonly yes``
 and ``appendfsync always`` a change is on the server's disk before the call
 returns; ``everysec`` can lose the last second; replication is asynchronous.
 """
