@@ -1,6 +1,6 @@
 """File vs Redis backends, measured in the same run (issue 16).
 
-    python bench/backends.py [--mailbox] [--quick]
+    python bench/backends.py [--mailbox] [--board] [--quick]
 
 Sections (all when none is named):
   --mailbox  send->receive latency p50/p99 (one receiver parked in receive(),
@@ -8,6 +8,9 @@ Sections (all when none is named):
              and one receiver acknowledging in batches; the file mailbox
              (policies batch and always) against Redis Streams (a local
              redis-server started here, AOF everysec and always).
+  --board    task board claims/s with 8 worker processes draining 1000 tasks
+             in chains of five: the file board against Redis (AOF off and
+             always); bench/backends_board.py, which also runs alone.
 
 Everything runs in one process on this machine: Redis's figures include the
 loopback round trips, the file mailbox's its fsyncs.
@@ -146,12 +149,17 @@ async def mailbox_section(quick: bool, directory: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--mailbox", action="store_true", help="the mailbox section")
+    parser.add_argument("--board", action="store_true", help="the task board section")
     parser.add_argument("--quick", action="store_true", help="a smoke run")
     args = parser.parse_args()
-    everything = not args.mailbox
+    everything = not (args.mailbox or args.board)
     with tempfile.TemporaryDirectory(prefix="coterie-bench-") as tmp:
         if args.mailbox or everything:
             trio.run(mailbox_section, args.quick, Path(tmp))
+    if args.board or everything:
+        from backends_board import board_section
+
+        board_section(args.quick)
 
 
 if __name__ == "__main__":

@@ -2,6 +2,8 @@
 
     python bench/backends_board.py [--quick] [--tasks N] [--workers W] [--repeat R]
 
+(also the ``--board`` section of bench/backends.py)
+
 Every run starts from a board of N tasks (default 1000) in chains of five
 (task n is blocked by task n-1 unless n % 5 == 1), as bench/board.py. Each
 of W worker processes (default 8) opens the board itself and loops "claim
@@ -140,17 +142,11 @@ def run(location: str, workers: int, tasks: int) -> tuple[float, float]:
     return claims / (max(r[2] for r in results) - start), conflicts / claims
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--quick", action="store_true", help="200 tasks, one run each")
-    parser.add_argument("--tasks", type=int, default=None, help="tasks on the board (1000)")
-    parser.add_argument("--workers", type=int, default=8, help="worker processes (8)")
-    parser.add_argument("--repeat", type=int, default=None, help="runs per backend (3)")
-    args = parser.parse_args()
-    tasks = args.tasks or (200 if args.quick else 1000)
-    repeat = args.repeat or (1 if args.quick else 3)
+def board_section(quick: bool, workers: int = 8, tasks: int | None = None,
+                  repeat: int | None = None) -> None:  # fmt: skip
+    """Print the board's claims per second, file against Redis (the module docstring)."""
+    tasks = tasks or (200 if quick else 1000)
+    repeat = repeat or (1 if quick else 3)
     with tempfile.TemporaryDirectory(prefix="coterie-bench-backends-board-") as tmp:
         root = Path(tmp)
         (root / "plain").mkdir()
@@ -167,15 +163,14 @@ def main() -> None:
                         server = plain if kind == "redis" else aof
                         server.command("FLUSHALL")
                         location = server.url
-                    results[kind].append(run(location, args.workers, tasks))
+                    results[kind].append(run(location, workers, tasks))
         finally:
             plain.stop()
             aof.stop()
     print(
-        f"{args.workers} worker processes draining {tasks} tasks in chains of 5; "
+        f"## board: {workers} worker processes draining {tasks} tasks in chains of 5; "
         f"median of {repeat}; {os.cpu_count()} CPUs"
     )
-    print()
     header = f"{'backend':<10} {'claims/s':>9} {'conflicts/claim':>16}"
     print(header)
     print("-" * len(header))
@@ -184,6 +179,18 @@ def main() -> None:
         conflicts = statistics.median(x[1] for x in results[kind])
         shown = "-" if kind == "file" else f"{conflicts:.2f}"
         print(f"{kind:<10} {rate:>9,.0f} {shown:>16}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true", help="200 tasks, one run each")
+    parser.add_argument("--tasks", type=int, default=None, help="tasks on the board (1000)")
+    parser.add_argument("--workers", type=int, default=8, help="worker processes (8)")
+    parser.add_argument("--repeat", type=int, default=None, help="runs per backend (3)")
+    args = parser.parse_args()
+    board_section(args.quick, args.workers, args.tasks, args.repeat)
 
 
 if __name__ == "__main__":
