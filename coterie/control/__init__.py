@@ -1,8 +1,9 @@
 """The run's control channel: faults on demand into a live run (docs/faults.md).
 
-This package owns the ``control`` actor every run starts (the first child of
-``services``) and both ends of the channel it listens on: a mailbox of the
-run's post office, so it works wherever the mailboxes live. The pure rules
+This package owns the ``control`` actor every run starts (under its own
+supervisor, the root's last child) and both ends of the channel it listens
+on: a mailbox of the run's post office, so it works wherever the mailboxes
+live. The pure rules
 (``_rules``: the request, its checks, the answer's words), the actor that
 records each fault (``fault.injected``) and applies it through the target's
 own supervisor (``_actor``), and the sender's side, :func:`inject`, used by
