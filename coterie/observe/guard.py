@@ -30,6 +30,8 @@ from typing import Literal
 
 import attrs
 
+from coterie.control import FAULTS
+
 #: Static files the page is made of (under ``coterie/assets/observe/``), by name.
 ASSETS: dict[str, bytes] = {
     "observe.js": b"text/javascript; charset=utf-8",
@@ -37,7 +39,6 @@ ASSETS: dict[str, bytes] = {
 }
 PAGE = "index.html"
 RUN_ID = re.compile(r"^[0-9A-Za-z][0-9A-Za-z_-]{0,63}$")
-FAULTS = ("crash", "stop", "cancel")
 
 RouteKind = Literal["page", "redirect", "asset", "runs", "events", "fault"]
 
