@@ -29,19 +29,17 @@ from typing import TYPE_CHECKING, TypeVar
 
 import trio
 
-from coterie.board import _ops as ops
 from coterie.board._board import Board, BoardStatistics, BusyError
-from coterie.board._rules import UNSET, Unset
+from coterie.board._face import BoardOperations
 from coterie.journal import GroupCommit
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable, Iterable
+    from collections.abc import AsyncIterator, Callable
     from os import PathLike
 
     from coterie.board._log import BoardCorruption
-    from coterie.board._ops import TaskList, Txn
+    from coterie.board._ops import Txn
     from coterie.board._state import BoardState
-    from coterie.board._task import Task, TaskStatus
 
 T = TypeVar("T")
 
@@ -69,7 +67,7 @@ async def open_board(
         board.close()
 
 
-class AsyncBoard:
+class AsyncBoard(BoardOperations):
     """Awaitable wrappers around a :class:`Board`; see :class:`Board` for each method."""
 
     def __init__(self, board: Board, *, on_change: Callable[[object], None] | None = None) -> None:
@@ -126,68 +124,6 @@ class AsyncBoard:
         return functools.partial(commit.wait_durable, commit.written)
 
     # -- the public API ------------------------------------------------------
-
-    async def create(
-        self,
-        subject: str,
-        description: str,
-        blocked_by: Iterable[str] = (),
-        owner: str | None = None,
-    ) -> Task:
-        """:meth:`Board.create`."""
-        return await self._mutate(ops.create(subject, description, blocked_by, owner))
-
-    async def get(self, task_id: str) -> Task:
-        """:meth:`Board.get`."""
-        return await self._read(ops.lookup(task_id))
-
-    async def list(self) -> TaskList:
-        """:meth:`Board.list`."""
-        return await self._read(ops.all_tasks)
-
-    async def update(
-        self,
-        task_id: str,
-        *,
-        status: TaskStatus | str | None = None,
-        owner: str | Unset | None = UNSET,
-        add_blocked_by: Iterable[str] = (),
-        result: str | None = None,
-        lease_seconds: float | None = None,
-        now: float | None = None,
-    ) -> Task:
-        """:meth:`Board.update`."""
-        return await self._mutate(
-            ops.update(task_id, status, owner, add_blocked_by, result, lease_seconds, now)
-        )
-
-    async def claim(
-        self, worker: str, *, lease_seconds: float, now: float | None = None
-    ) -> Task | None:
-        """:meth:`Board.claim`."""
-        return await self._mutate(ops.claim(worker, lease_seconds, now))
-
-    async def renew(
-        self, task_id: str, worker: str, *, lease_seconds: float, now: float | None = None
-    ) -> Task:
-        """:meth:`Board.renew`."""
-        return await self._mutate(ops.renew(task_id, worker, lease_seconds, now))
-
-    async def complete(self, task_id: str, worker: str, result: str) -> Task:
-        """:meth:`Board.complete`."""
-        return await self._mutate(ops.complete(task_id, worker, result))
-
-    async def fail(self, task_id: str, worker: str, reason: str) -> Task:
-        """:meth:`Board.fail`."""
-        return await self._mutate(ops.fail(task_id, worker, reason))
-
-    async def release(self, task_id: str, worker: str) -> Task:
-        """:meth:`Board.release`."""
-        return await self._mutate(ops.release(task_id, worker))
-
-    async def expire_leases(self, now: float | None = None) -> TaskList:
-        """:meth:`Board.expire_leases`."""
-        return await self._mutate(ops.expire(now))
 
     async def statistics(self) -> BoardStatistics:
         """:meth:`Board.statistics`."""

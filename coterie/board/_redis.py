@@ -63,8 +63,8 @@ import trio
 from coterie.board import _ops as ops
 from coterie.board._board import BoardStatistics
 from coterie.board._errors import BoardError, BoardRefusal
+from coterie.board._face import BoardOperations
 from coterie.board._log import BoardCorruption, LogEntry, decode, log_entry
-from coterie.board._rules import UNSET, Unset
 from coterie.board._state import BadRecord, BoardState
 from coterie.board._task import TaskStatus
 from coterie.redisclient import connect
@@ -74,8 +74,7 @@ if TYPE_CHECKING:
 
     import coredis
 
-    from coterie.board._ops import TaskList, Txn
-    from coterie.board._task import Task
+    from coterie.board._ops import Txn
     from coterie.redisclient import RedisTarget
 
 T = TypeVar("T")
@@ -194,7 +193,7 @@ def _tagged(nonce: bytes, payload: bytes) -> bytes:
     return nonce + payload[1:]
 
 
-class RedisBoard:
+class RedisBoard(BoardOperations):
     """The board of one run on a Redis server: :class:`AsyncBoard`'s methods and
     ``on_change``, the same semantics (see the module docs for how)."""
 
@@ -218,7 +217,7 @@ class RedisBoard:
         self._append = client.register_script(APPEND)
         self._on_corruption = on_corruption
         self._state = BoardState()
-        self._read = 0  # records of the stream read (applied or reported)
+        self._records_read = 0  # records of the stream read (applied or reported)
         self._lock = trio.Lock()  # one operation at a time in this process
         self._writes = 0
         self._conflicts = 0
@@ -243,13 +242,13 @@ class RedisBoard:
             raise BoardError(f"{self.key}: the board is closed")
 
     def _apply(self, payloads: Iterable[bytes]) -> None:
-        """Fold the records that follow :attr:`_read` into the state, in order."""
+        """Fold the records that follow :attr:`_records_read` into the state, in order."""
         for payload in payloads:
-            self._read += 1
+            self._records_read += 1
             try:
                 self._state.apply(decode(payload))
             except (BadRecord, ValueError) as exc:
-                where = self._read
+                where = self._records_read
                 corruption = BoardCorruption(where, where, "skipped", str(exc))
                 self.corruptions.append(corruption)
                 if self._on_corruption is not None:
@@ -257,7 +256,9 @@ class RedisBoard:
 
     async def _catch_up(self) -> None:
         while True:
-            batch = await self._client.xrange(self.key, f"(0-{self._read}", "+", count=BATCH)
+            batch = await self._client.xrange(
+                self.key, f"(0-{self._records_read}", "+", count=BATCH
+            )
             self._apply(_payload(entry.field_values) for entry in batch)
             if len(batch) < BATCH:
                 return
@@ -289,12 +290,18 @@ class RedisBoard:
                 records = txn.chunks
             except BoardRefusal as exc:
                 refusal, records = exc, []
-            args: list[int | str | bytes] = [self._read, BATCH, self._token, TURN_MS, *records]
+            args: list[int | str | bytes] = [
+                self._records_read,
+                BATCH,
+                self._token,
+                TURN_MS,
+                *records,
+            ]
             reply: Any = await self._append(keys=self._keys, args=args)
             outcome = int(reply[0])
             if outcome == 3:
                 raise BoardError(
-                    f"{self.key}: the log is shorter than the {self._read} records this "
+                    f"{self.key}: the log is shorter than the {self._records_read} records this "
                     "board read: it was deleted or replaced (a FLUSHALL, a lost server)"
                 )
             missed = [bytes(entry[1][1]) for entry in reply[1]] if outcome == 0 else []
@@ -303,7 +310,7 @@ class RedisBoard:
                     raise refusal  # decided on the whole log: a true refusal
                 if records:
                     self._state = scratch
-                    self._read += len(records)
+                    self._records_read += len(records)
                     self._writes += 1
                     self._apply(missed[len(records) :])
                 return result, bool(records)
@@ -317,7 +324,7 @@ class RedisBoard:
                 # it lapses, if that writer died), without polling.
                 await self._client.blpop([self._keys[2]], timeout=TURN_MS / 1000)
 
-    async def _reading(self, fn: Callable[[BoardState], T]) -> T:
+    async def _read(self, fn: Callable[[BoardState], T]) -> T:
         await trio.lowlevel.checkpoint_if_cancelled()
         self._check_open()
         async with self._lock:
@@ -334,78 +341,16 @@ class RedisBoard:
             completed=c[TaskStatus.COMPLETED],
             failed=c[TaskStatus.FAILED],
             seq=state.last_seq,
-            log_bytes=self._read,  # records, not bytes: a stream has no byte size
+            log_bytes=self._records_read,  # records, not bytes: a stream has no byte size
             writes=self._writes,
             flushes=0,  # the server's AOF policy fsyncs, not this client
         )
 
     # -- the public API ------------------------------------------------------
 
-    async def create(
-        self,
-        subject: str,
-        description: str,
-        blocked_by: Iterable[str] = (),
-        owner: str | None = None,
-    ) -> Task:
-        """:meth:`Board.create`."""
-        return await self._mutate(ops.create(subject, description, blocked_by, owner))
-
-    async def get(self, task_id: str) -> Task:
-        """:meth:`Board.get`."""
-        return await self._reading(ops.lookup(task_id))
-
-    async def list(self) -> TaskList:
-        """:meth:`Board.list`."""
-        return await self._reading(ops.all_tasks)
-
-    async def update(
-        self,
-        task_id: str,
-        *,
-        status: TaskStatus | str | None = None,
-        owner: str | Unset | None = UNSET,
-        add_blocked_by: Iterable[str] = (),
-        result: str | None = None,
-        lease_seconds: float | None = None,
-        now: float | None = None,
-    ) -> Task:
-        """:meth:`Board.update`."""
-        return await self._mutate(
-            ops.update(task_id, status, owner, add_blocked_by, result, lease_seconds, now)
-        )
-
-    async def claim(
-        self, worker: str, *, lease_seconds: float, now: float | None = None
-    ) -> Task | None:
-        """:meth:`Board.claim`."""
-        return await self._mutate(ops.claim(worker, lease_seconds, now))
-
-    async def renew(
-        self, task_id: str, worker: str, *, lease_seconds: float, now: float | None = None
-    ) -> Task:
-        """:meth:`Board.renew`."""
-        return await self._mutate(ops.renew(task_id, worker, lease_seconds, now))
-
-    async def complete(self, task_id: str, worker: str, result: str) -> Task:
-        """:meth:`Board.complete`."""
-        return await self._mutate(ops.complete(task_id, worker, result))
-
-    async def fail(self, task_id: str, worker: str, reason: str) -> Task:
-        """:meth:`Board.fail`."""
-        return await self._mutate(ops.fail(task_id, worker, reason))
-
-    async def release(self, task_id: str, worker: str) -> Task:
-        """:meth:`Board.release`."""
-        return await self._mutate(ops.release(task_id, worker))
-
-    async def expire_leases(self, now: float | None = None) -> TaskList:
-        """:meth:`Board.expire_leases`."""
-        return await self._mutate(ops.expire(now))
-
     async def statistics(self) -> BoardStatistics:
         """:meth:`Board.statistics` (``log_bytes`` counts records; ``flushes`` is 0)."""
-        return await self._reading(self._stats)
+        return await self._read(self._stats)
 
     @property
     def seq(self) -> int:
@@ -426,12 +371,12 @@ class RedisBoard:
         """
         block_ms = max(1, int(poll_interval * 1000))
         while True:
-            seq = await self._reading(_last_seq)
+            seq = await self._read(_last_seq)
             if seq > after:
                 return seq
             # No lock held while blocked: other tasks of this process go on,
             # and their writes wake this read like anyone's.
-            await self._client.xread({self.key: f"0-{self._read}"}, count=1, block=block_ms)
+            await self._client.xread({self.key: f"0-{self._records_read}"}, count=1, block=block_ms)
 
     async def aclose(self) -> None:
         """Mark the board closed (the client is closed by ``open_redis_board``)."""
