@@ -102,6 +102,32 @@ class _Inbox:
     redelivered: int = 0
     lot: trio.lowlevel.ParkingLot = attrs.field(factory=trio.lowlevel.ParkingLot)
 
+    def statistics(
+        self,
+        name: str,
+        durability: str,
+        *,
+        sent: int,
+        corrupt_skipped: int = 0,
+        segments: int = 0,
+        closed: bool,
+    ) -> MailboxStatistics:
+        """A mailbox's snapshot: these counters, and what the mailbox adds."""
+        return MailboxStatistics(
+            name=name,
+            durability=durability,
+            pending=len(self.pending),
+            in_flight=len(self.in_flight),
+            sent=sent,
+            received=self.received,
+            acknowledged=self.acknowledged,
+            redelivered=self.redelivered,
+            corrupt_skipped=corrupt_skipped,
+            waiting_receivers=len(self.lot),
+            segments=segments,
+            closed=closed,
+        )
+
     def is_acked(self, pos: Position) -> bool:
         if pos < self.cursor or pos in self.acked_beyond:
             return True

@@ -357,19 +357,13 @@ class FileMailbox:
         if not self._closed:
             self._reader.look_further = True
             self._refill()
-        inbox = self._inbox
-        return MailboxStatistics(
-            name=self.name,
-            durability=self.durability.value,
-            pending=len(inbox.pending),
-            in_flight=len(inbox.in_flight),
+        segments = 0 if self._closed else len(list_segments(self.directory))
+        return self._inbox.statistics(
+            self.name,
+            self.durability.value,
             sent=self._sent,
-            received=inbox.received,
-            acknowledged=inbox.acknowledged,
-            redelivered=inbox.redelivered,
             corrupt_skipped=self._corrupt,
-            waiting_receivers=len(inbox.lot),
-            segments=0 if self._closed else len(list_segments(self.directory)),
+            segments=segments,
             closed=self._closed,
         )
 

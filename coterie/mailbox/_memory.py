@@ -85,20 +85,8 @@ class MemoryMailbox:
 
     def statistics(self) -> MailboxStatistics:
         """A snapshot of this mailbox's counters."""
-        inbox = self._inbox
-        return MailboxStatistics(
-            name=self.name,
-            durability=self.durability,
-            pending=len(inbox.pending),
-            in_flight=len(inbox.in_flight),
-            sent=self._seq,
-            received=inbox.received,
-            acknowledged=inbox.acknowledged,
-            redelivered=inbox.redelivered,
-            corrupt_skipped=0,
-            waiting_receivers=len(inbox.lot),
-            segments=0,
-            closed=self._closed,
+        return self._inbox.statistics(
+            self.name, self.durability, sent=self._seq, closed=self._closed
         )
 
     def close(self) -> None:

@@ -344,19 +344,11 @@ class RedisMailbox:
 
     def statistics(self) -> MailboxStatistics:
         """A snapshot of this mailbox's counters (``pending``: buffered here)."""
-        inbox = self._inbox
-        return MailboxStatistics(
-            name=self.name,
-            durability=self.durability,
-            pending=len(inbox.pending),
-            in_flight=len(inbox.in_flight),
+        return self._inbox.statistics(
+            self.name,
+            self.durability,
             sent=self._sent,
-            received=inbox.received,
-            acknowledged=inbox.acknowledged,
-            redelivered=inbox.redelivered,
             corrupt_skipped=self._corrupt,
-            waiting_receivers=len(inbox.lot),
-            segments=0,
             closed=self._closed,
         )
 
