@@ -69,13 +69,13 @@ class Event:
     type: str
     data: dict[str, Any] = attrs.field(factory=dict)
 
+    def record(self) -> dict[str, Any]:
+        """The event as a line of the log holds it: ``seq``, ``ts``, ``type`` and its fields."""
+        return {"seq": self.seq, "ts": self.ts, "type": self.type, **self.data}
+
     def to_json(self) -> str:
         """One JSON line (without the newline)."""
-        return json.dumps(
-            {"seq": self.seq, "ts": self.ts, "type": self.type, **self.data},
-            separators=(",", ":"),
-            default=repr,
-        )
+        return json.dumps(self.record(), separators=(",", ":"), default=repr)
 
     @classmethod
     def from_json(cls, line: str) -> Event:

@@ -29,6 +29,7 @@ from coterie.errors import MailboxError
 from coterie.mailbox import peek_mailbox
 from coterie.observe.fold import RunView
 from coterie.runs import DamagedRun, is_live, read_config
+from coterie.ui.follow import LineSplitter
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -49,27 +50,6 @@ def sse_frame(event: str, data: str) -> bytes:
     """One server-sent event: its name and *data* (one ``data:`` line per line)."""
     lines = "".join(f"data: {line}\n" for line in data.split("\n"))
     return f"event: {event}\n{lines}\n".encode()
-
-
-@attrs.define
-class LineSplitter:
-    """Whole lines out of bytes read in pieces (a line still being written waits)."""
-
-    _partial: bytes = b""
-
-    def feed(self, data: bytes) -> list[bytes]:
-        """The lines *data* completes, without their newlines."""
-        *lines, self._partial = (self._partial + data).split(b"\n")
-        return lines
-
-
-def decode(line: bytes) -> dict[str, Any] | None:
-    """An event line decoded, or None if it is garbled (skipped, as readers do)."""
-    try:
-        data = json.loads(line)
-    except ValueError:
-        return None
-    return data if isinstance(data, dict) else None
 
 
 @attrs.define
@@ -146,10 +126,8 @@ class RunFeed:
     async def _catch_up(self) -> None:
         while True:  # a large log is read (and folded) a chunk at a time, to its end
             data = await trio.to_thread.run_sync(self._read_new)
-            for line in self._splitter.feed(data):
-                event = decode(line)
-                if event is not None:
-                    self.view.apply(event)
+            for event in self._splitter.feed(data):
+                self.view.apply(event.record())
             if len(data) < CHUNK:
                 break
         if self._first or self.view.team.board_changed:

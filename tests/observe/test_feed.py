@@ -10,7 +10,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from coterie.observe import RunFeed, sse_frame
-from coterie.observe.feed import LineSplitter
 from tests.observe.helpers import append, fake_run, parse_block
 
 if TYPE_CHECKING:
@@ -24,19 +23,6 @@ def ev(seq: int, type: str, **data: Any) -> dict[str, Any]:
 
 
 START = [ev(1, "actor.started", supervisor="team", actor="alice", attempt=0, kind="worker")]
-
-
-@given(st.lists(st.binary(max_size=20).map(lambda b: b.replace(b"\n", b"")), max_size=8), st.data())
-def test_lines_split_the_same_however_the_bytes_arrive(
-    lines: list[bytes], data: st.DataObject
-) -> None:
-    stream = b"".join(line + b"\n" for line in lines)
-    cuts = sorted(data.draw(st.lists(st.integers(0, len(stream)), max_size=6)))
-    splitter, got, at = LineSplitter(), [], 0
-    for cut in [*cuts, len(stream)]:
-        got += splitter.feed(stream[at:cut])
-        at = cut
-    assert got == lines
 
 
 @given(st.text(alphabet=st.characters(blacklist_categories=["Cs"], blacklist_characters="\r")))
