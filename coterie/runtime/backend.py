@@ -12,6 +12,13 @@ mailboxes, the board, the events, and the mirror. The server is trusted with
 the run: whoever can write to it can send the agents messages and change the
 run's recorded options, so it must be protected (a password or ACL, and no
 route from the agents' tools: docs/scale-out.md).
+
+A run is held by one host at a time: as the run's lock does on one machine,
+a key on the server names the process that runs it, renewed every few
+seconds; another host that opens the run meanwhile gets
+:class:`~coterie.runs.RunBusy`. When the run opens, the server's copy of the
+run directory replaces this host's (it has every write that any host made
+before going on); a new run's documents go to the server.
 """
 
 from __future__ import annotations
@@ -23,16 +30,21 @@ from typing import TYPE_CHECKING
 
 import attrs
 import trio
+from coredis import PureToken
+from coredis.exceptions import RedisError
 
 from coterie.board import open_board, open_redis_board
 from coterie.eventstream import forward_events
 from coterie.mailbox import PostOffice, open_redis_post_office
 from coterie.redisclient import BACKEND_ENV, RedisTarget, connect, parse_backend
 from coterie.runmirror import RunMirror
+from coterie.runs import RunBusy
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Mapping
     from pathlib import Path
+
+    import coredis
 
     from coterie.board import BoardCorruption, TaskBoard
     from coterie.events import EventLog
@@ -94,6 +106,17 @@ class RunStores:
     mirror: RunMirror | None = None
 
 
+def _documents(run_dir: Path) -> list[str]:
+    """The mirrored documents of *run_dir* there now (not the transcripts: a
+    transcript is a log, copied as it is appended)."""
+    found = [rel for rel in MIRRORED if (run_dir / rel).is_file()]
+    for folder in MIRRORED_DIRS:
+        if folder == "transcripts/" or not (run_dir / folder).is_dir():
+            continue
+        found += sorted(f"{folder}{p.name}" for p in (run_dir / folder).iterdir() if p.is_file())
+    return found
+
+
 def mirrored(rel: str) -> bool:
     """Whether the mirror copies the run directory's file at *rel*."""
     return rel in MIRRORED or rel.startswith(MIRRORED_DIRS)
@@ -126,20 +149,14 @@ async def open_stores(
         return
     target = backend.target
     origin = f"{socket.gethostname()}:{os.getpid()}"
+    hold = target.key("run", run_id, "holder")
+    await _take_hold(target, hold, origin, run_id)
     async with connect(target) as client, trio.open_nursery() as nursery:
-        mirror = RunMirror(client, target, run_id)
-        await nursery.start(mirror.run)
-        await nursery.start(
-            lambda task_status: forward_events(
-                events, client, target, run_id, origin=origin, task_status=task_status
-            )
-        )
-        for rel in MIRRORED:
-            path = run_dir / rel
-            if path.exists():  # what this host has now is what the server keeps
-                mirror.put(rel, path.read_bytes())
-        await mirror.flush()
-        async with open_redis_post_office(target, run_id, events=events) as post:
+        nursery.start_soon(_keep_hold, client, hold, origin)
+        async with (
+            _opened(client, target, run_id, run_dir, events, origin, nursery) as mirror,
+            open_redis_post_office(target, run_id, events=events) as post,
+        ):
             if not team:
                 yield RunStores(post, None, mirror)
             else:
@@ -148,5 +165,86 @@ async def open_stores(
                 )
                 async with shared as board_on_server:
                     yield RunStores(post, board_on_server, mirror)
-        await mirror.flush()
         nursery.cancel_scope.cancel()
+
+
+@contextlib.asynccontextmanager
+async def _opened(
+    client: coredis.Redis[bytes],
+    target: RedisTarget,
+    run_id: str,
+    run_dir: Path,
+    events: EventLog,
+    origin: str,
+    nursery: trio.Nursery,
+) -> AsyncIterator[RunMirror]:
+    """The run's mirror, with this host's run directory brought up to date, and
+    its events forwarded; flushed on the way out."""
+    mirror = RunMirror(client, target, run_id)
+    await nursery.start(mirror.run)
+    await nursery.start(
+        lambda task_status: forward_events(
+            events, client, target, run_id, origin=origin, task_status=task_status
+        )
+    )
+    if await mirror.files():
+        # The server's copy wins: it has every write any host made before it
+        # went on (what this host wrote and never got there did not happen).
+        await mirror.materialize(run_dir, only=mirrored)
+    else:  # a new run: what this host has is what the server keeps
+        for rel in _documents(run_dir):
+            mirror.put(rel, (run_dir / rel).read_bytes())
+        await mirror.flush()
+    yield mirror
+    await mirror.flush()
+
+
+#: Seconds the run's hold on the server lasts past its last renewal (a host that
+#: died holds its run that long), and between renewals.
+HOLD_TTL, HOLD_BEAT = 10.0, 3.0
+
+# KEYS[1] the hold, ARGV[1] its holder, ARGV[2] ms: extend only one's own hold.
+_RENEW_HOLD = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0
+"""
+_RELEASE_HOLD = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+"""
+
+
+async def _take_hold(target: RedisTarget, key: str, holder: str, run_id: str) -> None:
+    """Hold run *run_id* on the server (one host at a time, as the run's lock does on
+    one machine), or :class:`RunBusy` naming who holds it (raised as itself, not in
+    the group a client's task group would wrap it in)."""
+    who: str | bytes | None = None
+    async with connect(target) as client:
+        if not await client.set(key, holder, condition=PureToken.NX, px=round(HOLD_TTL * 1000)):
+            who = await client.get(key) or "another host"
+    if who is not None:
+        name = who.decode() if isinstance(who, bytes) else who
+        raise RunBusy(
+            f"run {run_id} is being run by {name} right now (a host that died holds it"
+            f" for up to {HOLD_TTL:g} s more)"
+        )
+
+
+async def _keep_hold(client: coredis.Redis[bytes], key: str, holder: str) -> None:
+    """Renew the hold until cancelled, then release it."""
+    ms = round(HOLD_TTL * 1000)
+    renew = client.register_script(_RENEW_HOLD)
+    release = client.register_script(_RELEASE_HOLD)
+    try:
+        while True:
+            await trio.sleep(HOLD_BEAT)
+            with contextlib.suppress(RedisError, OSError):  # away: kept while the TTL runs
+                await renew(keys=[key], args=[holder, ms])
+    finally:
+        shielded = trio.CancelScope(shield=True)
+        with shielded, trio.move_on_after(2.0), contextlib.suppress(RedisError, OSError):
+            await release(keys=[key], args=[holder])

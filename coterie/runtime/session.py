@@ -236,6 +236,7 @@ async def open_run(
                     wakeups=wakeups,
                     lead_turns=options.lead_turns,
                     checkouts=prepared.checkouts,
+                    copy=None if stores.mirror is None else stores.mirror.put,
                 )
             subagents = DynamicSupervisor("subagents", events=events)
             hooks = run_hooks(prepared, events)

@@ -121,6 +121,9 @@ class Team:
     lead_turns: LeadTurns = "batched"
     #: ``--isolation worktree``: each teammate's checkout, and the lead's MergeTask.
     checkouts: Checkouts | None = None
+    #: Where the team's own files are copied as they are written (the Redis
+    #: backend's mirror: ``copy(path relative to run_dir, data)``), if anywhere.
+    copy: Callable[[str, bytes], object] | None = None
 
     @property
     def members(self) -> tuple[str, ...]:
@@ -204,7 +207,10 @@ class Team:
         path = self._approvals_path(me)
         path.parent.mkdir(parents=True, exist_ok=True)
         approved = sorted(self.approved(me) | {task_id})
-        atomic_write(path, json.dumps({"approved": approved}).encode(), sync=True)
+        data = json.dumps({"approved": approved}).encode()
+        atomic_write(path, data, sync=True)
+        if self.copy is not None:
+            self.copy(path.relative_to(self.run_dir).as_posix(), data)
 
 
 def team_names(count: int | None, names: list[str] | tuple[str, ...] = ()) -> tuple[str, ...]:

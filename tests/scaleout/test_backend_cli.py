@@ -5,10 +5,15 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+import pytest
+
 from coterie.board import read_redis_log
+from coterie.events import EventLog
 from coterie.eventstream import read_stream
 from coterie.redisclient import connect, parse_backend
 from coterie.runmirror import RunMirror
+from coterie.runs import RunBusy
+from coterie.runtime.backend import Backend, open_stores
 from tests.agent.conftest import coterie
 from tests.agent.test_resume_cli import write_scenario
 from tests.team.test_team_cli import BYPASS, create, write
@@ -67,3 +72,19 @@ def test_remote_needs_a_redis_backend(workspace: Path, home: Path) -> None:
     done = coterie("team", "-p", "--remote", "go", cwd=workspace, home=home)
     assert done.returncode == 2
     assert "--remote" in done.stderr
+
+
+async def test_a_run_is_held_by_one_host_at_a_time(
+    workspace: Path, tmp_path: Path, redis_url: str
+) -> None:
+    target = parse_backend(redis_url)
+    holder = target.key("run", "r-held", "holder")
+    async with connect(target) as client:
+        await client.set(holder, "elsewhere:4242", px=60_000)
+    run_dir = tmp_path / "r-held"
+    run_dir.mkdir()
+    with pytest.raises(RunBusy, match="elsewhere:4242"):
+        async with open_stores(
+            Backend(target), "r-held", run_dir, EventLog(), team=False
+        ) as stores:
+            del stores
