@@ -132,8 +132,15 @@ async def open_stores(
     team: bool,
     on_change: Callable[[object], None] | None = None,
     on_corruption: Callable[[BoardCorruption], None] | None = None,
+    hold: bool = True,
+    bring: Callable[[str], bool] = mirrored,
 ) -> AsyncIterator[RunStores]:
-    """Open run *run_id*'s stores on *backend* (its board only for a *team*)."""
+    """Open run *run_id*'s stores on *backend* (its board only for a *team*).
+
+    On Redis, *hold* takes the run's hold on the server (the process that runs
+    the run does; a worker hosting one teammate holds that teammate's hosting
+    lease instead), and the files of the server's copy that *bring* accepts
+    replace this host's (a worker brings its teammate's only)."""
     if backend.target is None:
         post = PostOffice(run_dir / "mailboxes", events=events)
         try:
@@ -149,12 +156,13 @@ async def open_stores(
         return
     target = backend.target
     origin = f"{socket.gethostname()}:{os.getpid()}"
-    hold = target.key("run", run_id, "holder")
-    await _take_hold(target, hold, origin, run_id)
+    holder = target.key("run", run_id, "holder")
+    if hold:
+        await _take_hold(target, holder, origin, run_id)
     async with connect(target) as client, trio.open_nursery() as nursery:
         nursery.start_soon(_keep_hold, client, hold, origin)
         async with (
-            _opened(client, target, run_id, run_dir, events, origin, nursery) as mirror,
+            _opened(client, target, run_id, run_dir, events, origin, nursery, bring) as mirror,
             open_redis_post_office(target, run_id, events=events) as post,
         ):
             if not team:
@@ -177,6 +185,7 @@ async def _opened(
     events: EventLog,
     origin: str,
     nursery: trio.Nursery,
+    bring: Callable[[str], bool],
 ) -> AsyncIterator[RunMirror]:
     """The run's mirror, with this host's run directory brought up to date, and
     its events forwarded; flushed on the way out."""
@@ -190,7 +199,7 @@ async def _opened(
     if await mirror.files():
         # The server's copy wins: it has every write any host made before it
         # went on (what this host wrote and never got there did not happen).
-        await mirror.materialize(run_dir, only=mirrored)
+        await mirror.materialize(run_dir, only=bring)
     else:  # a new run: what this host has is what the server keeps
         for rel in _documents(run_dir):
             mirror.put(rel, (run_dir / rel).read_bytes())
