@@ -160,7 +160,8 @@ async def open_stores(
     if hold:
         await _take_hold(target, holder, origin, run_id)
     async with connect(target) as client, trio.open_nursery() as nursery:
-        nursery.start_soon(_keep_hold, client, hold, origin)
+        if hold:
+            nursery.start_soon(_keep_hold, client, holder, origin)
         async with (
             _opened(client, target, run_id, run_dir, events, origin, nursery, bring) as mirror,
             open_redis_post_office(target, run_id, events=events) as post,

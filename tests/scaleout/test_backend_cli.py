@@ -6,6 +6,7 @@ import json
 from typing import TYPE_CHECKING
 
 import pytest
+import trio
 
 from coterie.board import read_redis_log
 from coterie.events import EventLog
@@ -13,6 +14,7 @@ from coterie.eventstream import read_stream
 from coterie.redisclient import connect, parse_backend
 from coterie.runmirror import RunMirror
 from coterie.runs import RunBusy
+from coterie.runtime import backend as backend_module
 from coterie.runtime.backend import Backend, open_stores
 from tests.agent.conftest import coterie
 from tests.agent.test_resume_cli import write_scenario
@@ -88,3 +90,22 @@ async def test_a_run_is_held_by_one_host_at_a_time(
             Backend(target), "r-held", run_dir, EventLog(), team=False
         ) as stores:
             del stores
+
+
+async def test_the_hold_is_renewed_while_the_run_goes_on_and_released_after(
+    tmp_path: Path, redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(backend_module, "HOLD_TTL", 0.4)
+    monkeypatch.setattr(backend_module, "HOLD_BEAT", 0.1)
+    target = parse_backend(redis_url)
+    holder = target.key("run", "r-renew", "holder")
+    run_dir = tmp_path / "r-renew"
+    run_dir.mkdir()
+    async with (
+        open_stores(Backend(target), "r-renew", run_dir, EventLog(), team=False),
+        connect(target) as client,
+    ):
+        await trio.sleep(1.2)  # real time: three times the hold's time to live
+        assert await client.get(holder) is not None  # renewed all along
+    async with connect(target) as client:
+        assert await client.get(holder) is None  # released, so another host may go on
