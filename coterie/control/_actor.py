@@ -16,6 +16,11 @@ Theory of operation. One message is one fault request (kind ``inject``):
    composition root hands in Ctrl-C), after the answer is sent, since the
    answer could not be sent once the run is going down;
 4. the answer (kind ``injected``) goes to the request's ``reply_to``.
+
+A question of kind ``stats`` (the observer's, once a second while a page is
+open) is answered at once with :func:`mailbox_counts`: which of each
+mailbox's messages wait and which are in flight is known only inside the
+running process.
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ from coterie.control._rules import (
     CONTROL,
     INJECT,
     INJECTED,
+    STATISTICS,
+    STATS,
     FaultRequest,
     Refusal,
     check,
@@ -63,6 +70,9 @@ class Control(Actor):
         self.guard = guard
 
     async def handle(self, ctx: ActorContext, message: Message) -> None:
+        if message.kind == STATS:
+            await _answer(ctx, message, {"mailboxes": mailbox_counts(ctx.post)}, STATISTICS)
+            return
         if message.kind != INJECT:
             ctx.emit("actor.unexpected_message", kind=message.kind, sender=message.sender)
             return
@@ -147,13 +157,30 @@ def _body(request: FaultRequest, sent: Message, **extra: Any) -> dict[str, Any]:
     return {"ok": True, "applied": True, "id": sent.id, **request.to_body(), **extra}
 
 
-async def _answer(ctx: ActorContext, message: Message, body: dict[str, Any]) -> None:
+def mailbox_counts(post: PostOffice) -> dict[str, dict[str, int]]:
+    """What only the running process knows of its mailboxes: each open one's
+    messages waiting (``pending``) and handed out, not acknowledged yet
+    (``in_flight``)."""
+    counts = {}
+    for name in post.names():
+        try:
+            box = post[name]
+        except UnknownActor:
+            continue  # a mailbox of the run not open in this process
+        stats = box.statistics()
+        counts[name] = {"pending": stats.pending, "in_flight": stats.in_flight}
+    return counts
+
+
+async def _answer(
+    ctx: ActorContext, message: Message, body: dict[str, Any], kind: str = INJECTED
+) -> None:
     try:
-        await ctx.reply(message, INJECTED, body)
+        await ctx.reply(message, kind, body)
     except (UnknownActor, OSError):
         # The sender's reply mailbox is gone (it gave up and cleaned up, maybe
         # while this was written): the fault's record is the event log.
-        ctx.emit("actor.late_reply", kind=INJECTED, correlation_id=message.id)
+        ctx.emit("actor.late_reply", kind=kind, correlation_id=message.id)
 
 
 def control_spec(

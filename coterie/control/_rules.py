@@ -20,6 +20,8 @@ __all__ = [
     "FAULTS",
     "INJECT",
     "INJECTED",
+    "STATISTICS",
+    "STATS",
     "FaultName",
     "FaultRequest",
     "Refusal",
@@ -34,6 +36,9 @@ CONTROL: Final = "control"
 #: The kind of a fault request, and of its answer.
 INJECT: Final = "inject"
 INJECTED: Final = "injected"
+#: The kinds of a question about the live run's mailboxes, and its answer.
+STATS: Final = "stats"
+STATISTICS: Final = "statistics"
 
 FaultName = Literal["crash", "stop", "cancel"]
 FAULTS: Final[tuple[FaultName, ...]] = ("crash", "stop", "cancel")

@@ -88,3 +88,25 @@ async def test_faults_are_recorded_first_applied_then_answered(
         await trio.testing.wait_all_tasks_blocked()
         assert cancels == ["cancel"]
         await root.stop()
+
+
+async def test_the_live_mailboxes_counts_pending_and_in_flight_apart(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    post, events = PostOffice(), EventLog()
+    root = tree(post, events, [], [])
+    user = ActorContext(name="tester", mailbox=post.open("tester"), post=post)
+    inbox = post.open("worker")
+    async with trio.open_nursery() as nursery:
+        await nursery.start(root.run)
+        for n in range(3):
+            await user.send("worker", "job", {"n": n})
+        held = await inbox.receive()  # one handed out, not acknowledged
+        reply = await user.call(CONTROL, "stats", None, timeout=5, durable=False)
+        assert reply.kind == "statistics"
+        counts = reply.body["mailboxes"]
+        assert counts["worker"] == {"pending": 2, "in_flight": 1}
+        await inbox.ack(held)
+        reply = await user.call(CONTROL, "stats", None, timeout=5, durable=False)
+        assert reply.body["mailboxes"]["worker"] == {"pending": 2, "in_flight": 0}
+        nursery.cancel_scope.cancel()
