@@ -29,6 +29,8 @@ from coterie.eventstream import forward_events
 from coterie.mailbox import PostOffice, open_redis_post_office
 from coterie.redisclient import BACKEND_ENV, RedisTarget, connect, parse_backend
 from coterie.runmirror import RunMirror
+from coterie.runregistry import hold_live, register
+from coterie.runs import read_config
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Mapping
@@ -128,6 +130,9 @@ async def open_stores(
     origin = f"{socket.gethostname()}:{os.getpid()}"
     async with connect(target) as client, trio.open_nursery() as nursery:
         mirror = RunMirror(client, target, run_id)
+        # Known to the server, and held live, before anything else of it is there.
+        await register(client, target, run_id, read_config(run_dir), host=socket.gethostname())
+        await nursery.start(hold_live, client, target, run_id, origin)
         await nursery.start(mirror.run)
         await nursery.start(
             lambda task_status: forward_events(
