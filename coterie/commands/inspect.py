@@ -25,8 +25,6 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import trio
-
 from coterie.commands.inspectview import InspectError, fail, show_inbox, show_tasks
 from coterie.runs import UnknownRun, find_run, list_runs, run_info, runs_root
 
@@ -96,11 +94,13 @@ def run_inspect(args: argparse.Namespace, console: Console) -> int:
 
         try:
             if args.command == "tasks":
-                record, tasks = trio.run(onserver.read_tasks_on_server, target, args.run_id)
+                record, tasks = onserver.run_on_server(
+                    target, onserver.read_tasks_on_server, target, args.run_id
+                )
                 show_tasks(console, args.json, record.run_id, record.state, tasks)
             else:
-                record, actor, peeked, history = trio.run(
-                    onserver.read_inbox_on_server, target, args.first, args.second
+                record, actor, peeked, history = onserver.run_on_server(
+                    target, onserver.read_inbox_on_server, target, args.first, args.second
                 )
                 pending = [p.message for p in peeked]
                 extra = [{"in_flight": p.in_flight, "deliveries": p.deliveries} for p in peeked]

@@ -12,7 +12,7 @@ host or workspace they ran in.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import trio
 from coredis.exceptions import RedisError
@@ -24,18 +24,40 @@ from coterie.runregistry import RegisteredRun, find_registered, registered_runs,
 from coterie.runs import UnknownRun
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
     import coredis
 
     from coterie.mailbox import PeekedMessage
     from coterie.redisclient import RedisTarget
+
+T = TypeVar("T")
 
 __all__ = [
     "list_on_server",
     "locate_on_server",
     "read_inbox_on_server",
     "read_tasks_on_server",
+    "run_on_server",
     "unreachable",
 ]
+
+
+def run_on_server(target: RedisTarget, fn: Callable[..., Awaitable[T]], *args: object) -> T:
+    """``trio.run(fn, *args)``, with an :class:`InspectError` (or the server lost)
+    raised inside the client's task group raised bare."""
+    try:
+        return trio.run(fn, *args)
+    except* InspectError as group:
+        raise _first(group) from None
+    except* (RedisError, OSError) as group:
+        raise unreachable(target, _first(group)) from None
+
+
+def _first(error: BaseException) -> BaseException:
+    while isinstance(error, BaseExceptionGroup):
+        error = error.exceptions[0]
+    return error
 
 
 def unreachable(target: RedisTarget, exc: BaseException) -> InspectError:

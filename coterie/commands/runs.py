@@ -90,13 +90,11 @@ def list_command(args: argparse.Namespace, console: Console) -> int:
 
 def _list_on_server(args: argparse.Namespace, console: Console, target: RedisTarget) -> int:
     """``coterie runs --backend URL``: every run the server knows, oldest first."""
-    import trio
-
     from coterie.commands.inspectview import InspectError
-    from coterie.commands.onserver import list_on_server
+    from coterie.commands.onserver import list_on_server, run_on_server
 
     try:
-        runs = trio.run(list_on_server, target)
+        runs = run_on_server(target, list_on_server, target)
     except InspectError as exc:
         Console(stderr=True, highlight=False).print(f"[red]error:[/] {escape(str(exc))}")
         return exc.code
@@ -108,8 +106,10 @@ def _list_on_server(args: argparse.Namespace, console: Console, target: RedisTar
         console.print(f"no runs on {target.url}")
         return 0
     table = Table(box=None, pad_edge=False)
-    for column in ("RUN", "COMMAND", "STATE", "UPDATED", "WORKSPACE", "REQUEST"):
-        table.add_column(column, no_wrap=column != "REQUEST")
+    for column in ("RUN", "COMMAND", "STATE", "UPDATED"):
+        table.add_column(column, no_wrap=True)
+    table.add_column("WORKSPACE", overflow="fold")  # another host's path: long, wrapped
+    table.add_column("REQUEST")
     for run in runs:
         colour = _COLOURS.get(run.state, "white")
         updated = (
