@@ -204,6 +204,8 @@ async def run_record(
     info = {_text(k): _text(v) for k, v in (await client.hgetall(info_key(target, run_id))).items()}
     created = await client.zscore(runs_key(target), run_id)
     holder = await live_holder(client, target, run_id)
+    if holder is not None and dead_here(holder):
+        holder = None  # killed on this host: its key has not expired yet
     raw = await RunMirror(client, target, run_id).read("state.json")
     request, result = info.get("prompt", ""), None
     try:
