@@ -81,7 +81,8 @@ SURFACES: dict[str, set[str]] = {
         "CorruptRecord", "Delivery", "Durability", "FileMailbox", "Mailbox",
         "MailboxStatistics", "MailboxWriter", "MemoryMailbox", "Position", "PostOffice",
         "PeekedMessage", "RedisMailbox", "open_file_mailbox", "open_redis_post_office",
-        "peek_mailbox", "peek_redis_mailbox", "redis_mailbox_names", "remove_redis_mailbox"
+        "peek_mailbox", "peek_redis_mailbox", "redis_mail_counts", "redis_mailbox_names",
+        "remove_redis_mailbox"
     },
     "coterie.mcpclient": {
         "Connection", "HttpServer", "McpConfigError", "McpServerDown", "McpServers", "McpTool",

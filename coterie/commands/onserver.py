@@ -18,6 +18,7 @@ import trio
 from coredis.exceptions import RedisError
 
 from coterie.commands.inspectview import InspectError
+from coterie.errors import CoterieError
 from coterie.eventstream import read_stream
 from coterie.redisclient import connect
 from coterie.runregistry import RegisteredRun, find_registered, registered_runs, run_record
@@ -44,11 +45,12 @@ __all__ = [
 
 
 def run_on_server(target: RedisTarget, fn: Callable[..., Awaitable[T]], *args: object) -> T:
-    """``trio.run(fn, *args)``, with an :class:`InspectError` (or the server lost)
-    raised inside the client's task group raised bare."""
+    """``trio.run(fn, *args)``, with an :class:`InspectError` or a coterie error
+    raised inside the client's task group raised bare (a server lost: an
+    :class:`InspectError` with exit code 1)."""
     try:
         return trio.run(fn, *args)
-    except* InspectError as group:
+    except* (InspectError, CoterieError) as group:
         raise _first(group) from None
     except* (RedisError, OSError) as group:
         raise unreachable(target, _first(group)) from None

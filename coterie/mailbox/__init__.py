@@ -29,6 +29,7 @@ from coterie.mailbox._redis_office import open_redis_post_office
 from coterie.mailbox._redis_peek import (
     PeekedMessage,
     peek_redis_mailbox,
+    redis_mail_counts,
     redis_mailbox_names,
     remove_redis_mailbox,
 )
@@ -50,6 +51,7 @@ __all__ = [
     "open_redis_post_office",
     "peek_mailbox",
     "peek_redis_mailbox",
+    "redis_mail_counts",
     "redis_mailbox_names",
     "remove_redis_mailbox",
 ]

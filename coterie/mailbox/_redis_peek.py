@@ -91,6 +91,17 @@ async def peek_redis_mailbox(
         start = "(" + _text(entries[-1].identifier)
 
 
+async def redis_mail_counts(
+    client: coredis.Redis[bytes], target: RedisTarget, run_id: str
+) -> dict[str, int]:
+    """Each actor's unacknowledged messages (pending or in flight) in run *run_id*:
+    the length of its stream, which holds exactly those."""
+    return {
+        name: int(await client.xlen(stream_key(target, run_id, name)))
+        for name in await redis_mailbox_names(client, target, run_id)
+    }
+
+
 async def remove_redis_mailbox(
     client: coredis.Redis[bytes], target: RedisTarget, run_id: str, name: str
 ) -> None:
