@@ -18,11 +18,12 @@ keeps a registry of its own:
 The run's state is its ``state.json`` in the mirror (:mod:`coterie.runmirror`),
 read with the rest. :func:`run_record` and :func:`find_registered` read; the
 process that opens a run's stores (:func:`coterie.runtime.backend.open_stores`)
-calls :func:`register` and runs :func:`hold_live`.
+holds :func:`held_live` around them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -34,9 +35,12 @@ import trio
 from coredis.exceptions import RedisError
 from coredis.tokens import PureToken
 
+from coterie.redisclient import connect
 from coterie.runs import DAMAGED, INTERRUPTED, RUNNING, RunBusy, UnknownRun
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
     import coredis
 
     from coterie.redisclient import RedisTarget
@@ -46,7 +50,7 @@ __all__ = [
     "LIVE_TTL",
     "RegisteredRun",
     "find_registered",
-    "hold_live",
+    "held_live",
     "live_holder",
     "register",
     "registered_runs",
@@ -97,42 +101,54 @@ async def register(
         )
 
 
-async def hold_live(
-    client: coredis.Redis[bytes],
-    target: RedisTarget,
-    run_id: str,
-    holder: str,
-    *,
-    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
-) -> None:
-    """Take run *run_id*'s live key (naming *holder*) and keep it until cancelled,
-    then remove it; :class:`~coterie.runs.RunBusy` if another process holds it (a
-    server away later only delays the renewals)."""
+@contextlib.asynccontextmanager
+async def held_live(
+    target: RedisTarget, run_id: str, config: dict[str, Any], holder: str
+) -> AsyncIterator[None]:
+    """Register run *run_id* (its ``config.json`` *config*), take its live key (naming
+    *holder*) and keep it while the block runs, then remove it;
+    :class:`~coterie.runs.RunBusy` if another process holds it. A connection of its
+    own: entered before the run's other stores and left after them, the key goes
+    only once they have flushed (a watcher that sees it gone has every event)."""
     key, ttl_ms = live_key(target, run_id), int(LIVE_TTL * 1000)
-    while not await client.set(key, holder, px=ttl_ms, condition=PureToken.NX):
-        other = await live_holder(client, target, run_id)
-        if other is not None and dead_here(other):  # killed on this host: no need to wait
-            await client.delete([key])
-            continue
+    busy: str | None = None
+    async with connect(target) as client:
+        await register(client, target, run_id, config, host=holder.rpartition(":")[0])
+        while not await client.set(key, holder, px=ttl_ms, condition=PureToken.NX):
+            other = await live_holder(client, target, run_id)
+            if other is not None and dead_here(other):  # killed on this host: no wait
+                await client.delete([key])
+                continue
+            busy = other or "ending"
+            break
+        if busy is None:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(_renew, client, key, holder, ttl_ms)
+                try:
+                    yield
+                finally:
+                    nursery.cancel_scope.cancel()
+                    with trio.CancelScope(shield=True), trio.move_on_after(2.0):
+                        try:
+                            if _text(await client.get(key) or b"") == holder:
+                                await client.delete([key])
+                        except (RedisError, OSError):
+                            pass  # it expires on its own
+    if busy is not None:  # raised here: the client's task group would wrap it
         raise RunBusy(
-            f"run {run_id} is being run by another process right now ({other or 'ending'});"
+            f"run {run_id} is being run by another process right now ({busy});"
             f" if that process was killed, it reads as interrupted within {LIVE_TTL:g} s"
         )
-    task_status.started()
-    try:
-        while True:
-            await trio.sleep(LIVE_EVERY)
-            try:
-                await client.set(key, holder, px=ttl_ms)
-            except (RedisError, OSError):
-                continue
-    finally:
-        with trio.CancelScope(shield=True), trio.move_on_after(2.0):
-            try:
-                if _text(await client.get(key) or b"") == holder:
-                    await client.delete([key])
-            except (RedisError, OSError):
-                pass  # it expires on its own
+
+
+async def _renew(client: coredis.Redis[bytes], key: str, holder: str, ttl_ms: int) -> None:
+    """Renew the live key until cancelled (a server away only delays the renewals)."""
+    while True:
+        await trio.sleep(LIVE_EVERY)
+        try:
+            await client.set(key, holder, px=ttl_ms)
+        except (RedisError, OSError):
+            continue
 
 
 def dead_here(holder: str, host: str | None = None) -> bool:

@@ -38,6 +38,7 @@ SURFACES: dict[str, set[str]] = {
     "coterie.control": {
         "CONTROL", "DEFAULT_TIMEOUT", "FAULTS", "Control", "ControlError", "FaultName",
         "FaultRefused", "FaultRequest", "NoReply", "NoSuchActor", "RunNotRunning",
+        "RunOnServer",
         "control_spec", "inject"
     },
     "coterie.agent": {

@@ -29,7 +29,7 @@ from coterie.eventstream import forward_events
 from coterie.mailbox import PostOffice, open_redis_post_office
 from coterie.redisclient import BACKEND_ENV, RedisTarget, connect, parse_backend
 from coterie.runmirror import RunMirror
-from coterie.runregistry import hold_live, register
+from coterie.runregistry import held_live
 from coterie.runs import read_config
 
 if TYPE_CHECKING:
@@ -128,11 +128,11 @@ async def open_stores(
         return
     target = backend.target
     origin = f"{socket.gethostname()}:{os.getpid()}"
-    async with connect(target) as client, trio.open_nursery() as nursery:
+    # Known to the server and held live before anything else of it is there, and
+    # until everything else has flushed.
+    live = held_live(target, run_id, read_config(run_dir), origin)
+    async with live, connect(target) as client, trio.open_nursery() as nursery:
         mirror = RunMirror(client, target, run_id)
-        # Known to the server, and held live, before anything else of it is there.
-        await register(client, target, run_id, read_config(run_dir), host=socket.gethostname())
-        await nursery.start(hold_live, client, target, run_id, origin)
         await nursery.start(mirror.run)
         await nursery.start(
             lambda task_status: forward_events(

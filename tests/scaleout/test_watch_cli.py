@@ -28,7 +28,8 @@ def test_watch_replays_a_finished_run_on_the_server_at_once(
     assert "coterie watch · team · replay at once" in out
     for actor in ("lead", "alice", "bob"):
         assert actor in out
-    assert "one" in out and "two" in out  # the board, from the server's log
+    assert "one" in out  # the board, from the server's log
+    assert "two" in out
     assert out.rstrip().endswith(f"run {run_id} completed: both done")
 
 
@@ -50,7 +51,7 @@ def test_watch_follows_a_live_run_on_the_server_to_its_end(
     wait_for(workspace / "steps.log", run, "the run never got going", settle=0)
     ws, env = elsewhere(tmp_path)
     watched = coterie("watch", "2", "--backend", redis_url, cwd=ws, home=home, env=env)
-    out, err = run.communicate(timeout=120)
+    _out, err = run.communicate(timeout=120)
     assert run.returncode == 0, err
     assert watched.returncode == 0, watched.stderr
     assert " · live on " in watched.stdout
