@@ -33,7 +33,8 @@ class PeekedMessage:
     """An unacknowledged message of a Redis mailbox, as seen from outside."""
 
     message: Message
-    #: Delivered to a receiver and not acknowledged yet (else still pending).
+    #: Delivered to a receiving process and not acknowledged yet (else still
+    #: pending). A receiver reads ahead into its buffer: what it holds counts.
     in_flight: bool
     #: How many times it was delivered (0: never yet).
     deliveries: int
