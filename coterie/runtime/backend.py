@@ -111,8 +111,15 @@ async def open_stores(
     team: bool,
     on_change: Callable[[object], None] | None = None,
     on_corruption: Callable[[BoardCorruption], None] | None = None,
+    holds_run: bool = True,
 ) -> AsyncIterator[RunStores]:
-    """Open run *run_id*'s stores on *backend* (its board only for a *team*)."""
+    """Open run *run_id*'s stores on *backend* (its board only for a *team*).
+
+    On Redis, the process that *holds_run* (the one running it: the lead's)
+    registers the run and holds its live key (:mod:`coterie.runregistry`)
+    around the other stores; another process of the run (a worker's) passes
+    False, or it would be refused as a second holder.
+    """
     if backend.target is None:
         post = PostOffice(run_dir / "mailboxes", events=events)
         try:
@@ -130,7 +137,11 @@ async def open_stores(
     origin = f"{socket.gethostname()}:{os.getpid()}"
     # Known to the server and held live before anything else of it is there, and
     # until everything else has flushed.
-    live = held_live(target, run_id, read_config(run_dir), origin)
+    live = (
+        held_live(target, run_id, read_config(run_dir), origin)
+        if holds_run
+        else contextlib.nullcontext()
+    )
     async with live, connect(target) as client, trio.open_nursery() as nursery:
         mirror = RunMirror(client, target, run_id)
         await nursery.start(mirror.run)
