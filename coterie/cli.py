@@ -177,6 +177,7 @@ def command_parser() -> tuple[argparse.ArgumentParser, frozenset[str]]:
     )
     runs.add_argument("--json", action="store_true", help="one JSON object per run")
     _add_workdir(runs)
+    add_backend_option(runs)  # with a Redis backend: every run the server knows
     compact = sub.add_parser(
         "compact",
         help="summarise a stopped run's conversation now (Claude Code's /compact)",

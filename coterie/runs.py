@@ -165,6 +165,19 @@ def adopt_moved_run(
     return new
 
 
+def rebased(config: dict[str, Any], old: Path, new: Path) -> dict[str, Any]:
+    """A run's *config* with every path inside the *old* workspace moved into *new*."""
+    return {key: _rebase(value, old, new) for key, value in config.items()}
+
+
+def write_config(run_dir: Path, config: dict[str, Any]) -> None:
+    """Write *config* as the run's ``config.json``, signed under this user's key
+    (the signature first, as :func:`create_run` does): coterie itself wrote it."""
+    text = (json.dumps(config, indent=2) + "\n").encode()
+    atomic_write(run_dir / "config.sig", (sign(text) + "\n").encode(), sync=True)
+    atomic_write(run_dir / "config.json", text, sync=True)
+
+
 def _rebase(value: Any, old: Path, new: Path) -> Any:
     """*value* with a path inside the *old* workspace moved into *new* (lists too)."""
     if isinstance(value, list):

@@ -38,6 +38,7 @@ SURFACES: dict[str, set[str]] = {
     "coterie.control": {
         "CONTROL", "DEFAULT_TIMEOUT", "FAULTS", "Control", "ControlError", "FaultName",
         "FaultRefused", "FaultRequest", "NoReply", "NoSuchActor", "RunNotRunning",
+        "RunOnServer",
         "control_spec", "inject"
     },
     "coterie.agent": {
@@ -80,7 +81,9 @@ SURFACES: dict[str, set[str]] = {
     "coterie.mailbox": {
         "CorruptRecord", "Delivery", "Durability", "FileMailbox", "Mailbox",
         "MailboxStatistics", "MailboxWriter", "MemoryMailbox", "Position", "PostOffice",
-        "RedisMailbox", "open_file_mailbox", "open_redis_post_office", "peek_mailbox"
+        "PeekedMessage", "RedisMailbox", "open_file_mailbox", "open_redis_post_office",
+        "peek_mailbox", "peek_redis_mailbox", "redis_mail_counts", "redis_mailbox_names",
+        "remove_redis_mailbox"
     },
     "coterie.mcpclient": {
         "Connection", "HttpServer", "McpConfigError", "McpServerDown", "McpServers", "McpTool",

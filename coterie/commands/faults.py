@@ -5,6 +5,10 @@ Each sends one request down the run's control channel
 recorded the fault (docs/faults.md). Runs are named by id or a unique
 prefix, as for ``coterie resume``.
 
+With ``--backend redis://…`` (or ``$COTERIE_BACKEND``) the run is one the
+server knows, from any host: the request goes through the run's post office
+on the server.
+
 Exit codes: 0 done; 1 the run is not running, did not answer in time, or the
 actor is not running right now; 2 no such run (or an ambiguous prefix), or no
 such actor in the run (the known ones and the closest are named).
@@ -17,13 +21,24 @@ import socket
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from coterie.control import DEFAULT_TIMEOUT, ControlError, FaultRefused, NoSuchActor, inject
+from coterie.commands.options import add_backend_option
+from coterie.control import (
+    DEFAULT_TIMEOUT,
+    ControlError,
+    FaultRefused,
+    NoSuchActor,
+    RunOnServer,
+    inject,
+)
+from coterie.redisclient import BackendError
 from coterie.runs import UnknownRun, find_run
 
 if TYPE_CHECKING:
     import argparse
 
     from rich.console import Console
+
+    from coterie.redisclient import RedisTarget
 
 FAULT_COMMANDS = ("crash", "stop", "cancel")
 
@@ -65,6 +80,7 @@ def add_fault_commands(subparsers: argparse._SubParsersAction[argparse.ArgumentP
             default=Path.cwd(),
             help="the workspace (default: the current directory)",
         )
+        add_backend_option(parser)
 
 
 def injector() -> str:
@@ -76,8 +92,8 @@ async def fault_command(args: argparse.Namespace, console: Console, err: Console
     """Inject the command's fault into the run; print what was done; the exit code."""
     command = args.command
     try:
-        run_dir = find_run(args.workdir, args.run_id)
-    except UnknownRun as exc:
+        run_dir = await _the_run(args)
+    except (UnknownRun, BackendError) as exc:
         err.print(f"coterie {command}: {exc}", markup=False, soft_wrap=True)
         return 2
     try:
@@ -100,3 +116,33 @@ async def fault_command(args: argparse.Namespace, console: Console, err: Console
         return exc.exit_code
     console.print(f"{answer['message']} (run {run_dir.name})", markup=False, soft_wrap=True)
     return 0
+
+
+async def _the_run(args: argparse.Namespace) -> Path | RunOnServer:
+    """The run named: in this home, or (with a Redis ``--backend``) on the server."""
+    from coterie.runtime.backend import Backend
+
+    target = Backend.parse(args.backend).target
+    if target is None:
+        return find_run(args.workdir, args.run_id)
+    return RunOnServer(target, await _find_on_server(target, args.run_id))
+
+
+async def _find_on_server(target: RedisTarget, run_id: str) -> str:
+    from coredis.exceptions import RedisError
+
+    from coterie.redisclient import connect
+    from coterie.runregistry import find_registered
+
+    failure: UnknownRun | BackendError | None = None
+    try:
+        async with connect(target) as client:
+            try:
+                found = await find_registered(client, target, run_id)
+            except UnknownRun as exc:
+                failure = exc  # raised below: the client's task group would wrap it
+    except (RedisError, OSError) as exc:
+        raise BackendError(f"cannot read {target.url}: {exc}") from None
+    if failure is not None:
+        raise failure
+    return found

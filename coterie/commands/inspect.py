@@ -12,38 +12,28 @@ them); without one, the most recent run of the workspace is meant. For
 reads the latest run, ``coterie inbox RUN_ID ACTOR`` a given one; a single
 argument naming an existing run is taken as a run id with the actor missing.
 
-Exit codes: 0 shown, 1 the run's files could not be read, 2 usage error (no
-such run, no board, unknown actor).
+With ``--backend redis://…`` (or ``$COTERIE_BACKEND``) both read the server
+instead, from any host (:mod:`coterie.commands.onserver`).
+
+Exit codes: 0 shown, 1 the run's files (or the server) could not be read, 2
+usage error (no such run, no board, unknown actor, a bad backend URL).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
-from rich.text import Text
-
+from coterie.commands.inspectview import InspectError, fail, show_inbox, show_tasks
 from coterie.runs import UnknownRun, find_run, list_runs, run_info, runs_root
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from coterie.messages import Message
 
 INSPECT_COMMANDS = ("tasks", "inbox")
-TEXT_WIDTH = 240  # characters of a message shown per line (--json has them whole)
-
-
-class InspectError(Exception):
-    """What to tell the user instead of an answer, with the exit code to use."""
-
-    def __init__(self, message: str, code: int = 2) -> None:
-        super().__init__(message)
-        self.code = code
 
 
 def add_inspect_commands(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -78,6 +68,9 @@ def add_inspect_commands(subparsers: argparse._SubParsersAction[argparse.Argumen
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
+    from coterie.commands.options import add_backend_option
+
+    add_backend_option(parser)
     parser.add_argument(
         "--workdir",
         type=Path,
@@ -89,12 +82,35 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 def run_inspect(args: argparse.Namespace, console: Console) -> int:
     """Run ``args.command`` (``tasks`` or ``inbox``); returns the exit code."""
+    from coterie.redisclient import BackendError
+    from coterie.runtime.backend import Backend
+
+    try:
+        target = Backend.parse(getattr(args, "backend", None)).target
+    except BackendError as exc:
+        return fail(InspectError(str(exc)))
+    if target is not None:
+        from coterie.commands import onserver
+
+        try:
+            if args.command == "tasks":
+                record, tasks = onserver.run_on_server(
+                    target, onserver.read_tasks_on_server, target, args.run_id
+                )
+                show_tasks(console, args.json, record.run_id, record.state, tasks)
+            else:
+                record, actor, peeked, history = onserver.run_on_server(
+                    target, onserver.read_inbox_on_server, target, args.first, args.second
+                )
+                pending = [p.message for p in peeked]
+                extra = [{"in_flight": p.in_flight, "deliveries": p.deliveries} for p in peeked]
+                show_inbox(
+                    console, args.json, record.run_id, record.state, actor, pending, history, extra
+                )
+        except InspectError as error:
+            return fail(error)
+        return 0
     return {"tasks": run_tasks, "inbox": run_inbox}[args.command](args, console)
-
-
-def _fail(error: InspectError) -> int:
-    Console(stderr=True, highlight=False).print(f"[red]error:[/] {escape(str(error))}")
-    return error.code
 
 
 # -- finding runs ----------------------------------------------------------------
@@ -143,14 +159,8 @@ def run_tasks(args: argparse.Namespace, console: Console) -> int:
         run_dir = locate_run(args.workdir.resolve(), args.run_id)
         tasks = read_tasks(run_dir)
     except InspectError as error:
-        return _fail(error)
-    if args.json:
-        _print_json(console, {"run_id": run_dir.name, "tasks": tasks})
-        return 0
-    header = f"run {run_dir.name} ({_state(run_dir)}) · {_count(len(tasks), 'task')}"
-    console.print(escape(header), style="bold")
-    if tasks:
-        console.print(_task_table(tasks))
+        return fail(error)
+    show_tasks(console, args.json, run_dir.name, "" if args.json else _state(run_dir), tasks)
     return 0
 
 
@@ -168,27 +178,6 @@ def read_tasks(run_dir: Path) -> list[dict[str, Any]]:
         raise InspectError(f"cannot read the task board of run {run_dir.name}: {exc}", 1) from None
 
 
-def _task_table(tasks: list[dict[str, Any]]) -> Table:
-    from coterie.ui.live import STATUS_STYLES
-
-    table = Table(box=None, pad_edge=False)  # as `coterie runs` lists runs
-    for column in ("TASK", "STATUS", "OWNER", "BLOCKED BY"):
-        table.add_column(column, no_wrap=True)
-    table.add_column("SUBJECT", ratio=2)
-    table.add_column("RESULT", ratio=3, overflow="ellipsis")
-    for task in tasks:
-        status = str(task["status"])
-        table.add_row(
-            task["id"],
-            Text(status, style=STATUS_STYLES.get(status, "")),
-            task["owner"] or "—",
-            " ".join(task["blocked_by"]),
-            task["subject"],
-            _flat(task["result"] or ""),
-        )
-    return table
-
-
 # -- coterie inbox -----------------------------------------------------------------
 
 
@@ -198,34 +187,9 @@ def run_inbox(args: argparse.Namespace, console: Console) -> int:
         run_dir, actor = _inbox_target(args.workdir.resolve(), args.first, args.second)
         pending, history = read_inbox(run_dir, actor)
     except InspectError as error:
-        return _fail(error)
-    if args.json:
-        import attrs
-
-        _print_json(
-            console,
-            {
-                "run_id": run_dir.name,
-                "actor": actor,
-                "pending": [attrs.asdict(m) for m in pending],
-                "history": history,
-            },
-        )
-        return 0
-    console.print(
-        escape(f"inbox of {actor} · run {run_dir.name} ({_state(run_dir)})"), style="bold"
-    )
-    console.print(f"pending, not acknowledged yet: {len(pending)}", style="bold")
-    for message in pending:
-        line = f"{message.sender} → {message.recipient} [{message.kind}]: {_body(message.body)}"
-        _entry(console, message.sent_at, line)
-    console.print(f"history: {_count(len(history), 'message')}", style="bold")
-    for item in history:
-        if item["direction"] == "sent":
-            line = f"→ {item['recipient']} [{item['kind']}]: {_flat(item['text'])}"
-        else:
-            line = f"← {item['sender']} [{item['kind']}]: {_flat(item['text'])}"
-        _entry(console, item["ts"], line)
+        return fail(error)
+    state = "" if args.json else _state(run_dir)
+    show_inbox(console, args.json, run_dir.name, state, actor, pending, history)
     return 0
 
 
@@ -281,37 +245,3 @@ def read_inbox(run_dir: Path, actor: str) -> tuple[list[Message], list[dict[str,
                 }
             )
     return pending, history
-
-
-# -- output --------------------------------------------------------------------------
-
-
-def _print_json(console: Console, obj: dict[str, Any]) -> None:
-    console.file.write(json.dumps(obj, ensure_ascii=False) + "\n")
-    console.file.flush()
-
-
-def _entry(console: Console, ts: float, line: str) -> None:
-    stamp = time.strftime("%H:%M:%S", time.localtime(ts))
-    console.print(f"  [dim]{stamp}[/]  {escape(line)}", soft_wrap=True)
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
-
-
-def _flat(text: str) -> str:
-    """*text* on one line (whitespace runs collapsed), clipped."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= TEXT_WIDTH else flat[: TEXT_WIDTH - 1] + "…"
-
-
-def _body(body: object) -> str:
-    """The readable part of a message body: its text if it has one, else its JSON."""
-    if isinstance(body, str):
-        return _flat(body)
-    if isinstance(body, dict):
-        for key in ("text", "message", "content", "result", "prompt", "reason"):
-            if isinstance(body.get(key), str):
-                return _flat(body[key])
-    return _flat(json.dumps(body, ensure_ascii=False))

@@ -30,6 +30,7 @@ from coterie.trust import is_trusted
 
 if TYPE_CHECKING:
     from contextlib import AbstractAsyncContextManager
+    from pathlib import Path
 
     from rich.console import Console
 
@@ -180,11 +181,7 @@ async def resume_run(args: argparse.Namespace, console: Console, err: Console) -
         err.print("[red]error:[/] coterie resume takes no stream-json input")
         return 2
     try:
-        run_dir = find_run(
-            args.workdir.resolve(),
-            args.run_id,
-            notify=lambda line: err.print(f"[yellow]note:[/] {escape(line)}", soft_wrap=True),
-        )
+        run_dir = await _find_or_fetch(args, err)
         config = read_config(run_dir, verified=True)
         state = read_state(run_dir)
     except (CoterieError, ValueError) as exc:
@@ -242,6 +239,29 @@ async def resume_run(args: argparse.Namespace, console: Console, err: Console) -
         )
 
     return await drive(args, console, err, agent, go_on, team=command == "team", asker=asker)
+
+
+async def _find_or_fetch(args: argparse.Namespace, err: Console) -> Path:
+    """The run to resume: this home's, else (with a Redis ``--backend``) the server's,
+    brought into this home (:mod:`coterie.runfetch`: resume on any host)."""
+    from coterie.runs import UnknownRun
+    from coterie.runtime.backend import Backend
+
+    def notify(line: str) -> None:
+        err.print(f"[yellow]note:[/] {escape(line)}", soft_wrap=True)
+
+    workdir = args.workdir.resolve()
+    try:
+        return find_run(workdir, args.run_id, notify=notify)
+    except UnknownRun:
+        target = Backend.parse(args.backend).target
+        if target is None:
+            raise
+    from coterie.runfetch import fetch_run
+
+    run_dir = await fetch_run(target, workdir, args.run_id)
+    notify(f"run {run_dir.name} was fetched from {target.url}; it goes on in {workdir}")
+    return run_dir
 
 
 async def _loop(session: AgentSession, spec: str) -> dict[str, Any]:

@@ -15,8 +15,12 @@ state is shown and the command exits 0. A run that has ended already is
 replayed at ``--speed`` times its recorded pace
 (:class:`coterie.ui.follow.ReplaySchedule`), then shown the same way.
 
-Exit codes: 0 shown to the end, 2 no such run (one line on stderr), 130 Ctrl-C
-(143 SIGTERM, 129 SIGHUP), printed nothing more.
+With ``--backend redis://…`` (or ``$COTERIE_BACKEND``) the run is read from
+the server instead, from any host: :mod:`coterie.commands.watchserver`.
+
+Exit codes: 0 shown to the end, 1 the server could not be read, 2 no such run
+(one line on stderr), 130 Ctrl-C (143 SIGTERM, 129 SIGHUP), printed nothing
+more.
 """
 
 from __future__ import annotations
@@ -65,6 +69,9 @@ def add_watch_command(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
         default=Path.cwd(),
         help="the workspace of the run (default: the current directory)",
     )
+    from coterie.commands.options import add_backend_option
+
+    add_backend_option(watch)
     watch.add_argument(
         "--speed",
         type=_speed,
@@ -127,12 +134,25 @@ class LogTail:
 
 def watch_command(args: argparse.Namespace, console: Console) -> int:
     """``coterie watch RUN_ID``; returns the exit code (Ctrl-C raises KeyboardInterrupt)."""
+    from coterie.commands.inspectview import InspectError
+    from coterie.redisclient import BackendError
+    from coterie.runtime.backend import Backend
+
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
     try:
+        target = Backend.parse(getattr(args, "backend", None)).target
+        if target is not None:
+            from coterie.commands.onserver import run_on_server
+            from coterie.commands.watchserver import watch_on_server
+
+            return run_on_server(target, watch_on_server, target, args.run_id, console, args.speed)
         run_dir = locate(args.workdir.resolve(), args.run_id)
-    except UnknownRun as exc:
-        err = Console(stderr=True, highlight=False, soft_wrap=True)
+    except (UnknownRun, BackendError) as exc:
         err.print(f"[red]error:[/] {escape(str(exc))}")
         return 2
+    except InspectError as exc:
+        err.print(f"[red]error:[/] {escape(str(exc))}")
+        return exc.code
     return trio.run(watch, run_dir, console, args.speed)
 
 

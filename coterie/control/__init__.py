@@ -13,7 +13,7 @@ public ``walk``, ``find`` and ``inject``.
 """
 
 from coterie.control._actor import Control, control_spec
-from coterie.control._client import DEFAULT_TIMEOUT, inject
+from coterie.control._client import DEFAULT_TIMEOUT, RunOnServer, inject
 from coterie.control._errors import (
     ControlError,
     FaultRefused,
@@ -35,6 +35,7 @@ __all__ = [
     "NoReply",
     "NoSuchActor",
     "RunNotRunning",
+    "RunOnServer",
     "control_spec",
     "inject",
 ]

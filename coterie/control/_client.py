@@ -6,25 +6,50 @@ when the run is another process), with ``reply_to`` naming a reply mailbox
 of the sender's own (``reply-<random>``), which is opened for the call and
 removed after it. The call returns once the control actor has answered,
 which it does only after ``fault.injected`` is in the run's event log.
+
+The run is a run directory on files, or a :class:`RunOnServer` on the Redis
+backend (any host: the run's post office there, its liveness from the
+server's registry, :mod:`coterie.runregistry`); :func:`_post_office` is the
+one place that knows which.
 """
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import shutil
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import attrs
+import trio
 
 from coterie.actors import ActorContext
 from coterie.control._errors import ControlError, FaultRefused, NoReply, NoSuchActor, RunNotRunning
 from coterie.control._rules import CONTROL, INJECT, INJECTED, FaultName, FaultRequest
 from coterie.errors import AskTimeout, UnknownActor
-from coterie.mailbox import PostOffice
+from coterie.mailbox import PostOffice, RedisMailbox
 from coterie.runs import UnknownRun, is_live
 
 if TYPE_CHECKING:
-    from pathlib import Path
+    from collections.abc import AsyncIterator
 
-__all__ = ["DEFAULT_TIMEOUT", "inject"]
+    from coterie.redisclient import RedisTarget
+
+__all__ = ["DEFAULT_TIMEOUT", "RunOnServer", "inject"]
+
+
+@attrs.frozen
+class RunOnServer:
+    """Run *run_id* on the Redis server *target* (its full id)."""
+
+    target: RedisTarget
+    run_id: str
+
+    @property
+    def name(self) -> str:
+        return self.run_id
+
 
 #: Seconds to wait for the run's answer (a crash waits for the actor's clean-up).
 DEFAULT_TIMEOUT = 30.0
@@ -34,7 +59,7 @@ _VERB = {"crash": "crash", "stop": "stop", "cancel": "cancel"}
 
 
 async def inject(
-    run_dir: Path,
+    run_dir: Path | RunOnServer,
     fault: FaultName,
     actor: str | None = None,
     *,
@@ -42,7 +67,8 @@ async def inject(
     by: str,
     timeout: float = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - a call always has a deadline
 ) -> dict[str, Any]:
-    """Inject *fault* into the live run in *run_dir*; the control actor's answer.
+    """Inject *fault* into the live run in *run_dir* (or on a server); the control
+    actor's answer.
 
     ``crash`` and ``stop`` name an *actor* (``reason``: what its crash
     says); ``cancel`` stops the whole run as Ctrl-C in its terminal would.
@@ -52,34 +78,68 @@ async def inject(
     :class:`FaultRefused`, or :class:`NoReply` after *timeout* seconds.
     """
     request = FaultRequest(fault, actor, by, reason)
-    if not (run_dir / "config.json").is_file():
+    if isinstance(run_dir, Path) and not (run_dir / "config.json").is_file():
         raise UnknownRun(f"no run in {run_dir}")
-    if not is_live(run_dir):
+    if not await _is_live(run_dir):
         raise RunNotRunning(f"run {run_dir.name} is not running; nothing to {_VERB[fault]}")
-    post = _post_office(run_dir)
     name = f"reply-{secrets.token_hex(6)}"
-    try:
-        ctx = ActorContext(name=name, mailbox=post.open(name), post=post)
+    async with _post_office(run_dir, name) as post:
+        mailbox = post.open(name)
+        if isinstance(mailbox, RedisMailbox):
+            await mailbox.sync()  # on the server before the run can answer into it
+        ctx = ActorContext(name=name, mailbox=mailbox, post=post)
+        # Raised after the post office has closed: on Redis its block is a
+        # nursery's, which would wrap the error in a group.
+        failure: ControlError | None = None
         try:
             reply = await ctx.call(CONTROL, INJECT, request.to_body(), timeout=timeout)
         except AskTimeout:
-            raise NoReply(
+            failure = NoReply(
                 f"run {run_dir.name} did not answer within {timeout:g} s; the fault may"
                 " still be applied (see its events)"
-            ) from None
+            )
         except UnknownActor:
-            raise ControlError(f"run {run_dir.name} has no control channel") from None
-    finally:
-        await post.aclose()
-        if post.root is not None:
-            shutil.rmtree(post.root / name, ignore_errors=True)
+            failure = ControlError(f"run {run_dir.name} has no control channel")
+    if failure is not None:
+        raise failure
     return _answer(reply.kind, reply.body)
 
 
-def _post_office(run_dir: Path) -> PostOffice:
+async def _is_live(run: Path | RunOnServer) -> bool:
+    if isinstance(run, Path):
+        return is_live(run)
+    from coterie.redisclient import connect
+    from coterie.runregistry import dead_here, live_holder
+
+    async with connect(run.target) as client:
+        holder = await live_holder(client, run.target, run.run_id)
+    return holder is not None and not dead_here(holder)
+
+
+@contextlib.asynccontextmanager
+async def _post_office(run: Path | RunOnServer, reply: str) -> AsyncIterator[PostOffice]:
     """The run's post office as a sender in another process opens it (the one
-    place that knows where the run's mailboxes live)."""
-    return PostOffice(run_dir / "mailboxes", poll_interval=0.05)
+    place that knows where the run's mailboxes live), the mailbox *reply*
+    removed when it closes."""
+    if isinstance(run, Path):
+        post = PostOffice(run / "mailboxes", poll_interval=0.05)
+        try:
+            yield post
+        finally:
+            await post.aclose()
+            if post.root is not None:
+                shutil.rmtree(post.root / reply, ignore_errors=True)
+        return
+    from coterie.mailbox import open_redis_post_office, remove_redis_mailbox
+    from coterie.redisclient import connect
+
+    try:
+        async with open_redis_post_office(run.target, run.run_id, block=0.5) as post:
+            yield post
+    finally:
+        with trio.CancelScope(shield=True), trio.move_on_after(5.0):
+            async with connect(run.target) as client:
+                await remove_redis_mailbox(client, run.target, run.run_id, reply)
 
 
 def _answer(kind: str, body: object) -> dict[str, Any]:

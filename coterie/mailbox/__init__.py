@@ -26,6 +26,13 @@ from coterie.mailbox._postoffice import MailboxWriter, PostOffice
 from coterie.mailbox._reader import CorruptRecord
 from coterie.mailbox._redis_box import RedisMailbox
 from coterie.mailbox._redis_office import open_redis_post_office
+from coterie.mailbox._redis_peek import (
+    PeekedMessage,
+    peek_redis_mailbox,
+    redis_mail_counts,
+    redis_mailbox_names,
+    remove_redis_mailbox,
+)
 
 __all__ = [
     "CorruptRecord",
@@ -36,10 +43,15 @@ __all__ = [
     "MailboxStatistics",
     "MailboxWriter",
     "MemoryMailbox",
+    "PeekedMessage",
     "Position",
     "PostOffice",
     "RedisMailbox",
     "open_file_mailbox",
     "open_redis_post_office",
     "peek_mailbox",
+    "peek_redis_mailbox",
+    "redis_mail_counts",
+    "redis_mailbox_names",
+    "remove_redis_mailbox",
 ]

@@ -39,6 +39,16 @@ def entry_id(position: Position) -> str:
     return f"{position[0]}-{position[1]}"
 
 
+def stream_key(target: RedisTarget, run_id: str, name: str) -> str:
+    """The stream of actor *name*'s mailbox in run *run_id*."""
+    return target.key("run", run_id, "mailbox", name)
+
+
+def registry_key(target: RedisTarget, run_id: str) -> str:
+    """The set of every actor with a mailbox in run *run_id*."""
+    return target.key("run", run_id, "mailboxes")
+
+
 @functools.cache
 def _sha(source: str) -> str:
     return hashlib.sha1(source.encode()).hexdigest()
@@ -101,7 +111,7 @@ class RedisLink:
 
     def stream(self, name: str) -> str:
         """The stream of actor *name*'s mailbox."""
-        return self.target.key("run", self.run_id, "mailbox", name)
+        return stream_key(self.target, self.run_id, name)
 
     def dead_letters(self, name: str) -> str:
         """The dead-letter stream of actor *name*'s mailbox."""
@@ -109,7 +119,7 @@ class RedisLink:
 
     def registry(self) -> str:
         """The set of every actor with a mailbox in the run."""
-        return self.target.key("run", self.run_id, "mailboxes")
+        return registry_key(self.target, self.run_id)
 
     async def append(self, message: Message, known: str) -> Position:
         """XADD *message* to its recipient's stream, which must exist already

@@ -43,7 +43,7 @@ from coterie.tools import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
 
     from coterie.actors import ActorContext
     from coterie.events import EventLog
@@ -68,11 +68,18 @@ task; the runtime commits your changes when the task ends.
 </env>"""
 
 
-def _shell_cwd(meta: Mapping[str, Any]) -> Path | None:
+def _shell_cwd(meta: Mapping[str, Any], roots: Iterable[Path] = ()) -> Path | None:
     """Where the agent's Bash was when its transcript last recorded it (Bash itself
-    checks it is still a directory it may work in)."""
+    checks it is still a directory it may work in), if it is inside one of *roots*:
+    a run resumed from elsewhere (a moved workspace, another host) starts over in
+    its workspace rather than in the old place's path."""
     kept = meta.get("shell_cwd")
-    return Path(kept) if isinstance(kept, str) and kept.startswith("/") else None
+    if not isinstance(kept, str) or not kept.startswith("/"):
+        return None
+    path = Path(kept)
+    if roots and not any(path.is_relative_to(root) for root in roots):
+        return None
+    return path
 
 
 @attrs.define
@@ -302,7 +309,7 @@ class Agents:
             protected_paths=(coterie_home(),),
             sandbox=sandbox,
             process_groups=records_dir(prepared.run_dir),
-            shell_cwd=_shell_cwd(transcript.meta),
+            shell_cwd=_shell_cwd(transcript.meta, (root, *prepared.extra_dirs)),
             hooks=hooks,
             read_dirs=tuple(s.folder for s in prepared.extensions.skills.values()),
             env=dict(prepared.settings.env),

@@ -13,12 +13,13 @@ the run: whoever can write to it can send the agents messages and change the
 run's recorded options, so it must be protected (a password or ACL, and no
 route from the agents' tools: docs/scale-out.md).
 
-A run is held by one host at a time: as the run's lock does on one machine,
-a key on the server names the process that runs it, renewed every few
-seconds; another host that opens the run meanwhile gets
-:class:`~coterie.runs.RunBusy`. When the run opens, the server's copy of the
-run directory replaces this host's (it has every write that any host made
-before going on); a new run's documents go to the server.
+A run is held by one process at a time: as the run's lock does on one
+machine, its live key on the server (:func:`coterie.runregistry.held_live`)
+names the process that runs it, renewed every few seconds; another process
+that opens the run meanwhile gets :class:`~coterie.runs.RunBusy`. When the
+run opens, the server's copy of the run directory replaces this host's (it
+has every write that any host made before going on); a new run's documents
+go to the server.
 """
 
 from __future__ import annotations
@@ -30,15 +31,14 @@ from typing import TYPE_CHECKING
 
 import attrs
 import trio
-from coredis import PureToken
-from coredis.exceptions import RedisError
 
 from coterie.board import open_board, open_redis_board
 from coterie.eventstream import forward_events
 from coterie.mailbox import PostOffice, open_redis_post_office
 from coterie.redisclient import BACKEND_ENV, RedisTarget, connect, parse_backend
 from coterie.runmirror import RunMirror
-from coterie.runs import RunBusy
+from coterie.runregistry import held_live
+from coterie.runs import read_config
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Mapping
@@ -117,6 +117,12 @@ def _documents(run_dir: Path) -> list[str]:
     return found
 
 
+def _shared(rel: str) -> bool:
+    """What a host brings from the server when it opens a run: every mirrored file
+    but the run's config (see :func:`open_stores`)."""
+    return mirrored(rel) and rel not in ("config.json", "config.sig")
+
+
 def mirrored(rel: str) -> bool:
     """Whether the mirror copies the run directory's file at *rel*."""
     return rel in MIRRORED or rel.startswith(MIRRORED_DIRS)
@@ -132,15 +138,20 @@ async def open_stores(
     team: bool,
     on_change: Callable[[object], None] | None = None,
     on_corruption: Callable[[BoardCorruption], None] | None = None,
-    hold: bool = True,
-    bring: Callable[[str], bool] = mirrored,
+    holds_run: bool = True,
+    bring: Callable[[str], bool] | None = None,
 ) -> AsyncIterator[RunStores]:
     """Open run *run_id*'s stores on *backend* (its board only for a *team*).
 
-    On Redis, *hold* takes the run's hold on the server (the process that runs
-    the run does; a worker hosting one teammate holds that teammate's hosting
-    lease instead), and the files of the server's copy that *bring* accepts
-    replace this host's (a worker brings its teammate's only)."""
+    On Redis, the process that *holds_run* (the one running it: the lead's)
+    registers the run and holds its live key (:mod:`coterie.runregistry`)
+    around the other stores; another process of the run (a worker hosting one
+    teammate, which holds that teammate's hosting lease instead) passes False,
+    or it would be refused as a second holder. The files of the server's copy
+    that *bring* accepts replace this host's (by default every mirrored file but
+    the run's config, which each host keeps as it wrote it: rebased onto its own
+    workspace and signed with its own key; a worker brings its teammate's).
+    """
     if backend.target is None:
         post = PostOffice(run_dir / "mailboxes", events=events)
         try:
@@ -156,14 +167,18 @@ async def open_stores(
         return
     target = backend.target
     origin = f"{socket.gethostname()}:{os.getpid()}"
-    holder = target.key("run", run_id, "holder")
-    if hold:
-        await _take_hold(target, holder, origin, run_id)
-    async with connect(target) as client, trio.open_nursery() as nursery:
-        if hold:
-            nursery.start_soon(_keep_hold, client, holder, origin)
+    # Known to the server and held live before anything else of it is there, and
+    # until everything else has flushed.
+    live = (
+        held_live(target, run_id, read_config(run_dir), origin)
+        if holds_run
+        else contextlib.nullcontext()
+    )
+    async with live, connect(target) as client, trio.open_nursery() as nursery:
         async with (
-            _opened(client, target, run_id, run_dir, events, origin, nursery, bring) as mirror,
+            _opened(
+                client, target, run_id, run_dir, events, origin, nursery, bring or _shared
+            ) as mirror,  # fmt: skip
             open_redis_post_office(target, run_id, events=events) as post,
         ):
             if not team:
@@ -207,54 +222,3 @@ async def _opened(
         await mirror.flush()
     yield mirror
     await mirror.flush()
-
-
-#: Seconds the run's hold on the server lasts past its last renewal (a host that
-#: died holds its run that long), and between renewals.
-HOLD_TTL, HOLD_BEAT = 10.0, 3.0
-
-# KEYS[1] the hold, ARGV[1] its holder, ARGV[2] ms: extend only one's own hold.
-_RENEW_HOLD = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
-end
-return 0
-"""
-_RELEASE_HOLD = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('DEL', KEYS[1])
-end
-return 0
-"""
-
-
-async def _take_hold(target: RedisTarget, key: str, holder: str, run_id: str) -> None:
-    """Hold run *run_id* on the server (one host at a time, as the run's lock does on
-    one machine), or :class:`RunBusy` naming who holds it (raised as itself, not in
-    the group a client's task group would wrap it in)."""
-    who: str | bytes | None = None
-    async with connect(target) as client:
-        if not await client.set(key, holder, condition=PureToken.NX, px=round(HOLD_TTL * 1000)):
-            who = await client.get(key) or "another host"
-    if who is not None:
-        name = who.decode() if isinstance(who, bytes) else who
-        raise RunBusy(
-            f"run {run_id} is being run by {name} right now (a host that died holds it"
-            f" for up to {HOLD_TTL:g} s more)"
-        )
-
-
-async def _keep_hold(client: coredis.Redis[bytes], key: str, holder: str) -> None:
-    """Renew the hold until cancelled, then release it."""
-    ms = round(HOLD_TTL * 1000)
-    renew = client.register_script(_RENEW_HOLD)
-    release = client.register_script(_RELEASE_HOLD)
-    try:
-        while True:
-            await trio.sleep(HOLD_BEAT)
-            with contextlib.suppress(RedisError, OSError):  # away: kept while the TTL runs
-                await renew(keys=[key], args=[holder, ms])
-    finally:
-        shielded = trio.CancelScope(shield=True)
-        with shielded, trio.move_on_after(2.0), contextlib.suppress(RedisError, OSError):
-            await release(keys=[key], args=[holder])

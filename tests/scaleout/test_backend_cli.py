@@ -8,13 +8,14 @@ from typing import TYPE_CHECKING
 import pytest
 import trio
 
+from coterie import runregistry
 from coterie.board import read_redis_log
 from coterie.events import EventLog
 from coterie.eventstream import read_stream
 from coterie.redisclient import connect, parse_backend
 from coterie.runmirror import RunMirror
+from coterie.runregistry import live_key
 from coterie.runs import RunBusy
-from coterie.runtime import backend as backend_module
 from coterie.runtime.backend import Backend, open_stores
 from tests.agent.conftest import coterie
 from tests.agent.test_resume_cli import write_scenario
@@ -80,11 +81,11 @@ async def test_a_run_is_held_by_one_host_at_a_time(
     workspace: Path, tmp_path: Path, redis_url: str
 ) -> None:
     target = parse_backend(redis_url)
-    holder = target.key("run", "r-held", "holder")
     async with connect(target) as client:
-        await client.set(holder, "elsewhere:4242", px=60_000)
+        await client.set(live_key(target, "r-held"), "elsewhere:4242", px=60_000)
     run_dir = tmp_path / "r-held"
     run_dir.mkdir()
+    (run_dir / "config.json").write_text("{}")
     with pytest.raises(RunBusy, match="elsewhere:4242"):
         async with open_stores(
             Backend(target), "r-held", run_dir, EventLog(), team=False
@@ -95,12 +96,13 @@ async def test_a_run_is_held_by_one_host_at_a_time(
 async def test_the_hold_is_renewed_while_the_run_goes_on_and_released_after(
     tmp_path: Path, redis_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(backend_module, "HOLD_TTL", 0.4)
-    monkeypatch.setattr(backend_module, "HOLD_BEAT", 0.1)
+    monkeypatch.setattr(runregistry, "LIVE_TTL", 0.4)
+    monkeypatch.setattr(runregistry, "LIVE_EVERY", 0.1)
     target = parse_backend(redis_url)
-    holder = target.key("run", "r-renew", "holder")
+    holder = live_key(target, "r-renew")
     run_dir = tmp_path / "r-renew"
     run_dir.mkdir()
+    (run_dir / "config.json").write_text("{}")
     async with (
         open_stores(Backend(target), "r-renew", run_dir, EventLog(), team=False),
         connect(target) as client,
