@@ -39,7 +39,7 @@ SURFACES: dict[str, set[str]] = {
         "CONTROL", "DEFAULT_TIMEOUT", "FAULTS", "Control", "ControlError", "FaultName",
         "FaultRefused", "FaultRequest", "NoReply", "NoSuchActor", "RunNotRunning",
         "RunOnServer",
-        "control_spec", "inject"
+        "control_spec", "inject", "live_mailboxes"
     },
     "coterie.agent": {
         "SUBTYPES", "AgentLoop", "Limits", "RunResult", "Subtype", "build_system_prompt",

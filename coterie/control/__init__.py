@@ -13,7 +13,7 @@ public ``walk``, ``find`` and ``inject``.
 """
 
 from coterie.control._actor import Control, control_spec
-from coterie.control._client import DEFAULT_TIMEOUT, RunOnServer, inject
+from coterie.control._client import DEFAULT_TIMEOUT, RunOnServer, inject, live_mailboxes
 from coterie.control._errors import (
     ControlError,
     FaultRefused,
@@ -38,4 +38,5 @@ __all__ = [
     "RunOnServer",
     "control_spec",
     "inject",
+    "live_mailboxes",
 ]

@@ -26,7 +26,15 @@ import trio
 
 from coterie.actors import ActorContext
 from coterie.control._errors import ControlError, FaultRefused, NoReply, NoSuchActor, RunNotRunning
-from coterie.control._rules import CONTROL, INJECT, INJECTED, FaultName, FaultRequest
+from coterie.control._rules import (
+    CONTROL,
+    INJECT,
+    INJECTED,
+    STATISTICS,
+    STATS,
+    FaultName,
+    FaultRequest,
+)
 from coterie.errors import AskTimeout, UnknownActor
 from coterie.mailbox import PostOffice, RedisMailbox
 from coterie.runs import UnknownRun, is_live
@@ -34,9 +42,10 @@ from coterie.runs import UnknownRun, is_live
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
+    from coterie.messages import Message
     from coterie.redisclient import RedisTarget
 
-__all__ = ["DEFAULT_TIMEOUT", "RunOnServer", "inject"]
+__all__ = ["DEFAULT_TIMEOUT", "RunOnServer", "inject", "live_mailboxes"]
 
 
 @attrs.frozen
@@ -78,10 +87,46 @@ async def inject(
     :class:`FaultRefused`, or :class:`NoReply` after *timeout* seconds.
     """
     request = FaultRequest(fault, actor, by, reason)
+    reply = await _call(
+        run_dir, INJECT, request.to_body(), timeout, f"nothing to {_VERB[fault]}",
+        "the fault may still be applied (see its events)",
+    )  # fmt: skip
+    return _answer(reply.kind, reply.body)
+
+
+async def live_mailboxes(
+    run_dir: Path | RunOnServer,
+    *,
+    timeout: float = 5.0,  # noqa: ASYNC109 - a call always has a deadline
+) -> dict[str, dict[str, int]]:
+    """Each open mailbox of the live run in *run_dir* (or on a server): its
+    ``pending`` and ``in_flight`` messages, as only the running process knows
+    them (a question nothing records: no fsync, no event). Raises
+    :class:`RunNotRunning` or :class:`NoReply` as :func:`inject` does."""
+    reply = await _call(run_dir, STATS, None, timeout, "no mailbox is open", "", durable=False)
+    counts = reply.body.get("mailboxes") if isinstance(reply.body, dict) else None
+    if reply.kind != STATISTICS or not isinstance(counts, dict):
+        raise ControlError(f"the run answered {reply.kind!r} instead of {STATISTICS!r}")
+    return {str(name): dict(c) for name, c in counts.items() if isinstance(c, dict)}
+
+
+async def _call(
+    run_dir: Path | RunOnServer,
+    kind: str,
+    body: object,
+    timeout: float,  # noqa: ASYNC109 - a call always has a deadline
+    idle: str,
+    late: str,
+    *,
+    durable: bool = True,
+) -> Message:
+    """One question to the run's control actor and its answer, through a reply
+    mailbox of this call's own (*idle*: what a run that is not running means;
+    *late*: what a call that timed out leaves unsaid)."""
     if isinstance(run_dir, Path) and not (run_dir / "config.json").is_file():
         raise UnknownRun(f"no run in {run_dir}")
     if not await _is_live(run_dir):
-        raise RunNotRunning(f"run {run_dir.name} is not running; nothing to {_VERB[fault]}")
+        raise RunNotRunning(f"run {run_dir.name} is not running; {idle}")
     name = f"reply-{secrets.token_hex(6)}"
     async with _post_office(run_dir, name) as post:
         mailbox = post.open(name)
@@ -92,17 +137,15 @@ async def inject(
         # nursery's, which would wrap the error in a group.
         failure: ControlError | None = None
         try:
-            reply = await ctx.call(CONTROL, INJECT, request.to_body(), timeout=timeout)
+            reply = await ctx.call(CONTROL, kind, body, timeout=timeout, durable=durable)
         except AskTimeout:
-            failure = NoReply(
-                f"run {run_dir.name} did not answer within {timeout:g} s; the fault may"
-                " still be applied (see its events)"
-            )
+            said = f"run {run_dir.name} did not answer within {timeout:g} s"
+            failure = NoReply(f"{said}; {late}" if late else said)
         except UnknownActor:
             failure = ControlError(f"run {run_dir.name} has no control channel")
     if failure is not None:
         raise failure
-    return _answer(reply.kind, reply.body)
+    return reply
 
 
 async def _is_live(run: Path | RunOnServer) -> bool:

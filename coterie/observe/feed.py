@@ -11,7 +11,9 @@ so a stuck page costs memory bounded by its buffer, never the run's pace.
 
 Everything it reads it reads as ``coterie tasks`` and ``coterie inbox`` do:
 the board through :class:`coterie.board.Board`, the mailboxes with
-:func:`coterie.mailbox.peek_mailbox` (no lock taken, nothing written).
+:func:`coterie.mailbox.peek_mailbox` (no lock taken, nothing written); a
+live run's mailbox counts, split into pending and in flight, come from its
+control channel (:func:`coterie.control.live_mailboxes`).
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ import attrs
 import trio
 
 from coterie.board import Board, BoardError
-from coterie.errors import MailboxError
+from coterie.control import live_mailboxes
+from coterie.errors import CoterieError, MailboxError
 from coterie.mailbox import peek_mailbox
 from coterie.observe.fold import RunView
 from coterie.runs import DamagedRun, is_live, read_config
@@ -135,8 +138,9 @@ class RunFeed:
         now = trio.current_time()
         if now - self._slow_at >= SLOW_INTERVAL:
             self._slow_at = now
-            self.view.set_live(is_live(self.run_dir))
-            self.view.set_mailboxes(await trio.to_thread.run_sync(self._read_mailboxes))
+            live = is_live(self.run_dir)
+            self.view.set_live(live)
+            self.view.set_mailboxes(await self._mailboxes(live))
         self._first = False
 
     def _read_new(self) -> bytes:
@@ -163,6 +167,19 @@ class RunFeed:
             return [task.to_json() for task in self._board.list()]
         except (BoardError, OSError):
             return self.view.tasks
+
+    async def _mailboxes(self, live: bool) -> dict[str, dict[str, int]]:
+        """Each mailbox's counts: a live run's from its control channel (which of
+        the messages wait and which are in flight is known only there), else the
+        unacknowledged messages on disk, all pending (nothing is in flight while
+        no process runs the run)."""
+        if live:
+            with contextlib.suppress(CoterieError, OSError):  # gone meanwhile, or busy
+                return await live_mailboxes(self.run_dir, timeout=2.0)
+        unacked = await trio.to_thread.run_sync(self._read_mailboxes)
+        if live:  # the channel did not answer: the total only
+            return {name: {"pending": n} for name, n in unacked.items()}
+        return {name: {"pending": n, "in_flight": 0} for name, n in unacked.items()}
 
     def _read_mailboxes(self) -> dict[str, int]:
         root = self.run_dir / "mailboxes"

@@ -88,7 +88,9 @@ class RunView:
     timeline: deque[dict[str, Any]] = attrs.field(factory=lambda: deque(maxlen=KEEP))
     message_count: int = 0
     #: Each actor's unacknowledged messages (pending or in flight), as last read.
-    mailboxes: dict[str, int] = attrs.field(factory=dict)
+    #: Each mailbox's ``pending`` and ``in_flight`` counts (``in_flight`` absent when
+    #: only the unacknowledged total is known: then ``pending`` is that total).
+    mailboxes: dict[str, dict[str, int]] = attrs.field(factory=dict)
     #: The last event folded (its ``seq``), and whether the run is live.
     seq: int = 0
     live: bool = False
@@ -96,7 +98,7 @@ class RunView:
     _new_messages: list[dict[str, Any]] = attrs.field(factory=list)
     _new_timeline: list[dict[str, Any]] = attrs.field(factory=list)
     _new_tasks: dict[str, dict[str, Any]] = attrs.field(factory=dict)
-    _new_counts: dict[str, int] = attrs.field(factory=dict)
+    _new_counts: dict[str, dict[str, int]] = attrs.field(factory=dict)
     _live_changed: bool = False
 
     def apply(self, event: Mapping[str, Any]) -> None:
@@ -157,8 +159,8 @@ class RunView:
             if before.get(key) != task:
                 self._new_tasks[key] = task
 
-    def set_mailboxes(self, counts: dict[str, int]) -> None:
-        """Each actor's unacknowledged messages, as just read."""
+    def set_mailboxes(self, counts: dict[str, dict[str, int]]) -> None:
+        """Each actor's mailbox counts, as just read."""
         for name, count in counts.items():
             if self.mailboxes.get(name) != count:
                 self._new_counts[name] = count

@@ -72,6 +72,8 @@ def test_the_page_shows_the_tree_the_board_and_a_crash_from_its_button(
         # The board graph shows the dependency: an edge from task_1 to task_2.
         page.wait_for_selector(EDGE, state="attached", timeout=20_000)
         assert page.get_attribute("#board [data-task='task_1']", "data-status") == "in_progress"
+        # A live run's mailboxes split pending from in flight (its control channel says).
+        page.wait_for_selector("#tree .node[data-actor='lead'] .mailbox[data-in-flight]")
         # Crash alice from her button: crashed, then restarted, in the tree and the timeline.
         page.click("#tree .node[data-actor='alice'] button[data-fault='crash']")
         alice = "#tree .node[data-actor='alice'] .trail"

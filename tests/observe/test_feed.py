@@ -128,7 +128,7 @@ async def test_the_board_and_the_mailboxes_are_read(tmp_path: Path) -> None:
         ("task_1", []),
         ("task_2", ["task_1"]),
     ]
-    assert snap["mailboxes"]["alice"] == 1
+    assert snap["mailboxes"]["alice"] == {"pending": 1, "in_flight": 0}  # no process: none held
     assert snap["live"] is False
     feed.close()
 

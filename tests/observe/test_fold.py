@@ -126,13 +126,17 @@ def test_board_mailboxes_and_liveness_enter_a_delta_when_they_change() -> None:
     view.snapshot()
     task: dict[str, Any] = {"id": "task_1", "status": "pending", "owner": None, "blocked_by": []}
     view.set_tasks([task])
-    view.set_mailboxes({"alice": 2})
+    view.set_mailboxes({"alice": {"pending": 2, "in_flight": 1}})
     view.set_live(True)
     delta = view.take_delta()
     assert delta is not None
-    assert (delta["tasks"], delta["mailboxes"], delta["live"]) == ([task], {"alice": 2}, True)
+    assert (delta["tasks"], delta["mailboxes"], delta["live"]) == (
+        [task],
+        {"alice": {"pending": 2, "in_flight": 1}},
+        True,
+    )
     view.set_tasks([dict(task)])
-    view.set_mailboxes({"alice": 2})
+    view.set_mailboxes({"alice": {"pending": 2, "in_flight": 1}})
     assert view.take_delta() is None
     view.set_tasks([{**task, "status": "in_progress", "owner": "alice"}])
     assert view.take_delta() is not None
@@ -166,12 +170,12 @@ def test_a_delta_carries_only_the_changed_task_and_count() -> None:
     pending: dict[str, Any] = {"status": "pending", "owner": None, "blocked_by": []}
     tasks = [{"id": f"task_{i}", **pending} for i in range(1, 201)]
     view.set_tasks(tasks)
-    view.set_mailboxes({f"t{i}": 0 for i in range(200)})
+    view.set_mailboxes({f"t{i}": {"pending": 0} for i in range(200)})
     assert len(view.snapshot()["tasks"]) == 200
     view.set_tasks([{**t, "status": "in_progress"} if t["id"] == "task_7" else t for t in tasks])
-    view.set_mailboxes({**{f"t{i}": 0 for i in range(200)}, "t3": 1})
+    view.set_mailboxes({**{f"t{i}": {"pending": 0} for i in range(200)}, "t3": {"pending": 1}})
     delta = view.take_delta()
     assert delta is not None
     assert [t["id"] for t in delta["tasks"]] == ["task_7"]
-    assert delta["mailboxes"] == {"t3": 1}
+    assert delta["mailboxes"] == {"t3": {"pending": 1}}
     assert delta["actors"] == []

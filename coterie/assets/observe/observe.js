@@ -150,14 +150,21 @@ function drawTree() {
       children.get(actor.supervisor).push(actor);
     } else roots.push(actor);
   }
+  // "✉ 2 · 1 in flight": waiting, and handed out but not acknowledged yet
+  // (in_flight is absent when only the total is known: then it is the total).
+  const mailBadge = (mail) => mail.in_flight === undefined
+    ? el("span", { class: "mailbox", title: "unacknowledged messages (pending or in flight)", text: "✉ " + mail.pending })
+    : el("span", { class: "mailbox", "data-pending": mail.pending, "data-in-flight": mail.in_flight,
+        title: mail.pending + " pending, " + mail.in_flight + " in flight (handed out, not acknowledged)",
+        text: "✉ " + mail.pending + (mail.in_flight ? " · " + mail.in_flight + " in flight" : "") });
   const item = (actor) => {
     const worker = actor.kind !== "supervisor";
-    const pending = run.mailboxes[actor.name];
+    const mail = run.mailboxes[actor.name];
     const node = el("div", { class: "node " + actor.kind, "data-actor": actor.name, "data-state": actor.state },
       el("span", { class: "name", text: actor.name }),
       el("span", { class: "badge state state-" + cssName(actor.state), text: actor.state }),
       actor.restarts ? el("span", { class: "restarts", text: "↻ " + actor.restarts }) : null,
-      pending !== undefined ? el("span", { class: "mailbox", title: "unacknowledged messages (pending or in flight)", text: "✉ " + pending }) : null,
+      mail !== undefined ? mailBadge(mail) : null,
       actor.task ? el("span", { class: "restarts", text: actor.task }) : null,
       trailOf(actor.name),
       worker && run.live ? el("button", { type: "button", class: "danger", "data-fault": "crash", text: "crash",
