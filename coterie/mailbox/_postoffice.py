@@ -11,6 +11,7 @@ its next poll).
 from __future__ import annotations
 
 import os
+from collections import OrderedDict
 from typing import TYPE_CHECKING
 
 import trio
@@ -71,6 +72,10 @@ class MailboxWriter:
         self._writer.close()
 
 
+#: Writers of mailboxes owned elsewhere a post office keeps open at most.
+WRITERS = 64
+
+
 class PostOffice:
     """The mailboxes of one run. ``root=None`` keeps them in memory; ``redis=``
     (given by :func:`~coterie.mailbox.open_redis_post_office`) on Redis streams."""
@@ -94,7 +99,10 @@ class PostOffice:
         self.events = events
         self.redis = redis
         self._boxes: dict[str, Mailbox] = {}
-        self._writers: dict[str, MailboxWriter] = {}
+        # Writers of mailboxes owned elsewhere, the most recently used last: at most
+        # WRITERS open (a run answers many short-lived reply mailboxes: the
+        # observer's questions, the fault commands), the rest closed.
+        self._writers: OrderedDict[str, MailboxWriter] = OrderedDict()
         if root is not None:
             root.mkdir(parents=True, exist_ok=True)
 
@@ -182,7 +190,14 @@ class PostOffice:
             if writer is None:
                 writer = MailboxWriter(self.root / name, self.durability, self.segment_bytes)
                 self._writers[name] = writer
+                if len(self._writers) > WRITERS:
+                    _, oldest = self._writers.popitem(last=False)
+                    oldest.close()
+            self._writers.move_to_end(name)
             return writer
+        stale = self._writers.pop(name, None)
+        if stale is not None:  # its mailbox was removed (a reply mailbox, after its call)
+            stale.close()
         known = ", ".join(self.names()) or "none"
         raise UnknownActor(
             f"cannot send {message.kind!r} to {name!r}: no such actor (known: {known})"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from coterie.mailbox import (
     PostOffice,
     open_file_mailbox,
 )
+from coterie.mailbox._postoffice import WRITERS
 from coterie.messages import Message
 
 
@@ -385,3 +387,23 @@ async def test_a_cursor_written_before_the_compact_format_still_reads(tmp_path: 
     box = open_file_mailbox(d)
     assert drain(box) == [0, 1]
     box.close()
+
+
+async def test_a_post_office_keeps_few_writers_open_for_mailboxes_owned_elsewhere(
+    tmp_path: Path,
+) -> None:
+    """A run answers many short-lived reply mailboxes (the observer asks once a
+    second): their writers must not pile up as open files."""
+    root = tmp_path / "mailboxes"
+    post = PostOffice(root, durability=Durability.NONE)
+    before = len(os.listdir("/proc/self/fd"))
+    for n in range(200):
+        name = f"reply-{n}"
+        other = PostOffice(root, durability=Durability.NONE)
+        other.open(name)  # owned by "another process" that then goes away
+        await other.aclose()
+        await post.send(Message.new(sender="control", recipient=name, kind="answer"))
+        shutil.rmtree(root / name)
+    assert len(os.listdir("/proc/self/fd")) - before <= 2 * WRITERS
+    await post.aclose()
+    assert len(os.listdir("/proc/self/fd")) <= before
