@@ -1,0 +1,139 @@
+"""``coterie worker`` and ``coterie team --remote``: teammates hosted by other processes."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from typing import TYPE_CHECKING, Any
+
+import pytest
+import trio
+
+from coterie.redisclient import connect, parse_backend
+from coterie.workers import WorkerRegistry
+from tests.agent.conftest import clean_env, coterie
+from tests.agent.test_resume_cli import write_scenario
+from tests.team.test_team_cli import BYPASS, create, write
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+    from pathlib import Path
+
+#: Short heartbeats: a dead worker's leases lapse within 2.5 s.
+BEAT = ("--heartbeat", "0.5")
+
+
+def start_worker(
+    home: Path, workdir: Path, backend: str, *extra: str, env: dict[str, str] | None = None,
+    wrapper: Sequence[str] = (),
+) -> subprocess.Popen[str]:  # fmt: skip
+    return subprocess.Popen(
+        [*wrapper, sys.executable, "-m", "coterie", "worker", "--backend", backend,
+         "--workdir", str(workdir), *BEAT, *extra],
+        env={**clean_env(HOME=str(home)), **(env or {})},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+
+def stop(proc: subprocess.Popen[str], timeout: float = 20) -> tuple[str, str]:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+    try:
+        return proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return proc.communicate()
+
+
+@pytest.fixture
+def workers() -> Iterator[list[subprocess.Popen[str]]]:
+    procs: list[subprocess.Popen[str]] = []
+    yield procs
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+
+def spread_scenario(tmp_path: Path, names: Sequence[str], per: int) -> Path:
+    """The lead gives each teammate *per* tasks; each writes one file a task."""
+    lead_calls = [create(f"{n}-{i}", n) for n in names for i in range(per)]
+    tracks: dict[str, Any] = {
+        "lead": [{"tool_uses": lead_calls}, {"text": "planned"}] + [{"text": "all done"}] * 4
+    }
+    for n in names:
+        turns: list[dict[str, Any]] = []
+        for i in range(per):
+            turns += [write(f"{n}-{i}.txt", n), {"text": f"{n} wrote {i}"}]
+        tracks[n] = turns
+    return write_scenario(tmp_path / "spread.json", tracks)
+
+
+def test_a_remote_team_runs_on_two_workers(
+    workspace: Path, home: Path, tmp_path: Path, redis_url: str, mock_server: Any,
+    workers: list[subprocess.Popen[str]],
+) -> None:  # fmt: skip
+    names = ("alice", "bob")
+    url = mock_server(spread_scenario(tmp_path, names, 2))
+    api = {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "k"}
+    for i in range(2):
+        workers.append(start_worker(home, workspace, redis_url, "--id", f"w{i}", *BYPASS, env=api))
+    done = coterie(
+        "team", "-p", "--output-format", "json", *BYPASS, "--backend", redis_url, "--remote",
+        "--teammate", "alice", "--teammate", "bob", "go", cwd=workspace, home=home, env=api,
+        timeout=90,
+    )  # fmt: skip
+    outs = [stop(w) for w in workers]
+    (tmp_path / "outs.json").write_text(json.dumps([*outs, (done.stdout, done.stderr)]))
+    assert done.returncode == 0, (done.stderr, outs)
+    summary = json.loads(done.stdout)
+    assert [t["status"] for t in summary["tasks"]] == ["completed"] * 4
+    for n in names:
+        assert (workspace / f"{n}-0.txt").read_text() == n
+        assert (workspace / f"{n}-1.txt").read_text() == n
+    hosted = [{line.split()[1] for line in out.splitlines() if line.startswith("hosting")}
+              for out, _err in outs]  # fmt: skip
+    assert all(len(h) == 1 for h in hosted), outs  # one teammate each: spread over both
+    assert {h.split("/")[1] for h in hosted[0] | hosted[1]} == set(names)
+
+
+def test_a_worker_needs_a_redis_backend(workspace: Path, home: Path) -> None:
+    done = coterie("worker", "--workdir", str(workspace), cwd=workspace, home=home)
+    assert done.returncode == 2
+    assert "needs a Redis backend" in done.stderr
+
+
+@pytest.mark.parametrize("capacity", ["0", "-3"])
+def test_a_bad_capacity_is_a_usage_error(
+    workspace: Path, home: Path, redis_url: str, capacity: str
+) -> None:
+    done = coterie(
+        "worker", "--backend", redis_url, "--capacity", capacity, cwd=workspace, home=home
+    )
+    assert done.returncode == 2
+    assert "capacity" in done.stderr
+
+
+async def test_a_worker_stops_cleanly_on_sigterm(
+    workspace: Path, home: Path, redis_url: str, workers: list[subprocess.Popen[str]]
+) -> None:
+    worker = start_worker(home, workspace, redis_url, "--id", "lonely")
+    workers.append(worker)
+    deadline = time.monotonic() + 20
+    assert worker.stdout is not None
+    first = worker.stdout.readline()
+    assert first.startswith("worker lonely: capacity 4"), first
+    assert time.monotonic() < deadline
+    target = parse_backend(redis_url)
+    async with connect(target) as client:
+        registry = WorkerRegistry(client, target)
+        while not [w for w in await registry.workers() if w.id == "lonely"]:
+            await trio.sleep(0.1)
+        _out, err = stop(worker)
+        assert worker.returncode == 128 + signal.SIGTERM, err
+        assert "Traceback" not in err
+        # It left at once, not after its heartbeat's time to live.
+        assert not [w for w in await registry.workers() if w.id == "lonely"]
