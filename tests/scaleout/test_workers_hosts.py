@@ -17,10 +17,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 import pytest
-import trio
 
-from coterie.board import read_redis_log
-from coterie.redisclient import parse_backend
 from tests.agent.conftest import clean_env
 from tests.agent.test_resume_cli import write_scenario
 from tests.netns import network
@@ -86,9 +83,33 @@ def wait_lines(ledger: Path, count: int, lead: subprocess.Popen[str], timeout: f
     raise AssertionError(f"the ledger never reached {count} lines: {out[-3000:]} {err[-3000:]}")
 
 
+#: Prints the ids of the tasks the board's log completed (run where the server is reachable).
+READ_LOG = """
+import json, sys, trio
+from coterie.board import read_redis_log
+from coterie.redisclient import parse_backend
+entries = trio.run(read_redis_log, parse_backend(sys.argv[1]), sys.argv[2])
+print(json.dumps([e.task_id for e in entries if e.op == "complete"]))
+"""
+
+
+def completed_tasks(backend: str, run_id: str, wrapper: Sequence[str]) -> list[str]:
+    done = subprocess.run(
+        [*wrapper, sys.executable, "-c", READ_LOG, backend, run_id],
+        capture_output=True, text=True, env=clean_env(), check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    ids: list[str] = json.loads(done.stdout)
+    return ids
+
+
 def check_run(
-    lead: subprocess.Popen[str], ledger: Path, backend: str, workers: Callable[[], object]
-) -> None:
+    lead: subprocess.Popen[str],
+    ledger: Path,
+    backend: str,
+    workers: Callable[[], object],
+    wrapper: Sequence[str],
+) -> Any:
     try:
         out, err = lead.communicate(timeout=180)
     except subprocess.TimeoutExpired:
@@ -106,9 +127,9 @@ def check_run(
     assert set(lines) <= expected
     # A tool the kill interrupted after it ran is answered as interrupted, not run again.
     assert len(lines) >= len(expected) - 2, sorted(expected - set(lines))
-    entries = trio.run(read_redis_log, parse_backend(backend), summary["run_id"])
-    completed = [e.task_id for e in entries if e.op == "complete"]  # type: ignore[attr-defined]
-    assert len(completed) == len(set(completed)) == len(expected)
+    completed = completed_tasks(backend, summary["run_id"], wrapper)
+    assert len(completed) == len(set(completed)) == len(expected), completed
+    return outs
 
 
 def run_with_a_fault(
@@ -119,7 +140,7 @@ def run_with_a_fault(
     hosts: dict[str, Sequence[str]],
     fault: Callable[[list[subprocess.Popen[str]]], None],
     api_host: str = "127.0.0.1",
-) -> None:
+) -> list[tuple[str, str]]:
     """The ledger run: the lead and mock server on ``hosts['lead']``, workers on
     ``hosts['w1']`` and ``hosts['w2']``; *fault* once 6 lines are written."""
     ledger = workspace / "ledger.txt"  # inside the workspace: where Bash may write
@@ -139,7 +160,9 @@ def run_with_a_fault(
         procs.append(lead)
         wait_lines(ledger, 6, lead, timeout=120)
         fault(workers)
-        check_run(lead, ledger, backend, lambda: [stop(w, 5) for w in workers])
+        outs = lambda: [stop(w, 5) for w in workers]  # noqa: E731
+        said: list[tuple[str, str]] = check_run(lead, ledger, backend, outs, hosts["lead"])
+        return said
     finally:
         for proc in procs:
             if proc.poll() is None:
@@ -151,7 +174,16 @@ def test_a_worker_killed_mid_run_is_taken_over(
     tmp_path: Path, workspace: Path, home: Path, redis_url: str
 ) -> None:
     hosts: dict[str, Sequence[str]] = {"lead": (), "w1": (), "w2": ()}
-    run_with_a_fault(tmp_path, workspace, home, redis_url, hosts, lambda ws: ws[0].kill())
+    said = run_with_a_fault(tmp_path, workspace, home, redis_url, hosts, lambda ws: ws[0].kill())
+    took_over(said[1][0])
+
+
+def took_over(out: str) -> None:
+    """The surviving worker hosted every teammate in the end (the dead one's too)."""
+    hosted = {
+        line.split()[1].split("/")[1] for line in out.splitlines() if line.startswith("hosting")
+    }
+    assert hosted == set(NAMES), out
 
 
 def test_a_host_lost_mid_run_in_network_namespaces(
@@ -163,10 +195,11 @@ def test_a_host_lost_mid_run_in_network_namespaces(
             tmp_path / "redis", host=db.address, wrapper=db.wrapper, appendonly=True
         ) as server:
             hosts = {n: net.hosts[n].wrapper for n in ("lead", "w1", "w2")}
-            run_with_a_fault(
+            said = run_with_a_fault(
                 tmp_path, workspace, home, server.url, hosts,
                 lambda _ws: _lost(net.hosts["w1"]), api_host=net.hosts["lead"].address,
             )  # fmt: skip
+            took_over(said[1][0])
 
 
 def test_the_server_restarted_mid_run_in_network_namespaces(
