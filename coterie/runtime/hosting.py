@@ -267,6 +267,8 @@ async def watch_remote(
     try:
         async with connect(target) as client:
             registry = WorkerRegistry(client, target)
+            if team.checkouts is not None:  # the base branch the workers' clones start from
+                await team.checkouts.publish_base()
             await registry.want(run_id, team.teammates, time.time())
             task_status.started()
             await _watch_hosts(registry, run_id, team, post, events, grace)

@@ -127,6 +127,11 @@ def prepare(
             "--remote leaves the teammates to `coterie worker` processes: it needs a team"
             " run (coterie team) and a Redis --backend"
         )
+    if options.remote and options.isolation == "worktree" and options.repo is None:
+        raise ValueError(
+            "--remote with --isolation worktree needs --repo URL: teammates on other hosts"
+            " clone it and push their task branches there for the lead to merge"
+        )
     options = attrs.evolve(
         options,
         add_dirs=tuple(Path(d).resolve() for d in options.add_dirs),
@@ -173,7 +178,11 @@ def prepare_hosted(
     settings, policy, extra = _policy(hosted)
     derived = _derive(hosted, settings, policy, extra)
     the_model = _model(None, hosted, run_dir, settings.env)
-    return derived.prepared(hosted, run_id, run_dir, settings, the_model, extra)
+    prepared = derived.prepared(hosted, run_id, run_dir, settings, the_model, extra)
+    if prepared.checkouts is None:
+        return prepared
+    # The lead's process published the run's base branch; a worker's HEAD is not it.
+    return attrs.evolve(prepared, checkouts=attrs.evolve(prepared.checkouts, publish=False))
 
 
 @attrs.frozen

@@ -17,6 +17,7 @@ from coterie.workers import WorkerRegistry
 from tests.agent.conftest import clean_env, coterie
 from tests.agent.test_resume_cli import write_scenario
 from tests.team.test_team_cli import BYPASS, create, write
+from tests.workspaces.conftest import make_repo, run_git
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -137,3 +138,65 @@ async def test_a_worker_stops_cleanly_on_sigterm(
         assert "Traceback" not in err
         # It left at once, not after its heartbeat's time to live.
         assert not [w for w in await registry.workers() if w.id == "lonely"]
+
+
+def clone_scenario(tmp_path: Path) -> Path:
+    merge = {
+        "tool_uses": [{"name": "MergeTask", "input": {"task_id": t}} for t in ("task_1", "task_2")]
+    }
+    return write_scenario(
+        tmp_path / "clones.json",
+        {
+            "lead": [
+                {"tool_uses": [create("alice's part", "alice"), create("bob's part", "bob")]},
+                {"text": "planned"},
+                merge,
+                {"text": "both merged"},
+            ],
+            "alice": [write("a.txt", "from alice\n"), {"text": "alice wrote a.txt"}],
+            "bob": [write("b.txt", "from bob\n"), {"text": "bob wrote b.txt"}],
+        },
+    )
+
+
+def test_remote_teammates_push_their_branches_from_their_own_clones_and_the_lead_merges(
+    workspace: Path, home: Path, tmp_path: Path, redis_url: str, mock_server: Any,
+    workers: list[subprocess.Popen[str]],
+) -> None:  # fmt: skip
+    make_repo(workspace)
+    bare = tmp_path / "shared.git"
+    run_git(tmp_path, "init", "-q", "--bare", str(bare))
+    elsewhere = tmp_path / "worker-checkout"  # the worker's own copy of the project
+    run_git(tmp_path, "clone", "-q", str(workspace), str(elsewhere))
+    url = mock_server(clone_scenario(tmp_path))
+    api = {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "k"}
+    workers.append(start_worker(home, elsewhere, redis_url, "--id", "far", *BYPASS, env=api))
+    done = coterie(
+        "team", "-p", "--output-format", "json", *BYPASS, "--backend", redis_url, "--remote",
+        "--isolation", "worktree", "--repo", str(bare), "--teammate", "alice", "--teammate",
+        "bob", "go", cwd=workspace, home=home, env=api, timeout=90,
+    )  # fmt: skip
+    out, _err = stop(workers[0])
+    assert done.returncode == 0, (done.stderr[-3000:], out)
+    summary = json.loads(done.stdout)
+    run_id = summary["run_id"]
+    pushed = run_git(bare, "branch", "--format=%(refname:short)").split()
+    assert pushed == [f"coterie/{run_id}/base", f"coterie/{run_id}/task_1",
+                      f"coterie/{run_id}/task_2"]  # fmt: skip
+    assert all("(pushed)]" in t["result"] for t in summary["tasks"])
+    # The lead merged both branches into its own workspace.
+    assert (workspace / "a.txt").read_text() == "from alice\n"
+    assert (workspace / "b.txt").read_text() == "from bob\n"
+    assert not (elsewhere / "a.txt").exists()  # the worker's own checkout is untouched
+
+
+def test_remote_worktrees_need_a_shared_repository(
+    workspace: Path, home: Path, redis_url: str
+) -> None:
+    make_repo(workspace)
+    done = coterie(
+        "team", "-p", "--backend", redis_url, "--remote", "--isolation", "worktree", "go",
+        cwd=workspace, home=home,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "needs --repo URL" in done.stderr

@@ -22,8 +22,9 @@ from tests.agent.conftest import clean_env
 from tests.agent.test_resume_cli import write_scenario
 from tests.netns import network
 from tests.redis_server import redis_server
-from tests.scaleout.test_workers_cli import start_worker, stop
+from tests.scaleout.test_workers_cli import clone_scenario, start_worker, stop
 from tests.team.test_team_cli import BYPASS, create
+from tests.workspaces.conftest import make_repo, run_git
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -220,3 +221,51 @@ def test_the_server_restarted_mid_run_in_network_namespaces(
 
 def _lost(host: Any) -> None:
     assert host.kill_all() >= 1
+
+
+def test_a_teammate_on_another_host_pushes_its_clones_branch_and_the_lead_merges(
+    tmp_path: Path, workspace: Path, home: Path
+) -> None:
+    """The worker's host reaches the lead's only through the server and the bare
+    repository (a path: the hosts share the file system)."""
+    make_repo(workspace)
+    bare = tmp_path / "shared.git"
+    run_git(tmp_path, "init", "-q", "--bare", str(bare))
+    elsewhere = tmp_path / "worker-checkout"
+    run_git(tmp_path, "clone", "-q", str(workspace), str(elsewhere))
+    with network(["db", "lead", "w1"]) as net:
+        db, lead_host, far = net.hosts["db"], net.hosts["lead"], net.hosts["w1"]
+        with redis_server(tmp_path / "redis", host=db.address, wrapper=db.wrapper) as server:
+            mock = start_mock(clone_scenario(tmp_path), home, lead_host.address, lead_host.wrapper)
+            procs = [mock]
+            try:
+                assert mock.stdout is not None
+                api = {
+                    "ANTHROPIC_BASE_URL": mock.stdout.readline().strip(),
+                    "ANTHROPIC_API_KEY": "k",
+                }
+                worker = start_worker(
+                    home, elsewhere, server.url, "--id", "far", *BYPASS, env=api,
+                    wrapper=far.wrapper,
+                )  # fmt: skip
+                procs.append(worker)
+                done = lead_host.run(
+                    [sys.executable, "-m", "coterie", "team", "-p", "--output-format", "json",
+                     *BYPASS, "--backend", server.url, "--remote", "--isolation", "worktree",
+                     "--repo", str(bare), "--teammate", "alice", "--teammate", "bob",
+                     "--workdir", str(workspace), "go"],
+                    capture_output=True, text=True, cwd=workspace, timeout=120,
+                    env={**clean_env(HOME=str(home)), **api}, stdin=subprocess.DEVNULL,
+                )  # fmt: skip
+                out, _err = stop(worker)
+            finally:
+                for proc in procs:
+                    if proc.poll() is None:
+                        proc.kill()
+                        proc.communicate()
+    assert done.returncode == 0, (done.stderr[-3000:], out)
+    summary = json.loads(done.stdout)
+    assert all("(pushed)]" in t["result"] for t in summary["tasks"])
+    assert (workspace / "a.txt").read_text() == "from alice\n"
+    assert (workspace / "b.txt").read_text() == "from bob\n"
+    assert "hosting" in out
