@@ -13,7 +13,7 @@ import pytest
 import trio
 
 from coterie.redisclient import connect, parse_backend
-from coterie.workers import WorkerRegistry
+from coterie.workers import RETIRED, WorkerRegistry
 from tests.agent.conftest import clean_env, coterie
 from tests.agent.test_resume_cli import write_scenario
 from tests.team.test_team_cli import BYPASS, create, write
@@ -200,3 +200,40 @@ def test_remote_worktrees_need_a_shared_repository(
     )  # fmt: skip
     assert done.returncode == 2
     assert "needs --repo URL" in done.stderr
+
+
+async def test_a_teammate_that_keeps_crashing_on_a_worker_is_retired_and_its_task_handed_back(
+    workspace: Path, home: Path, tmp_path: Path, redis_url: str, mock_server: Any,
+    workers: list[subprocess.Popen[str]],
+) -> None:  # fmt: skip
+    scenario = write_scenario(
+        tmp_path / "crashes.json",
+        {
+            "lead": [{"tool_uses": [create("the job", "bob")]}, {"text": "planned"}]
+            + [{"text": "noted"}] * 4,
+            "bob": [{"crash": f"bug {i}"} for i in range(4)],
+            "alice": [write("job.txt", "done"), {"text": "did the job bob could not"}],
+        },
+    )
+    api = {"ANTHROPIC_BASE_URL": mock_server(scenario), "ANTHROPIC_API_KEY": "k"}
+    workers.append(start_worker(home, workspace, redis_url, "--id", "w0", *BYPASS, env=api))
+    argv = ("team", "-p", "--output-format", "json", *BYPASS, "--backend", redis_url,
+            "--remote", "--teammate", "alice", "--teammate", "bob", "go")  # fmt: skip
+    done = await trio.to_thread.run_sync(
+        lambda: coterie(*argv, cwd=workspace, home=home, env=api, timeout=90)
+    )
+    summary = json.loads(done.stdout) if done.returncode == 0 else None
+    target = parse_backend(redis_url)
+    async with connect(target) as client:
+        hosts = (
+            await WorkerRegistry(client, target).hosts(summary["run_id"], ("bob",))
+            if summary
+            else {}
+        )
+    out, _err = stop(workers[0])
+    assert done.returncode == 0, (done.stderr[-3000:], out)
+    assert summary is not None
+    (task,) = summary["tasks"]
+    assert (task["status"], task["owner"]) == ("completed", "alice")
+    assert f"ended {summary['run_id']}/bob" in out  # its supervisor gave up: retired
+    assert hosts == {"bob": RETIRED}  # no worker starts it again
