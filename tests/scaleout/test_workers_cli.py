@@ -16,7 +16,7 @@ from coterie.redisclient import connect, parse_backend
 from coterie.workers import RETIRED, WorkerRegistry
 from tests.agent.conftest import clean_env, coterie
 from tests.agent.test_resume_cli import write_scenario
-from tests.team.test_team_cli import BYPASS, create, write
+from tests.team.test_team_cli import BYPASS, create, events_of, write
 from tests.workspaces.conftest import make_repo, run_git
 
 if TYPE_CHECKING:
@@ -237,3 +237,26 @@ async def test_a_teammate_that_keeps_crashing_on_a_worker_is_retired_and_its_tas
     assert (task["status"], task["owner"]) == ("completed", "alice")
     assert f"ended {summary['run_id']}/bob" in out  # its supervisor gave up: retired
     assert hosts == {"bob": RETIRED}  # no worker starts it again
+
+
+def test_teammates_no_worker_hosts_are_handed_back_once_after_the_grace(
+    workspace: Path, home: Path, tmp_path: Path, redis_url: str, mock_server: Any
+) -> None:
+    scenario = write_scenario(
+        tmp_path / "alone.json",
+        {"lead": [{"tool_uses": [create("the job", "alice")]}, {"text": "planned"}]
+         + [{"text": "nobody could do it"}] * 4},
+    )  # fmt: skip
+    api = {"ANTHROPIC_BASE_URL": mock_server(scenario), "ANTHROPIC_API_KEY": "k"}
+    done = coterie(
+        "team", "-p", "--output-format", "json", *BYPASS, "--backend", redis_url, "--remote",
+        "--remote-grace", "1", "--teammate", "alice", "--teammate", "bob", "go",
+        cwd=workspace, home=home, env=api, timeout=90,
+    )  # fmt: skip
+    summary = json.loads(done.stdout)
+    (task,) = summary["tasks"]
+    assert (task["status"], task["owner"]) == ("pending", None)  # handed back
+    told = [e for e in events_of(workspace) if e.type == "team.message"
+            and e.data["kind"] == "teammate_stopped"]  # fmt: skip
+    assert sorted(e.data["sender"] for e in told) == ["alice", "bob"]  # each once
+    assert all("no worker has hosted it for 1 s" in e.data["text"] for e in told)
