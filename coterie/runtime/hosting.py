@@ -62,10 +62,11 @@ WATCH_EVERY = 1.0
 
 def teammate_files(name: str) -> Callable[[str], bool]:
     """Which of a run directory's mirrored files belong to teammate *name*."""
-    mine = (f"transcripts/{name}.log", f"teammates/{name}.json")
+    mine = (f"transcripts/{name}.log", f"teammates/{name}.json", f"auto-mode/{name}.json")
+    subagents = f"transcripts/{name}-sub-"  # its subagents' (``<parent>-sub-<hex>``)
 
     def only(rel: str) -> bool:
-        return rel in mine or (rel.startswith("auto-mode/") and name in rel)
+        return rel in mine or rel.startswith(subagents)
 
     return only
 
