@@ -260,3 +260,43 @@ def test_teammates_no_worker_hosts_are_handed_back_once_after_the_grace(
             and e.data["kind"] == "teammate_stopped"]  # fmt: skip
     assert sorted(e.data["sender"] for e in told) == ["alice", "bob"]  # each once
     assert all("no worker has hosted it for 1 s" in e.data["text"] for e in told)
+
+
+async def test_a_worker_stopped_mid_task_releases_its_teammates_at_once(
+    workspace: Path, home: Path, tmp_path: Path, redis_url: str, mock_server: Any,
+    workers: list[subprocess.Popen[str]],
+) -> None:  # fmt: skip
+    slow = {"tool_uses": [{"name": "Bash", "input": {"command": "sleep 60"}}]}
+    scenario = write_scenario(
+        tmp_path / "slow.json",
+        {"lead": [{"tool_uses": [create("the job", "alice")]}, {"text": "planned"}],
+         "alice": [slow, {"text": "slept"}]},
+    )  # fmt: skip
+    api = {"ANTHROPIC_BASE_URL": mock_server(scenario), "ANTHROPIC_API_KEY": "k"}
+    worker = start_worker(home, workspace, redis_url, "--id", "w0", *BYPASS, env=api)
+    workers.append(worker)
+    lead = subprocess.Popen(
+        [sys.executable, "-m", "coterie", "team", "-p", *BYPASS, "--backend", redis_url,
+         "--remote", "--teammate", "alice", "go"],
+        cwd=workspace, env={**clean_env(HOME=str(home)), **api}, stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    target = parse_backend(redis_url)
+    try:
+        async with connect(target) as client:
+            registry = WorkerRegistry(client, target)
+            with trio.fail_after(60):
+                while not (wanted := await registry.wanted()):
+                    await trio.sleep(0.1)
+                run_id = wanted[0].run_id
+                while (await registry.hosts(run_id, ("alice",)))["alice"] != "w0":
+                    await trio.sleep(0.1)
+                await trio.sleep(2)  # alice is in her `sleep 60`
+            out, err = await trio.to_thread.run_sync(stop, worker)
+            assert worker.returncode == 128 + signal.SIGTERM, err
+            assert f"released {run_id}/alice" in out
+            # At once, not after the lease's time to live: another worker may take her.
+            assert (await registry.hosts(run_id, ("alice",)))["alice"] is None
+    finally:
+        lead.kill()
+        lead.wait()
