@@ -258,8 +258,9 @@ def team_section(quick: bool, directory: Path) -> None:
                 server.__exit__(None, None, None)
         cpu = sum(u["cpu"] for u in used) / teammates * 1000
         rss = " ".join(f"{u['rss_kb'] / 1024:.0f}" for u in used)
+        each = ", ".join(f"{u['cpu']:.1f}" for u in used)
         rows.append((label, wall, cpu, rss))
-        print(f"{label:<34} {wall:>7.1f} {cpu:>12.0f} {rss:>26}")
+        print(f"{label:<34} {wall:>7.1f} {cpu:>12.0f} {rss:>26}   (CPU s: {each})")
 
 
 def main() -> None:

@@ -30,5 +30,5 @@ def test_the_team_bench_prints_both_runs(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     (files,) = [line for line in done.stdout.splitlines() if line.startswith("file, one process")]
     (redis,) = [line for line in done.stdout.splitlines() if line.startswith("redis, lead + 2")]
-    assert len(files.split()) == 3 + 3  # wall, CPU per task, one RSS
-    assert len(redis.split()) == 5 + 2 + 3  # wall, CPU per task, the lead's and 2 workers' RSS
+    assert len(files.split()) >= 3 + 3  # wall, CPU per task, one RSS, then CPU s each
+    assert len(redis.split()) >= 5 + 2 + 3  # wall, CPU per task, 3 RSS, then CPU s each
