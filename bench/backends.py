@@ -1,6 +1,6 @@
 """File vs Redis backends, measured in the same run (issue 16).
 
-    python bench/backends.py [--mailbox] [--board] [--quick]
+    python bench/backends.py [--mailbox] [--board] [--team] [--quick]
 
 Sections (all when none is named):
   --mailbox  send->receive latency p50/p99 (one receiver parked in receive(),
@@ -11,15 +11,26 @@ Sections (all when none is named):
   --board    task board claims/s with 8 worker processes draining 1000 tasks
              in chains of five: the file board against Redis (AOF off and
              always); bench/backends_board.py, which also runs alone.
+  --team     a 50-teammate team run (one task each, the model a local
+             `coterie mock-server`), all in one process on the file backend
+             against the lead (`coterie team --remote`) and 4 `coterie worker`
+             processes on Redis (AOF always): wall time, CPU per task (every
+             coterie process's user+system time, the mock server's not) and
+             the peak memory (RSS) of each process.
 
-Everything runs in one process on this machine: Redis's figures include the
-loopback round trips, the file mailbox's its fsyncs.
+The mailbox section runs in one process on this machine: Redis's figures
+include the loopback round trips, the file mailbox's its fsyncs. The team
+section runs the real CLI.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import json
+import os
+import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -40,6 +51,7 @@ from tests.redis_server import redis_server
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable
 
+REPO = Path(__file__).resolve().parents[1]
 BODY = {"text": "x" * 200}
 SENDERS = 16
 
@@ -146,20 +158,135 @@ async def mailbox_section(quick: bool, directory: Path) -> None:
             print(f"{label:<28} {p50:>8.3f} {p99:>8.3f} {rate:>11.0f}")
 
 
+#: Runs a command, passes SIGTERM/SIGINT on to it, and writes what it used (its
+#: process tree's user and system seconds, the peak RSS of its largest process).
+MEASURED = """
+import json, resource, signal, subprocess, sys
+child = subprocess.Popen(sys.argv[2:])
+for signum in (signal.SIGTERM, signal.SIGINT):
+    signal.signal(signum, lambda n, _f: child.send_signal(n))
+code = child.wait()
+used = resource.getrusage(resource.RUSAGE_CHILDREN)
+with open(sys.argv[1], "w") as out:
+    json.dump({"cpu": used.ru_utime + used.ru_stime, "rss_kb": used.ru_maxrss}, out)
+sys.exit(code)
+"""
+
+
+def team_scenario(path: Path, names: list[str]) -> Path:
+    calls = [
+        {"name": "TaskCreate", "input": {"subject": f"{n}'s file", "description": "write it",
+                                         "owner": n}}
+        for n in names
+    ]  # fmt: skip
+    tracks: dict[str, object] = {
+        "lead": [{"tool_uses": calls}, {"text": "planned"}] + [{"text": "all done"}] * 8
+    }
+    for n in names:
+        write = {"name": "Write", "input": {"file_path": f"{n}.txt", "content": n}}
+        tracks[n] = [{"tool_uses": [write]}, {"text": f"{n} wrote its file"}]
+    path.write_text(json.dumps({"tracks": tracks}))
+    return path
+
+
+def measured(out: Path, argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-c", MEASURED, str(out), *argv],
+        env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+
+
+def team_section(quick: bool, directory: Path) -> None:
+    teammates, workers = (8, 2) if quick else (50, 4)
+    names = [f"mate{i:02d}" for i in range(teammates)]
+    scenario = team_scenario(directory / "team.json", names)
+    home = directory / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    env |= {"COTERIE_HOME": str(home), "HOME": str(home), "ANTHROPIC_API_KEY": "k",
+            "PYTHONPATH": str(REPO)}  # fmt: skip
+    team_args = ["-m", "coterie", "team", "-p", "--permission-mode", "bypassPermissions",
+                 *[a for n in names for a in ("--teammate", n)]]  # fmt: skip
+    print(f"## team: {teammates} teammates, one task each; {workers} worker processes on Redis")
+    print(f"{'backend':<34} {'wall s':>7} {'CPU ms/task':>12} {'peak RSS MB per process':>26}")
+    rows = []
+    for label in ("file, one process", f"redis, lead + {workers} workers"):
+        mock = subprocess.Popen(
+            [sys.executable, "-m", "coterie", "mock-server", "--scenario", str(scenario)],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
+        )  # fmt: skip
+        assert mock.stdout is not None
+        env_run = env | {"ANTHROPIC_BASE_URL": mock.stdout.readline().strip()}
+        workdir = directory / f"ws-{label.split(',')[0]}"
+        workdir.mkdir()
+        outs = [workdir / f"used-{i}.json" for i in range(workers + 1)]
+        procs: list[subprocess.Popen[bytes]] = []
+        server = None
+        try:
+            if label.startswith("file"):
+                start = time.perf_counter()
+                lead = measured(outs[0], [sys.executable, *team_args, "go"], env_run, workdir)
+                lead.wait()
+                wall = time.perf_counter() - start
+                outs = outs[:1]
+            else:
+                (directory / "redis").mkdir()
+                server = redis_server(directory / "redis", appendonly=True, appendfsync="always")
+                url = server.__enter__().url
+                for i in range(workers):
+                    argv = [sys.executable, "-m", "coterie", "worker", "--backend", url,
+                            "--capacity", str(teammates), "--id", f"w{i}", "--workdir",
+                            str(workdir), "--permission-mode", "bypassPermissions"]  # fmt: skip
+                    procs.append(measured(outs[i + 1], argv, env_run, workdir))
+                start = time.perf_counter()
+                argv = [sys.executable, *team_args, "--backend", url, "--remote", "go"]
+                lead = measured(outs[0], argv, env_run, workdir)
+                lead.wait()
+                wall = time.perf_counter() - start
+                for proc in procs:
+                    proc.send_signal(signal.SIGTERM)
+                    proc.wait(timeout=60)
+            if lead.returncode != 0:
+                assert lead.stderr is not None
+                print(f"{label}: the run failed: {lead.stderr.read().decode()[-2000:]}")
+                continue
+            used = [json.loads(out.read_text()) for out in outs]
+        finally:
+            for proc in procs:
+                if proc.poll() is None:
+                    proc.kill()
+            mock.terminate()
+            mock.wait()
+            if server is not None:
+                server.__exit__(None, None, None)
+        cpu = sum(u["cpu"] for u in used) / teammates * 1000
+        rss = " ".join(f"{u['rss_kb'] / 1024:.0f}" for u in used)
+        each = ", ".join(f"{u['cpu']:.1f}" for u in used)
+        rows.append((label, wall, cpu, rss))
+        print(f"{label:<34} {wall:>7.1f} {cpu:>12.0f} {rss:>26}   (CPU s: {each})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--mailbox", action="store_true", help="the mailbox section")
     parser.add_argument("--board", action="store_true", help="the task board section")
+    parser.add_argument(
+        "--team", action="store_true", help="the 50-teammate team section (real processes)"
+    )
     parser.add_argument("--quick", action="store_true", help="a smoke run")
     args = parser.parse_args()
-    everything = not (args.mailbox or args.board)
+    everything = not (args.mailbox or args.board or args.team)
     with tempfile.TemporaryDirectory(prefix="coterie-bench-") as tmp:
         if args.mailbox or everything:
-            trio.run(mailbox_section, args.quick, Path(tmp))
-    if args.board or everything:
-        from backends_board import board_section
+            (Path(tmp) / "mailbox").mkdir()
+            trio.run(mailbox_section, args.quick, Path(tmp) / "mailbox")
+        if args.board or everything:
+            from backends_board import board_section
 
-        board_section(args.quick)
+            board_section(args.quick)
+        if args.team or everything:
+            (Path(tmp) / "team").mkdir()
+            team_section(args.quick, Path(tmp) / "team")
 
 
 if __name__ == "__main__":

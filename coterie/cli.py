@@ -16,6 +16,7 @@ from coterie.commands.observe import add_observe_command
 from coterie.commands.options import add_agent_options, add_backend_option, add_output_options
 from coterie.commands.trust import add_trust_command
 from coterie.commands.watch import add_watch_command
+from coterie.commands.worker import add_worker_command
 from coterie.team import LEAD_TURNS_MODES
 
 if TYPE_CHECKING:
@@ -149,6 +150,16 @@ def command_parser() -> tuple[argparse.ArgumentParser, frozenset[str]]:
             " `coterie worker` processes (on any host) run the teammates (docs/scale-out.md)"
         ),
     )
+    team.add_argument(
+        "--remote-grace",
+        type=_rate,
+        default=30.0,
+        metavar="S",
+        help=(
+            "with --remote: a teammate no worker hosts for S seconds (default 30) hands its"
+            " tasks back to the board and the lead is told"
+        ),
+    )
     _add_workdir(team)
     add_agent_options(team)
     resume = sub.add_parser(
@@ -265,6 +276,7 @@ def command_parser() -> tuple[argparse.ArgumentParser, frozenset[str]]:
     add_fault_commands(sub)
     add_watch_command(sub)
     add_observe_command(sub)
+    add_worker_command(sub)
     return parser, frozenset(sub.choices)
 
 
@@ -489,6 +501,13 @@ def _main(argv: list[str] | None) -> int:
                 if code is None:
                     raise
                 return code
+        if args.command == "worker":
+            import trio
+
+            from coterie.commands.stopping import stoppable
+            from coterie.commands.worker import worker_command
+
+            return trio.run(stoppable, worker_command, args, console, _err())
         if args.command in ("tasks", "inbox"):
             from coterie.commands.inspect import run_inspect
 

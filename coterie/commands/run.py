@@ -166,6 +166,7 @@ async def run_team(args: argparse.Namespace, console: Console, err: Console) -> 
             isolation=args.isolation,
             repo=args.repo,
             remote=args.remote,
+            remote_grace=args.remote_grace,
             asker=asker,
             prompt=request,
             **options,

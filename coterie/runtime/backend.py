@@ -177,7 +177,8 @@ async def open_stores(
     async with live, connect(target) as client, trio.open_nursery() as nursery:
         async with (
             _opened(
-                client, target, run_id, run_dir, events, origin, nursery, bring or _shared
+                client, target, run_id, run_dir, events, origin, nursery, bring or _shared,
+                holds_run,
             ) as mirror,  # fmt: skip
             open_redis_post_office(target, run_id, events=events) as post,
         ):
@@ -202,6 +203,7 @@ async def _opened(
     origin: str,
     nursery: trio.Nursery,
     bring: Callable[[str], bool],
+    holds_run: bool,
 ) -> AsyncIterator[RunMirror]:
     """The run's mirror, with this host's run directory brought up to date, and
     its events forwarded; flushed on the way out."""
@@ -216,7 +218,7 @@ async def _opened(
         # The server's copy wins: it has every write any host made before it
         # went on (what this host wrote and never got there did not happen).
         await mirror.materialize(run_dir, only=bring)
-    else:  # a new run: what this host has is what the server keeps
+    elif holds_run:  # a new run: what this host has is what the server keeps
         for rel in _documents(run_dir):
             mirror.put(rel, (run_dir / rel).read_bytes())
         await mirror.flush()

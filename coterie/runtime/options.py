@@ -139,6 +139,9 @@ class RunOptions:
     #: ``--remote``: the teammates are hosted by ``coterie worker`` processes, not
     #: by the lead's (a Redis backend only).
     remote: bool = False
+    #: With ``remote``: seconds a teammate may go without a worker hosting it before
+    #: its tasks go back to the board and the lead is told (``--remote-grace``).
+    remote_grace: float = attrs.field(default=30.0, validator=_positive)
 
     @property
     def is_team(self) -> bool:

@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from coterie.models import Model
     from coterie.tools import Rule
 
-__all__ = ["PreparedRun", "prepare"]
+__all__ = ["PreparedRun", "prepare", "prepare_hosted"]
 
 
 @attrs.frozen
@@ -127,6 +127,11 @@ def prepare(
             "--remote leaves the teammates to `coterie worker` processes: it needs a team"
             " run (coterie team) and a Redis --backend"
         )
+    if options.remote and options.isolation == "worktree" and options.repo is None:
+        raise ValueError(
+            "--remote with --isolation worktree needs --repo URL: teammates on other hosts"
+            " clone it and push their task branches there for the lead to merge"
+        )
     options = attrs.evolve(
         options,
         add_dirs=tuple(Path(d).resolve() for d in options.add_dirs),
@@ -145,6 +150,39 @@ def prepare(
         shutil.rmtree(run_dir)  # no credentials or a bad scenario: leave no empty run behind
         raise
     return derived.prepared(options, run_id, run_dir, settings, the_model, extra)
+
+
+def prepare_hosted(
+    recorded: RunOptions, run_id: str, run_dir: Path, *, workdir: Path, permission_mode: str
+) -> PreparedRun:
+    """Run *run_id* (its options as *recorded* on the server) prepared for a worker
+    (``coterie worker``) that hosts some of its teammates in *run_dir*, a directory
+    of its own: the worker's *workdir* and settings, the worker's *permission_mode*
+    (never the run's: the worker's owner decides what runs on their host), the
+    model from the environment (never a recorded scenario file), and nothing that
+    names the lead's host (its extra directories, settings and MCP files, the
+    caller's allow rules; deny rules, which only narrow, are kept)."""
+    hosted = attrs.evolve(
+        recorded,
+        workdir=workdir.resolve(),
+        permission_mode=permission_mode,
+        scenario=None,
+        add_dirs=(),
+        mcp_configs=(),
+        user_settings=None,
+        settings=None,
+        allowed_tools=(),
+        allowed_rules=(),
+        headless=True,
+    )
+    settings, policy, extra = _policy(hosted)
+    derived = _derive(hosted, settings, policy, extra)
+    the_model = _model(None, hosted, run_dir, settings.env)
+    prepared = derived.prepared(hosted, run_id, run_dir, settings, the_model, extra)
+    if prepared.checkouts is None:
+        return prepared
+    # The lead's process published the run's base branch; a worker's HEAD is not it.
+    return attrs.evolve(prepared, checkouts=attrs.evolve(prepared.checkouts, publish=False))
 
 
 @attrs.frozen

@@ -37,6 +37,7 @@ from coterie.procgroups import reap_workspace
 from coterie.runs import COMPLETED, FAILED, RUNNING, hold_run, read_state, runs_root, write_state
 from coterie.runtime.agents import Agents, run_hooks
 from coterie.runtime.backend import Backend, open_stores
+from coterie.runtime.hosting import watch_remote
 from coterie.runtime.info import run_info
 from coterie.runtime.integrity import (
     BoardDamage,
@@ -54,6 +55,8 @@ if TYPE_CHECKING:
 
     from coterie.board import TaskBoard
     from coterie.hooks import AgentHooks
+    from coterie.mailbox import PostOffice
+    from coterie.redisclient import RedisTarget
     from coterie.runmirror import RunMirror
     from coterie.runtime.options import RunOptions
     from coterie.runtime.prepare import PreparedRun
@@ -264,9 +267,15 @@ async def open_run(
 
             root = build_tree(agents, team, cancel=on_cancel or cancel)
             user = ActorContext(name=USER, mailbox=post.open(USER), post=post, events=events)
+            remote = trio.CancelScope()  # --remote: the lead's watch over its hosts
             with scope:
                 async with trio.open_nursery() as nursery:
                     await nursery.start(root.run)
+                    if options.remote and team is not None and backend.target is not None:
+                        await nursery.start(
+                            _watch, remote, backend.target, prepared.run_id, team, post, events,
+                            options.remote_grace,
+                        )  # fmt: skip
                     try:
                         yield AgentSession(
                             prepared.run_id,
@@ -283,6 +292,7 @@ async def open_run(
                     finally:
                         with trio.CancelScope(shield=True):
                             await root.stop()
+                        remote.cancel()
             if asked.is_set():
                 raise RunCancelled(
                     f"run {prepared.run_id} was cancelled (coterie cancel); resume it with"
@@ -300,6 +310,21 @@ async def _session_end(hooks: AgentHooks) -> None:
         return
     with trio.CancelScope(shield=True), trio.move_on_after(SESSION_END_GRACE):
         await hooks.fire("SessionEnd", reason="other")
+
+
+async def _watch(
+    scope: trio.CancelScope,
+    target: RedisTarget,
+    run_id: str,
+    team: Team,
+    post: PostOffice,
+    events: EventLog,
+    grace: float,
+    *,
+    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    with scope:
+        await watch_remote(target, run_id, team, post, events, grace=grace, task_status=task_status)
 
 
 def _on_board_change(wakeups: Wakeups, events: EventLog) -> Callable[[object], None]:

@@ -28,6 +28,7 @@ from coterie.workers.placement import WorkerInfo, choose_claims
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
+    from contextlib import AbstractAsyncContextManager
 
     from coterie.workers.registry import WorkerRegistry
 
@@ -72,9 +73,13 @@ async def serve_worker(
     start: Callable[[str, str], Awaitable[Hosted]],
     *,
     on_change: Callable[[str, str, str], None] | None = None,
+    leaving: Callable[[], AbstractAsyncContextManager[WorkerRegistry]] | None = None,
     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve as worker *config* until cancelled (see the module docstring).
+
+    *leaving* opens the registry the clean stop releases the leases with (a
+    connection of its own, when the cancellation closes *registry*'s).
 
     *on_change* is told ``(what, run_id, teammate)`` for ``hosting``, ``lost``,
     ``ended``, ``released`` and ``failed`` (a start that raised), and
@@ -83,36 +88,61 @@ async def serve_worker(
     lapsed meanwhile is found lost at the next round, and its teammate stopped.
     """
     hosted: dict[tuple[str, str], Hosted] = {}
+    starting: set[tuple[str, str]] = set()  # leases held while their teammate starts
+    keeping_lock = trio.Lock()  # one renewal pass at a time
 
     def said(what: str, key: tuple[str, str]) -> None:
         if on_change is not None:
             on_change(what, *key)
 
     def info() -> WorkerInfo:
-        keys = tuple(f"{r}/{t}" for r, t in sorted(hosted))
+        keys = tuple(f"{r}/{t}" for r, t in sorted({*hosted, *starting}))
         return WorkerInfo(config.id, config.capacity, keys, config.host, config.pid, config.run)
 
     async def let_go(key: tuple[str, str], what: str) -> None:
-        member = hosted.pop(key)
+        member = hosted.pop(key, None)
+        if member is None:
+            return  # the renewals found it lost or ended meanwhile
         with trio.CancelScope(shield=True):
             await member.stop()
             await registry.release(*key, config.id)
         said(what, key)
 
-    async def round() -> None:
+    async def keep() -> None:
+        """The heartbeat and the leases, renewed every beat whatever else is going
+        on (a teammate that takes long to start must not cost the others theirs)."""
+        async with keeping_lock:
+            await renew_all()
+
+    async def renew_all() -> None:
         await registry.heartbeat(info(), config.ttl)
+        for key in list(starting):
+            await registry.renew(*key, config.id, config.ttl)  # checked once started
         for key in list(hosted):
             if not await registry.renew(*key, config.id, config.ttl):
-                member = hosted.pop(key)  # someone else hosts it now: stop, no release
+                member = hosted.pop(key, None)  # someone else hosts it now: stop, no release
+                if member is None:
+                    continue
                 with trio.CancelScope(shield=True):
                     await member.stop()
                 said("lost", key)
-            elif hosted[key].ended:  # gave up, or told to stop: nobody takes it again
+            elif key in hosted and hosted[key].ended:  # gave up, or told to stop: for good
                 member = hosted.pop(key)
                 with trio.CancelScope(shield=True):
                     await member.stop()
                     await registry.retire(*key, config.id)
                 said("ended", key)
+
+    async def keeping() -> None:
+        while True:
+            await trio.sleep(config.beat)
+            try:
+                await keep()
+            except (RedisError, OSError):
+                said("unreachable", ("", ""))  # the server is away: the teammates go on
+
+    async def round() -> None:
+        await keep()
         wanted = await registry.wanted()
         runs = {w.run_id for w in wanted}
         for key in [k for k in hosted if k[0] not in runs]:
@@ -122,34 +152,45 @@ async def serve_worker(
             for name, worker in (await registry.hosts(run.run_id, run.teammates)).items():
                 if worker is not None:
                     held[f"{run.run_id}/{name}"] = worker
-        for run_id, name in choose_claims(info(), wanted, held):
+        peers = max(1, len(await registry.workers()))
+        for run_id, name in choose_claims(info(), wanted, held, peers):
             key = (run_id, name)
             if not await registry.try_host(run_id, name, config.id, config.ttl):
                 continue  # another worker was quicker
+            starting.add(key)
             try:
-                hosted[key] = await start(run_id, name)
+                member = await start(run_id, name)
             except Exception:
                 await registry.release(run_id, name, config.id)
                 said("failed", key)
                 continue
+            finally:
+                starting.discard(key)
+            hosted[key] = member
             said("hosting", key)
 
     try:
         await registry.heartbeat(info(), config.ttl)
-        task_status.started()
-        while True:
-            try:
-                await round()
-            except (RedisError, OSError):
-                said("unreachable", ("", ""))  # the server is away: the teammates go on
-            await trio.sleep(config.beat)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(keeping)
+            task_status.started()
+            while True:
+                try:
+                    await round()
+                except (RedisError, OSError):
+                    said("unreachable", ("", ""))  # the server is away: the teammates go on
+                await trio.sleep(config.beat)
     finally:
         with trio.CancelScope(shield=True), trio.move_on_after(config.ttl):
-            for key in list(hosted):
+            hosted_at_stop = list(hosted)
+            for key in hosted_at_stop:
                 member = hosted.pop(key)
                 await member.stop()
-                with contextlib.suppress(RedisError, OSError):
-                    await registry.release(*key, config.id)
-                said("released", key)
+            opened = contextlib.nullcontext(registry) if leaving is None else leaving()
             with contextlib.suppress(RedisError, OSError):
-                await registry.leave(config.id)
+                async with opened as last:
+                    for key in [*hosted_at_stop]:
+                        with contextlib.suppress(RedisError, OSError):
+                            await last.release(*key, config.id)
+                        said("released", key)
+                    await last.leave(config.id)

@@ -2,9 +2,11 @@
 
 A worker with room (``capacity`` minus what it hosts) takes teammates that
 are wanted and not hosted, oldest run first and in each run in roster order,
-so that the teammates of one run are spread over the workers that look at
-the same time only as far as each has room (a claim is still a race that the
-registry settles atomically: losing it is normal). The lead's side watches
+and never more than its fair share: the teammates it may host divided among
+the live workers (rounded up), so that the teammates of one run are spread
+over the workers alive even when one of them looks first (a claim is still a
+race that the registry settles atomically: losing it is normal; when a worker
+dies, the share of those left grows and they take its teammates over). The lead's side watches
 every teammate of a remote run: one that stays without a host for longer than
 ``grace`` seconds (no worker had room, or none is alive) is reported once,
 until a worker takes it again.
@@ -62,15 +64,25 @@ class Wanted:
 
 
 def choose_claims(
-    me: WorkerInfo, wanted: Iterable[Wanted], hosted_by: Mapping[str, str]
+    me: WorkerInfo,
+    wanted: Iterable[Wanted],
+    hosted_by: Mapping[str, str],
+    peers: int = 1,
 ) -> list[tuple[str, str]]:
     """The ``(run_id, teammate)`` pairs *me* should try to claim now.
 
-    *hosted_by* maps ``"run_id/teammate"`` to the worker holding its lease.
-    Never more than *me*'s room; never a teammate someone holds; only the
-    run *me* is restricted to, if any.
+    *hosted_by* maps ``"run_id/teammate"`` to the worker holding its lease;
+    *peers* is how many workers are alive (*me* included). Never more than
+    *me*'s room, nor (with peers) past its fair share; never a teammate
+    someone holds; only the run *me* is restricted to, if any.
     """
+    wanted = list(wanted)
     room = me.room()
+    if peers > 1:
+        mine = [w for w in wanted if me.run is None or w.run_id == me.run]
+        total = sum(len(w.teammates) for w in mine)
+        share = -(-total // peers)  # rounded up
+        room = min(room, share - len(me.hosted))
     claims: list[tuple[str, str]] = []
     for run in sorted(wanted, key=lambda w: (w.since, w.run_id)):
         if me.run is not None and run.run_id != me.run:

@@ -129,12 +129,21 @@ class TeammateWorkspace:
     root: Path
     #: ``--repo``: the URL the teammate clones and pushes to (None: a worktree).
     remote: str | None = None
+    #: Whether this process publishes the run's base branch (False on a worker:
+    #: the lead's process published it, from the lead's workspace).
+    publish: bool = True
 
     @classmethod
     def of(
-        cls, repo: Repository, run_id: str, teammate: str, remote: str | None
+        cls,
+        repo: Repository,
+        run_id: str,
+        teammate: str,
+        remote: str | None,
+        publish: bool = True,
     ) -> TeammateWorkspace:
-        return cls(repo, run_id, teammate, workspaces_root() / run_id / teammate, remote)
+        root = workspaces_root() / run_id / teammate
+        return cls(repo, run_id, teammate, root, remote, publish)
 
     @property
     def path(self) -> Path:
@@ -171,7 +180,8 @@ class TeammateWorkspace:
             base = (await git(self.repo.workdir, "rev-parse", "HEAD")).stdout.strip()
             await git(self.root, "checkout", "-q", "--no-track", "-b", branch, base)
         else:
-            await self._publish_base()
+            if self.publish:
+                await self._publish_base()
             await git(self.root, "fetch", "-q", "origin")
             pushed = f"refs/remotes/origin/{branch}"
             start = pushed if await self._has(pushed) else f"origin/{base_branch(self.run_id)}"
@@ -221,7 +231,16 @@ class Checkouts:
     run_id: str
     #: ``--repo``: the URL teammates clone and push to (None: worktrees).
     remote: str | None = None
+    #: Whether teammates of this process publish the base branch (False on a worker).
+    publish: bool = True
 
     def teammate(self, name: str) -> TeammateWorkspace:
         """Teammate *name*'s checkout (made by its first :meth:`~TeammateWorkspace.open`)."""
-        return TeammateWorkspace.of(self.repo, self.run_id, name, self.remote)
+        return TeammateWorkspace.of(self.repo, self.run_id, name, self.remote, self.publish)
+
+    async def publish_base(self) -> None:
+        """Push the lead's HEAD to the shared repository as the run's base branch
+        (``--remote``: done once by the lead's process, before workers start)."""
+        if self.remote is not None:
+            ref = f"+HEAD:refs/heads/{base_branch(self.run_id)}"
+            await git(self.repo.workdir, "push", "-q", self.remote, ref)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random  # noqa: TC003 (hypothesis resolves the annotation)
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -40,6 +42,42 @@ def test_a_worker_claims_within_its_room_only_what_nobody_holds(
         assert only is None or run_id == only
     free = [p for p in asked if f"{p[0]}/{p[1]}" not in held and (only is None or p[0] == only)]
     assert len(claims) == min(me.room(), len(free))  # room is never left idle
+
+
+@given(
+    teammates=st.integers(1, 12),
+    capacities=st.lists(st.integers(1, 6), min_size=1, max_size=5),
+    order=st.randoms(use_true_random=False),
+)
+def test_workers_taking_turns_spread_a_run_by_fair_shares(
+    teammates: int, capacities: list[int], order: random.Random
+) -> None:
+    """Workers looking one after another (in any order) each take at most a fair
+    share of the run, and together host as many teammates as they have room for."""
+    names = tuple(f"t{i}" for i in range(teammates))
+    wanted = [Wanted("r1", names)]
+    mine: dict[str, list[str]] = {f"w{i}": [] for i in range(len(capacities))}
+    held: dict[str, str] = {}
+    share = -(-teammates // len(capacities))
+    for _round in range(teammates + 1):
+        ids = list(mine)
+        order.shuffle(ids)
+        for worker in ids:
+            me = WorkerInfo(worker, capacities[int(worker[1:])], tuple(mine[worker]))
+            for run_id, name in choose_claims(me, wanted, held, peers=len(capacities)):
+                held[f"{run_id}/{name}"] = worker
+                mine[worker].append(f"{run_id}/{name}")
+    for worker, hosted in mine.items():
+        assert len(hosted) <= min(share, capacities[int(worker[1:])])
+    assert len(held) == min(teammates, sum(min(share, c) for c in capacities))
+
+
+def test_a_worker_left_alone_takes_a_dead_peers_share() -> None:
+    wanted = [Wanted("r1", ("a", "b", "c", "d"))]
+    me = WorkerInfo("w1", 4, ("r1/a", "r1/b"))
+    held = {"r1/a": "w1", "r1/b": "w1"}
+    assert choose_claims(me, wanted, held, peers=2) == []  # its share is two
+    assert choose_claims(me, wanted, held, peers=1) == [("r1", "c"), ("r1", "d")]
 
 
 def test_the_oldest_run_goes_first_in_roster_order() -> None:

@@ -1,0 +1,309 @@
+"""Teams spread over processes (docs/scale-out.md): a worker's teammates, the lead's watch.
+
+A worker (``coterie worker``) hosts teammates of runs that want them
+(:func:`coterie.workers.serve_worker` decides which); :class:`Hosting` is how
+it starts one: the run's options read from the server's copy of its
+``config.json``, a run directory of the worker's own (under the coterie
+home: ``workers/<id>/<run_id>``) holding the server's copy of that
+teammate's files (its transcript, its Auto Mode counts, its plan approvals),
+the run prepared for this host (:func:`~coterie.runtime.prepare.
+prepare_hosted`: the worker's workdir, settings and permission mode), the
+run's stores opened on the server, and :func:`~coterie.runtime.tree.
+teammate_spec` run under a supervisor of the worker's. Board changes made by
+other processes reach the teammate's wake-ups through the board's
+``wait_for_change`` on the server.
+
+The lead's side of ``--remote`` is :func:`watch_remote`: it asks for the
+run's teammates to be hosted while the run is open, and hands back (tasks to
+the board, a ``teammate_stopped`` notice to the lead) a teammate nobody has
+hosted for longer than a grace period, once, as a teammate that gave up.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import time
+from typing import TYPE_CHECKING
+
+import attrs
+import trio
+from coredis.exceptions import RedisError
+
+from coterie.errors import SupervisorGaveUp
+from coterie.events import EventLog
+from coterie.home import coterie_home
+from coterie.redisclient import connect
+from coterie.runmirror import RunMirror
+from coterie.runtime.agents import Agents, run_hooks
+from coterie.runtime.backend import Backend, open_stores
+from coterie.runtime.options import RunOptions
+from coterie.runtime.prepare import prepare_hosted
+from coterie.runtime.tree import teammate_spec
+from coterie.supervisors import DynamicSupervisor, Strategy, Supervisor
+from coterie.team import Team, Wakeups, hand_back
+from coterie.workers import RETIRED, HostingWatch, WorkerRegistry
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+    from coterie.board import TaskBoard
+    from coterie.mailbox import PostOffice
+    from coterie.redisclient import RedisTarget
+    from coterie.runtime.prepare import PreparedRun
+
+__all__ = ["Hosting", "HostedTeammate", "teammate_files", "watch_remote"]
+
+#: Seconds between the lead's looks at who hosts its teammates.
+WATCH_EVERY = 1.0
+
+
+def teammate_files(name: str) -> Callable[[str], bool]:
+    """Which of a run directory's mirrored files belong to teammate *name*."""
+    mine = (f"transcripts/{name}.log", f"teammates/{name}.json", f"auto-mode/{name}.json")
+    subagents = f"transcripts/{name}-sub-"  # its subagents' (``<parent>-sub-<hex>``)
+
+    def only(rel: str) -> bool:
+        return rel in mine or rel.startswith(subagents)
+
+    return only
+
+
+@attrs.define
+class HostedTeammate:
+    """One teammate a worker hosts (a :class:`coterie.workers.Hosted`)."""
+
+    name: str
+    run_id: str
+    scope: trio.CancelScope = attrs.field(factory=trio.CancelScope)
+    finished: trio.Event = attrs.field(factory=trio.Event)
+    _ended: bool = False
+
+    @property
+    def ended(self) -> bool:
+        """It stopped by itself: its supervisor gave up, or the run told it to stop."""
+        return self._ended
+
+    def end(self) -> None:
+        self._ended = True
+
+    async def stop(self) -> None:
+        self.scope.cancel()
+        await self.finished.wait()
+
+
+@attrs.frozen
+class Hosting:
+    """How a worker starts the teammates it takes (see the module docstring)."""
+
+    backend: Backend
+    worker_id: str
+    workdir: Path
+    permission_mode: str
+    nursery: trio.Nursery
+
+    def run_dir(self, run_id: str) -> Path:
+        return coterie_home() / "workers" / self.worker_id / run_id
+
+    async def start(self, run_id: str, name: str) -> HostedTeammate:
+        """Start teammate *name* of run *run_id*; returns once it has started."""
+        hosted: HostedTeammate = await self.nursery.start(self._host, run_id, name)
+        return hosted
+
+    async def _host(
+        self, run_id: str, name: str, *, task_status: trio.TaskStatus[HostedTeammate]
+    ) -> None:
+        target = self.backend.target
+        assert target is not None
+        run_dir = self.run_dir(run_id)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        recorded, request = await _read_run(target, run_id, run_dir, name)
+        if name not in recorded.teammates:
+            raise ValueError(f"run {run_id} has no teammate {name!r}")
+        # In a thread: settings, git and the model client are read synchronously, and
+        # the worker's heartbeat must go on meanwhile.
+        prepared = await trio.to_thread.run_sync(
+            functools.partial(
+                prepare_hosted, recorded, run_id, run_dir,
+                workdir=self.workdir, permission_mode=self.permission_mode,
+            )
+        )  # fmt: skip
+        hosted = HostedTeammate(name, run_id)
+        events = EventLog(run_dir / f"events-{name}.jsonl")
+        started = False
+
+        def begun(value: HostedTeammate) -> None:
+            nonlocal started
+            started = True
+            task_status.started(value)
+
+        try:
+            with hosted.scope:
+                await self._serve(prepared, events, name, request, hosted, begun)
+        except Exception:
+            if not started:
+                raise  # the start failed: the worker lets the lease go
+            hosted.end()  # it broke after it started: the worker retires it
+        finally:
+            events.close()
+            hosted.finished.set()
+
+    async def _serve(
+        self,
+        prepared: PreparedRun,
+        events: EventLog,
+        name: str,
+        request: str | None,
+        hosted: HostedTeammate,
+        started: Callable[[HostedTeammate], None],
+    ) -> None:
+        wakeups = Wakeups()
+        # The lead's process holds the run; this one holds the teammate's hosting
+        # lease, and brings only the teammate's files (the rest is the lead's).
+        opened = open_stores(
+            self.backend, prepared.run_id, prepared.run_dir, events, team=True,
+            on_change=wakeups.changed, holds_run=False, bring=teammate_files(name),
+        )  # fmt: skip
+        async with opened as stores, trio.open_nursery() as nursery:
+            board = stores.board
+            assert board is not None
+            options = prepared.options
+            team = Team(
+                prepared.run_dir,
+                board,
+                "lead",
+                options.teammates,
+                options.plan_approval,
+                request=request,
+                wakeups=wakeups,
+                lead_turns=options.lead_turns,
+                checkouts=prepared.checkouts,
+            )
+            nursery.start_soon(_follow_board, board, wakeups)
+            subagents = DynamicSupervisor("subagents", events=events)
+            agents = await trio.to_thread.run_sync(
+                functools.partial(
+                    Agents,
+                    prepared,
+                    events,
+                    stores.post,
+                    None,
+                    subagents,
+                    hooks=run_hooks(prepared, events),
+                    mirror=stores.mirror,
+                )
+            )  # fmt: skip (built in a thread: its system prompt reads git and files)
+            spec = teammate_spec(agents, team, name)
+            inner = spec.start
+
+            async def watched(
+                *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+            ) -> None:
+                try:
+                    await inner(task_status=task_status)
+                except SupervisorGaveUp:
+                    hosted.end()
+                    raise
+                hosted.end()  # it ended normally (the lead's shutdown)
+
+            root = Supervisor(
+                f"host-{name}",
+                [attrs.evolve(spec, start=watched), subagents.as_child()],
+                strategy=Strategy.ONE_FOR_ONE,
+                events=events,
+            )
+            await nursery.start(root.run)
+            started(hosted)
+            try:
+                await trio.sleep_forever()
+            finally:
+                with trio.CancelScope(shield=True):
+                    await root.stop()
+                nursery.cancel_scope.cancel()
+
+
+async def _read_run(
+    target: RedisTarget, run_id: str, run_dir: Path, name: str
+) -> tuple[RunOptions, str | None]:
+    """Run *run_id*'s options and request, from the server; teammate *name*'s files
+    written into *run_dir* (the run's own documents stay on the server: this host
+    must not send back an old copy of them)."""
+    async with connect(target) as client:
+        mirror = RunMirror(client, target, run_id)
+        raw = await mirror.read("config.json")
+        if raw is None:
+            raise ValueError(f"run {run_id} has no config.json on the server")
+        state = await mirror.read("state.json")
+        await mirror.materialize(run_dir, only=teammate_files(name))
+    data = json.loads(raw)
+    request = None
+    if state is not None:
+        with contextlib.suppress(ValueError, AttributeError, TypeError):
+            request = json.loads(state).get("request", {}).get("text")
+    return RunOptions.from_json(data), request
+
+
+async def _follow_board(board: TaskBoard, wakeups: Wakeups) -> None:
+    """Feed *wakeups* with the board's changes, whoever made them."""
+    seq = -1
+    while True:
+        try:
+            seq = await board.wait_for_change(seq)
+            wakeups.changed(await board.list())
+        except (RedisError, OSError):
+            await trio.sleep(1.0)  # the server is away: the teammate's own poll goes on
+
+
+async def watch_remote(
+    target: RedisTarget,
+    run_id: str,
+    team: Team,
+    post: PostOffice,
+    events: EventLog,
+    *,
+    grace: float,
+    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """The lead's side of ``--remote`` (see the module docstring), until cancelled."""
+    try:
+        async with connect(target) as client:
+            registry = WorkerRegistry(client, target)
+            if team.checkouts is not None:  # the base branch the workers' clones start from
+                await team.checkouts.publish_base()
+            await registry.want(run_id, team.teammates, time.time())
+            task_status.started()
+            await _watch_hosts(registry, run_id, team, post, events, grace)
+    finally:
+        # A connection of its own: the one above is closed by the cancellation.
+        with (
+            trio.CancelScope(shield=True),
+            trio.move_on_after(5),
+            contextlib.suppress(RedisError, OSError),
+        ):
+            async with connect(target) as client:
+                await WorkerRegistry(client, target).unwant(run_id)
+
+
+async def _watch_hosts(
+    registry: WorkerRegistry,
+    run_id: str,
+    team: Team,
+    post: PostOffice,
+    events: EventLog,
+    grace: float,
+) -> None:
+    watch = HostingWatch(team.teammates, grace)
+    while True:
+        with contextlib.suppress(RedisError, OSError):  # the server away: look again
+            hosts = await registry.hosts(run_id, team.teammates)
+            for name, worker in hosts.items():
+                if worker is not None and worker != RETIRED:
+                    team.stopped.discard(name)  # hosted again: it works again
+            # A retired teammate ended for good on its worker, which told the lead.
+            for lost in watch.observe(trio.current_time(), hosts):
+                last = lost.last_worker or "none"
+                why = f"no worker has hosted it for {grace:g} s (last worker: {last})"
+                await hand_back(team, lost.teammate, why, post, events)
+        await trio.sleep(WATCH_EVERY)

@@ -1,0 +1,22 @@
+"""What a worker copies of a run to host one of its teammates."""
+
+from __future__ import annotations
+
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from coterie.runtime.hosting import teammate_files
+
+names = st.from_regex(r"\A[a-z][a-z0-9_]{0,11}\Z")
+
+
+@given(me=names, other=names)
+def test_a_worker_takes_only_its_teammates_files(me: str, other: str) -> None:
+    assume(me != other)
+    only = teammate_files(me)
+    for rel in (f"transcripts/{me}.log", f"teammates/{me}.json", f"auto-mode/{me}.json",
+                f"transcripts/{me}-sub-1a2b.log"):  # fmt: skip
+        assert only(rel)
+    theirs = (f"transcripts/{other}.log", f"teammates/{other}.json", f"auto-mode/{other}.json")
+    for rel in (*theirs, "state.json", "config.json", "schedule.json"):
+        assert not only(rel)

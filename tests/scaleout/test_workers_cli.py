@@ -1,0 +1,302 @@
+"""``coterie worker`` and ``coterie team --remote``: teammates hosted by other processes."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from typing import TYPE_CHECKING, Any
+
+import pytest
+import trio
+
+from coterie.redisclient import connect, parse_backend
+from coterie.workers import RETIRED, WorkerRegistry
+from tests.agent.conftest import clean_env, coterie
+from tests.agent.test_resume_cli import write_scenario
+from tests.team.test_team_cli import BYPASS, create, events_of, write
+from tests.workspaces.conftest import make_repo, run_git
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+    from pathlib import Path
+
+#: Short heartbeats: a dead worker's leases lapse within 2.5 s.
+BEAT = ("--heartbeat", "0.5")
+
+
+def start_worker(
+    home: Path, workdir: Path, backend: str, *extra: str, env: dict[str, str] | None = None,
+    wrapper: Sequence[str] = (),
+) -> subprocess.Popen[str]:  # fmt: skip
+    return subprocess.Popen(
+        [*wrapper, sys.executable, "-m", "coterie", "worker", "--backend", backend,
+         "--workdir", str(workdir), *BEAT, *extra],
+        env={**clean_env(HOME=str(home)), **(env or {})},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+
+def stop(proc: subprocess.Popen[str], timeout: float = 20) -> tuple[str, str]:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+    try:
+        return proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return proc.communicate()
+
+
+@pytest.fixture
+def workers() -> Iterator[list[subprocess.Popen[str]]]:
+    procs: list[subprocess.Popen[str]] = []
+    yield procs
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+
+def spread_scenario(tmp_path: Path, names: Sequence[str], per: int) -> Path:
+    """The lead gives each teammate *per* tasks; each writes one file a task."""
+    lead_calls = [create(f"{n}-{i}", n) for n in names for i in range(per)]
+    tracks: dict[str, Any] = {
+        "lead": [{"tool_uses": lead_calls}, {"text": "planned"}] + [{"text": "all done"}] * 4
+    }
+    for n in names:
+        turns: list[dict[str, Any]] = []
+        for i in range(per):
+            turns += [write(f"{n}-{i}.txt", n), {"text": f"{n} wrote {i}"}]
+        tracks[n] = turns
+    return write_scenario(tmp_path / "spread.json", tracks)
+
+
+def test_a_remote_team_runs_on_two_workers(
+    workspace: Path, home: Path, tmp_path: Path, redis_url: str, mock_server: Any,
+    workers: list[subprocess.Popen[str]],
+) -> None:  # fmt: skip
+    names = ("alice", "bob")
+    url = mock_server(spread_scenario(tmp_path, names, 2))
+    api = {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "k"}
+    for i in range(2):
+        workers.append(start_worker(home, workspace, redis_url, "--id", f"w{i}", *BYPASS, env=api))
+    done = coterie(
+        "team", "-p", "--output-format", "json", *BYPASS, "--backend", redis_url, "--remote",
+        "--teammate", "alice", "--teammate", "bob", "go", cwd=workspace, home=home, env=api,
+        timeout=90,
+    )  # fmt: skip
+    outs = [stop(w) for w in workers]
+    (tmp_path / "outs.json").write_text(json.dumps([*outs, (done.stdout, done.stderr)]))
+    assert done.returncode == 0, (done.stderr, outs)
+    summary = json.loads(done.stdout)
+    assert [t["status"] for t in summary["tasks"]] == ["completed"] * 4
+    for n in names:
+        assert (workspace / f"{n}-0.txt").read_text() == n
+        assert (workspace / f"{n}-1.txt").read_text() == n
+    hosted = [{line.split()[1] for line in out.splitlines() if line.startswith("hosting")}
+              for out, _err in outs]  # fmt: skip
+    assert all(len(h) == 1 for h in hosted), outs  # one teammate each: spread over both
+    assert {h.split("/")[1] for h in hosted[0] | hosted[1]} == set(names)
+
+
+def test_a_worker_needs_a_redis_backend(workspace: Path, home: Path) -> None:
+    done = coterie("worker", "--workdir", str(workspace), cwd=workspace, home=home)
+    assert done.returncode == 2
+    assert "needs a Redis backend" in done.stderr
+
+
+@pytest.mark.parametrize("capacity", ["0", "-3"])
+def test_a_bad_capacity_is_a_usage_error(
+    workspace: Path, home: Path, redis_url: str, capacity: str
+) -> None:
+    done = coterie(
+        "worker", "--backend", redis_url, "--capacity", capacity, cwd=workspace, home=home
+    )
+    assert done.returncode == 2
+    assert "capacity" in done.stderr
+
+
+async def test_a_worker_stops_cleanly_on_sigterm(
+    workspace: Path, home: Path, redis_url: str, workers: list[subprocess.Popen[str]]
+) -> None:
+    worker = start_worker(home, workspace, redis_url, "--id", "lonely")
+    workers.append(worker)
+    deadline = time.monotonic() + 20
+    assert worker.stdout is not None
+    first = worker.stdout.readline()
+    assert first.startswith("worker lonely: capacity 4"), first
+    assert time.monotonic() < deadline
+    target = parse_backend(redis_url)
+    async with connect(target) as client:
+        registry = WorkerRegistry(client, target)
+        while not [w for w in await registry.workers() if w.id == "lonely"]:
+            await trio.sleep(0.1)
+        _out, err = stop(worker)
+        assert worker.returncode == 128 + signal.SIGTERM, err
+        assert "Traceback" not in err
+        # It left at once, not after its heartbeat's time to live.
+        assert not [w for w in await registry.workers() if w.id == "lonely"]
+
+
+def clone_scenario(tmp_path: Path) -> Path:
+    merge = {
+        "tool_uses": [{"name": "MergeTask", "input": {"task_id": t}} for t in ("task_1", "task_2")]
+    }
+    return write_scenario(
+        tmp_path / "clones.json",
+        {
+            "lead": [
+                {"tool_uses": [create("alice's part", "alice"), create("bob's part", "bob")]},
+                {"text": "planned"},
+                merge,
+                {"text": "both merged"},
+            ],
+            "alice": [write("a.txt", "from alice\n"), {"text": "alice wrote a.txt"}],
+            "bob": [write("b.txt", "from bob\n"), {"text": "bob wrote b.txt"}],
+        },
+    )
+
+
+def test_remote_teammates_push_their_branches_from_their_own_clones_and_the_lead_merges(
+    workspace: Path, home: Path, tmp_path: Path, redis_url: str, mock_server: Any,
+    workers: list[subprocess.Popen[str]],
+) -> None:  # fmt: skip
+    make_repo(workspace)
+    bare = tmp_path / "shared.git"
+    run_git(tmp_path, "init", "-q", "--bare", str(bare))
+    elsewhere = tmp_path / "worker-checkout"  # the worker's own copy of the project
+    run_git(tmp_path, "clone", "-q", str(workspace), str(elsewhere))
+    url = mock_server(clone_scenario(tmp_path))
+    api = {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "k"}
+    workers.append(start_worker(home, elsewhere, redis_url, "--id", "far", *BYPASS, env=api))
+    done = coterie(
+        "team", "-p", "--output-format", "json", *BYPASS, "--backend", redis_url, "--remote",
+        "--isolation", "worktree", "--repo", str(bare), "--teammate", "alice", "--teammate",
+        "bob", "go", cwd=workspace, home=home, env=api, timeout=90,
+    )  # fmt: skip
+    out, _err = stop(workers[0])
+    assert done.returncode == 0, (done.stderr[-3000:], out)
+    summary = json.loads(done.stdout)
+    run_id = summary["run_id"]
+    pushed = run_git(bare, "branch", "--format=%(refname:short)").split()
+    assert pushed == [f"coterie/{run_id}/base", f"coterie/{run_id}/task_1",
+                      f"coterie/{run_id}/task_2"]  # fmt: skip
+    assert all("(pushed)]" in t["result"] for t in summary["tasks"])
+    # The lead merged both branches into its own workspace.
+    assert (workspace / "a.txt").read_text() == "from alice\n"
+    assert (workspace / "b.txt").read_text() == "from bob\n"
+    assert not (elsewhere / "a.txt").exists()  # the worker's own checkout is untouched
+
+
+def test_remote_worktrees_need_a_shared_repository(
+    workspace: Path, home: Path, redis_url: str
+) -> None:
+    make_repo(workspace)
+    done = coterie(
+        "team", "-p", "--backend", redis_url, "--remote", "--isolation", "worktree", "go",
+        cwd=workspace, home=home,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "needs --repo URL" in done.stderr
+
+
+async def test_a_teammate_that_keeps_crashing_on_a_worker_is_retired_and_its_task_handed_back(
+    workspace: Path, home: Path, tmp_path: Path, redis_url: str, mock_server: Any,
+    workers: list[subprocess.Popen[str]],
+) -> None:  # fmt: skip
+    scenario = write_scenario(
+        tmp_path / "crashes.json",
+        {
+            "lead": [{"tool_uses": [create("the job", "bob")]}, {"text": "planned"}]
+            + [{"text": "noted"}] * 4,
+            "bob": [{"crash": f"bug {i}"} for i in range(4)],
+            "alice": [write("job.txt", "done"), {"text": "did the job bob could not"}],
+        },
+    )
+    api = {"ANTHROPIC_BASE_URL": mock_server(scenario), "ANTHROPIC_API_KEY": "k"}
+    workers.append(start_worker(home, workspace, redis_url, "--id", "w0", *BYPASS, env=api))
+    argv = ("team", "-p", "--output-format", "json", *BYPASS, "--backend", redis_url,
+            "--remote", "--teammate", "alice", "--teammate", "bob", "go")  # fmt: skip
+    done = await trio.to_thread.run_sync(
+        lambda: coterie(*argv, cwd=workspace, home=home, env=api, timeout=90)
+    )
+    summary = json.loads(done.stdout) if done.returncode == 0 else None
+    target = parse_backend(redis_url)
+    async with connect(target) as client:
+        hosts = (
+            await WorkerRegistry(client, target).hosts(summary["run_id"], ("bob",))
+            if summary
+            else {}
+        )
+    out, _err = stop(workers[0])
+    assert done.returncode == 0, (done.stderr[-3000:], out)
+    assert summary is not None
+    (task,) = summary["tasks"]
+    assert (task["status"], task["owner"]) == ("completed", "alice")
+    assert f"ended {summary['run_id']}/bob" in out  # its supervisor gave up: retired
+    assert hosts == {"bob": RETIRED}  # no worker starts it again
+
+
+def test_teammates_no_worker_hosts_are_handed_back_once_after_the_grace(
+    workspace: Path, home: Path, tmp_path: Path, redis_url: str, mock_server: Any
+) -> None:
+    scenario = write_scenario(
+        tmp_path / "alone.json",
+        {"lead": [{"tool_uses": [create("the job", "alice")]}, {"text": "planned"}]
+         + [{"text": "nobody could do it"}] * 4},
+    )  # fmt: skip
+    api = {"ANTHROPIC_BASE_URL": mock_server(scenario), "ANTHROPIC_API_KEY": "k"}
+    done = coterie(
+        "team", "-p", "--output-format", "json", *BYPASS, "--backend", redis_url, "--remote",
+        "--remote-grace", "1", "--teammate", "alice", "--teammate", "bob", "go",
+        cwd=workspace, home=home, env=api, timeout=90,
+    )  # fmt: skip
+    summary = json.loads(done.stdout)
+    (task,) = summary["tasks"]
+    assert (task["status"], task["owner"]) == ("pending", None)  # handed back
+    told = [e for e in events_of(workspace) if e.type == "team.message"
+            and e.data["kind"] == "teammate_stopped"]  # fmt: skip
+    assert sorted(e.data["sender"] for e in told) == ["alice", "bob"]  # each once
+    assert all("no worker has hosted it for 1 s" in e.data["text"] for e in told)
+
+
+async def test_a_worker_stopped_mid_task_releases_its_teammates_at_once(
+    workspace: Path, home: Path, tmp_path: Path, redis_url: str, mock_server: Any,
+    workers: list[subprocess.Popen[str]],
+) -> None:  # fmt: skip
+    slow = {"tool_uses": [{"name": "Bash", "input": {"command": "sleep 60"}}]}
+    scenario = write_scenario(
+        tmp_path / "slow.json",
+        {"lead": [{"tool_uses": [create("the job", "alice")]}, {"text": "planned"}],
+         "alice": [slow, {"text": "slept"}]},
+    )  # fmt: skip
+    api = {"ANTHROPIC_BASE_URL": mock_server(scenario), "ANTHROPIC_API_KEY": "k"}
+    worker = start_worker(home, workspace, redis_url, "--id", "w0", *BYPASS, env=api)
+    workers.append(worker)
+    lead = subprocess.Popen(
+        [sys.executable, "-m", "coterie", "team", "-p", *BYPASS, "--backend", redis_url,
+         "--remote", "--teammate", "alice", "go"],
+        cwd=workspace, env={**clean_env(HOME=str(home)), **api}, stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    target = parse_backend(redis_url)
+    try:
+        async with connect(target) as client:
+            registry = WorkerRegistry(client, target)
+            with trio.fail_after(60):
+                while not (wanted := await registry.wanted()):
+                    await trio.sleep(0.1)
+                run_id = wanted[0].run_id
+                while (await registry.hosts(run_id, ("alice",)))["alice"] != "w0":
+                    await trio.sleep(0.1)
+                await trio.sleep(2)  # alice is in her `sleep 60`
+            out, err = await trio.to_thread.run_sync(stop, worker)
+            assert worker.returncode == 128 + signal.SIGTERM, err
+            assert f"released {run_id}/alice" in out
+            # At once, not after the lease's time to live: another worker may take her.
+            assert (await registry.hosts(run_id, ("alice",)))["alice"] is None
+    finally:
+        lead.kill()
+        lead.wait()
