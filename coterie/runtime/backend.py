@@ -177,7 +177,14 @@ async def open_stores(
     async with live, connect(target) as client, trio.open_nursery() as nursery:
         async with (
             _opened(
-                client, target, run_id, run_dir, events, origin, nursery, bring or _shared,
+                client,
+                target,
+                run_id,
+                run_dir,
+                events,
+                origin,
+                nursery,
+                bring or _shared,
                 holds_run,
             ) as mirror,  # fmt: skip
             open_redis_post_office(target, run_id, events=events) as post,
