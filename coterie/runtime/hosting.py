@@ -283,7 +283,7 @@ async def watch_remote(
             contextlib.suppress(RedisError, OSError),
         ):
             async with connect(target) as client:
-                await WorkerRegistry(client, target).unwant(run_id)
+                await WorkerRegistry(client, target).unwant(run_id, team.teammates)
 
 
 async def _watch_hosts(

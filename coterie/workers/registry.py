@@ -111,10 +111,15 @@ class WorkerRegistry:
         await self._client.set(self._key("run", run_id, "wanted"), json.dumps(list(teammates)))
         await self._client.zadd(self._key("remote"), {run_id: since})
 
-    async def unwant(self, run_id: str) -> None:
-        """The run ended: no worker should take its teammates any more."""
+    async def unwant(self, run_id: str, teammates: tuple[str, ...] = ()) -> None:
+        """The run ended (or stopped, to be resumed): no worker should take its
+        teammates any more; those of *teammates* retired are forgotten (a resume
+        starts them again, as a resume on one machine does)."""
         await self._client.zrem(self._key("remote"), [run_id])
         await self._client.delete([self._key("run", run_id, "wanted")])
+        for name, worker in (await self.hosts(run_id, teammates)).items():
+            if worker == RETIRED:
+                await self._client.delete([self._lease(run_id, name)])
 
     async def wanted(self) -> list[Wanted]:
         """Every run that wants hosts, oldest first."""

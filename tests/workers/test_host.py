@@ -114,6 +114,10 @@ async def test_a_lease_lost_stops_the_teammate_and_an_ended_one_stays_retired(
         assert log.count("wa start bob") == 1
         assert await registry.hosts("r1", ("alice", "bob")) == {"alice": "wz", "bob": RETIRED}
         nursery.cancel_scope.cancel()
+    async with connect(target) as client:
+        registry = WorkerRegistry(client, target)
+        await registry.unwant("r1", ("alice", "bob"))  # the run stopped: bob is forgotten
+        assert await registry.hosts("r1", ("alice", "bob")) == {"alice": "wz", "bob": None}
 
 
 @pytest.mark.parametrize(
