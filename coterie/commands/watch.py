@@ -35,6 +35,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from coterie.board import read_log
+from coterie.commands.stopping import STOP_SIGNALS
 from coterie.errors import MailboxError
 from coterie.mailbox import peek_mailbox
 from coterie.runs import DamagedRun, UnknownRun, is_live, read_config, run_info, runs_root
@@ -42,6 +43,8 @@ from coterie.ui.follow import LineSplitter, ReplaySchedule, board_at
 from coterie.ui.live import TeamView, render_team, render_tree
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
     from coterie.events import Event
 
 POLL = 0.1  # seconds between two reads of a live run's log
@@ -145,7 +148,9 @@ def watch_command(args: argparse.Namespace, console: Console) -> int:
             from coterie.commands.onserver import run_on_server
             from coterie.commands.watchserver import watch_on_server
 
-            return run_on_server(target, watch_on_server, target, args.run_id, console, args.speed)
+            return run_on_server(
+                target, until_stopped, watch_on_server, target, args.run_id, console, args.speed
+            )
         run_dir = locate(args.workdir.resolve(), args.run_id)
     except (UnknownRun, BackendError) as exc:
         err.print(f"[red]error:[/] {escape(str(exc))}")
@@ -153,7 +158,30 @@ def watch_command(args: argparse.Namespace, console: Console) -> int:
     except InspectError as exc:
         err.print(f"[red]error:[/] {escape(str(exc))}")
         return exc.code
-    return trio.run(watch, run_dir, console, args.speed)
+    return trio.run(until_stopped, watch, run_dir, console, args.speed)
+
+
+async def until_stopped(fn: Callable[..., Awaitable[int]], *args: object) -> int:
+    """``await fn(*args)``, or ``128 + signum`` once SIGINT, SIGTERM or SIGHUP came:
+    the watcher leaves quietly, taking each signal as an event (never as an
+    exception raised wherever the code happens to be)."""
+    stopped: list[int] = []
+    with trio.open_signal_receiver(*STOP_SIGNALS) as signals:
+        async with trio.open_nursery() as nursery:
+            work = trio.CancelScope()
+
+            async def listen() -> None:
+                async for signum in signals:
+                    stopped.append(signum)
+                    work.cancel()
+                    return
+
+            nursery.start_soon(listen)
+            code = 0
+            with work:
+                code = await fn(*args)
+            nursery.cancel_scope.cancel()
+    return 128 + stopped[0] if stopped else code
 
 
 async def watch(run_dir: Path, console: Console, speed: float) -> int:
