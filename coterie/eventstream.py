@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING
 
 import attrs
 import trio
-from coredis.exceptions import RedisError
 
 from coterie.events import Event, stored
+from coterie.redisclient import server_errors
 
 if TYPE_CHECKING:
     import coredis
@@ -103,7 +103,7 @@ async def _copy(client: coredis.Redis[bytes], key: str, origin: str, fwd: Forwar
             async with client.pipeline(transaction=True) as pipe:
                 for event in batch:
                     pipe.xadd(key, {"e": stored(event).to_json(), "o": origin})
-        except (RedisError, OSError):
+        except server_errors():
             fwd.failures += 1
             await trio.sleep(delay)  # the server is away: keep them, try again
             delay = min(delay * 2, RETRY_LAST)

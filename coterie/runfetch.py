@@ -24,10 +24,8 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from coredis.exceptions import RedisError
-
 from coterie.errors import CoterieError
-from coterie.redisclient import BackendError, connect
+from coterie.redisclient import BackendError, connect, server_errors
 from coterie.runmirror import RunMirror
 from coterie.runregistry import dead_here, find_registered, live_holder
 from coterie.runs import DamagedRun, RunBusy, UnknownRun, rebased, runs_root, write_config
@@ -48,7 +46,7 @@ async def fetch_run(target: RedisTarget, workdir: Path, run_id: str) -> Path:
         return await _fetch(target, workdir, run_id)
     except* CoterieError as group:  # raised inside the client's task group: bare again
         raise _first(group) from None
-    except* (RedisError, OSError) as group:
+    except* server_errors() as group:
         raise BackendError(f"cannot read {target.url}: {_first(group)}") from None
 
 

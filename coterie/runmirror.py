@@ -30,9 +30,9 @@ from typing import TYPE_CHECKING, Literal
 
 import attrs
 import trio
-from coredis.exceptions import RedisError
 
 from coterie.fsutil import atomic_write
+from coterie.redisclient import server_errors
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -141,7 +141,7 @@ class RunMirror:
                             pipe.rpush(self._key("log", write.rel), [write.data])
                         else:
                             pipe.set(self._key("doc", write.rel), write.data)
-            except (RedisError, OSError):
+            except server_errors():
                 self.failures += 1
                 await trio.sleep(delay)
                 delay = min(delay * 2, RETRY_LAST)

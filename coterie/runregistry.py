@@ -32,10 +32,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 import trio
-from coredis.exceptions import RedisError
-from coredis.tokens import PureToken
 
-from coterie.redisclient import connect
+from coterie.redisclient import connect, server_errors
 from coterie.runs import DAMAGED, INTERRUPTED, RUNNING, RunBusy, UnknownRun
 
 if TYPE_CHECKING:
@@ -88,6 +86,8 @@ async def register(
     registered before keeps its creation time."""
     created = float(config.get("created_at") or time.time())
     prompt = config.get("prompt") or config.get("goal") or config.get("loop") or ""
+    from coredis.tokens import PureToken  # here: a run on files never imports coredis
+
     async with client.pipeline(transaction=True) as pipe:
         pipe.zadd(runs_key(target), {run_id: created}, condition=PureToken.NX)
         pipe.hset(
@@ -110,6 +110,8 @@ async def held_live(
     :class:`~coterie.runs.RunBusy` if another process holds it. A connection of its
     own: entered before the run's other stores and left after them, the key goes
     only once they have flushed (a watcher that sees it gone has every event)."""
+    from coredis.tokens import PureToken  # here: a run on files never imports coredis
+
     key, ttl_ms = live_key(target, run_id), int(LIVE_TTL * 1000)
     busy: str | None = None
     async with connect(target) as client:
@@ -132,7 +134,7 @@ async def held_live(
                         try:
                             if _text(await client.get(key) or b"") == holder:
                                 await client.delete([key])
-                        except (RedisError, OSError):
+                        except server_errors():
                             pass  # it expires on its own
     if busy is not None:  # raised here: the client's task group would wrap it
         raise RunBusy(
@@ -156,7 +158,7 @@ async def _renew(client: coredis.Redis[bytes], key: str, holder: str, ttl_ms: in
     renew = client.register_script(_RENEW)
     while True:
         await trio.sleep(LIVE_EVERY)
-        with contextlib.suppress(RedisError, OSError):
+        with contextlib.suppress(*server_errors()):
             await renew(keys=[key], args=[holder, ttl_ms])
 
 

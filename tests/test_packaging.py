@@ -105,3 +105,15 @@ def test_nothing_cites_a_file_outside_the_repository() -> None:
     paths = [REPO / "README.md", *(REPO / "docs").rglob("*.md"), *(REPO / "coterie").rglob("*.py")]
     cited = [str(p.relative_to(REPO)) for p in paths if outside.search(p.read_text())]
     assert cited == []
+
+
+def test_a_run_on_files_never_imports_coredis() -> None:
+    """Importing coredis costs a third of a second: every command on files (and
+    every CLI test) would pay it at each start."""
+    probe = (
+        "import sys, coterie.cli, coterie.commands.run, coterie.commands.watch,"
+        " coterie.commands.inspect, coterie.observe, coterie.control, coterie.session;"
+        " print(sorted(m for m in sys.modules if m.split('.')[0] == 'coredis'))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

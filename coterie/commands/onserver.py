@@ -15,12 +15,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import trio
-from coredis.exceptions import RedisError
 
 from coterie.commands.inspectview import InspectError
 from coterie.errors import CoterieError
 from coterie.eventstream import read_stream
-from coterie.redisclient import connect
+from coterie.redisclient import connect, server_errors
 from coterie.runregistry import RegisteredRun, find_registered, registered_runs, run_record
 from coterie.runs import UnknownRun
 
@@ -52,7 +51,7 @@ def run_on_server(target: RedisTarget, fn: Callable[..., Awaitable[T]], *args: o
         return trio.run(fn, *args)
     except* (InspectError, CoterieError) as group:
         raise _first(group) from None
-    except* (RedisError, OSError) as group:
+    except* server_errors() as group:
         raise unreachable(target, _first(group)) from None
 
 
@@ -74,7 +73,7 @@ async def list_on_server(target: RedisTarget) -> list[RegisteredRun]:
             return [
                 await run_record(client, target, r) for r in await registered_runs(client, target)
             ]
-    except (RedisError, OSError) as exc:
+    except server_errors() as exc:
         raise unreachable(target, exc) from None
 
 
@@ -107,7 +106,7 @@ async def read_tasks_on_server(
                 raise InspectError(f"run {record.run_id} has no task board (not a team run?)")
         async with open_redis_board(target, record.run_id) as board:
             return record, [task.to_json() for task in await board.list()]
-    except (RedisError, OSError) as exc:
+    except server_errors() as exc:
         raise unreachable(target, exc) from None
     except BoardError as exc:
         raise InspectError(f"cannot read the task board of run {run_id}: {exc}", 1) from None
@@ -144,7 +143,7 @@ async def read_inbox_on_server(
                 )
             pending = await peek_redis_mailbox(client, target, record.run_id, actor)
             history = await _history(client, target, record.run_id, actor)
-    except (RedisError, OSError) as exc:
+    except server_errors() as exc:
         raise unreachable(target, exc) from None
     return record, actor, pending, history
 

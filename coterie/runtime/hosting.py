@@ -29,12 +29,11 @@ from typing import TYPE_CHECKING
 
 import attrs
 import trio
-from coredis.exceptions import RedisError
 
 from coterie.errors import SupervisorGaveUp
 from coterie.events import EventLog
 from coterie.home import coterie_home
-from coterie.redisclient import connect
+from coterie.redisclient import connect, server_errors
 from coterie.runmirror import RunMirror
 from coterie.runtime.agents import Agents, run_hooks
 from coterie.runtime.backend import Backend, open_stores
@@ -252,7 +251,7 @@ async def _follow_board(board: TaskBoard, wakeups: Wakeups) -> None:
         try:
             seq = await board.wait_for_change(seq)
             wakeups.changed(await board.list())
-        except (RedisError, OSError):
+        except server_errors():
             await trio.sleep(1.0)  # the server is away: the teammate's own poll goes on
 
 
@@ -280,7 +279,7 @@ async def watch_remote(
         with (
             trio.CancelScope(shield=True),
             trio.move_on_after(5),
-            contextlib.suppress(RedisError, OSError),
+            contextlib.suppress(*server_errors()),
         ):
             async with connect(target) as client:
                 await WorkerRegistry(client, target).unwant(run_id, team.teammates)
@@ -296,7 +295,7 @@ async def _watch_hosts(
 ) -> None:
     watch = HostingWatch(team.teammates, grace)
     while True:
-        with contextlib.suppress(RedisError, OSError):  # the server away: look again
+        with contextlib.suppress(*server_errors()):  # the server away: look again
             hosts = await registry.hosts(run_id, team.teammates)
             for name, worker in hosts.items():
                 if worker is not None and worker != RETIRED:

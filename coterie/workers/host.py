@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Protocol
 
 import attrs
 import trio
-from coredis.exceptions import RedisError
 
+from coterie.redisclient import server_errors
 from coterie.workers.placement import WorkerInfo, choose_claims
 
 if TYPE_CHECKING:
@@ -138,7 +138,7 @@ async def serve_worker(
             await trio.sleep(config.beat)
             try:
                 await keep()
-            except (RedisError, OSError):
+            except server_errors():
                 said("unreachable", ("", ""))  # the server is away: the teammates go on
 
     async def round() -> None:
@@ -177,7 +177,7 @@ async def serve_worker(
             while True:
                 try:
                     await round()
-                except (RedisError, OSError):
+                except server_errors():
                     said("unreachable", ("", ""))  # the server is away: the teammates go on
                 await trio.sleep(config.beat)
     finally:
@@ -187,10 +187,10 @@ async def serve_worker(
                 member = hosted.pop(key)
                 await member.stop()
             opened = contextlib.nullcontext(registry) if leaving is None else leaving()
-            with contextlib.suppress(RedisError, OSError):
+            with contextlib.suppress(*server_errors()):
                 async with opened as last:
                     for key in [*hosted_at_stop]:
-                        with contextlib.suppress(RedisError, OSError):
+                        with contextlib.suppress(*server_errors()):
                             await last.release(*key, config.id)
                         said("released", key)
                     await last.leave(config.id)

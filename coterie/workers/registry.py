@@ -21,8 +21,6 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from coredis import PureToken
-
 from coterie.workers.placement import Wanted, WorkerInfo
 
 if TYPE_CHECKING:
@@ -138,6 +136,8 @@ class WorkerRegistry:
 
     async def try_host(self, run_id: str, teammate: str, worker_id: str, ttl: float) -> bool:
         """Take *teammate*'s hosting lease for *worker_id*; False if someone holds it."""
+        from coredis.tokens import PureToken  # here: a run on files never imports coredis
+
         taken = await self._client.set(
             self._lease(run_id, teammate), worker_id, condition=PureToken.NX, px=_ms(ttl)
         )
