@@ -202,7 +202,7 @@ SURFACES: dict[str, set[str]] = {
         "COMMANDS", "Conversation", "SlashInput", "closest", "history_path", "parse_slash"
     },
     "coterie.redisclient": {
-        "BACKEND_ENV", "BackendError", "RedisTarget", "connect", "parse_backend"
+        "BACKEND_ENV", "BackendError", "RedisTarget", "connect", "parse_backend", "server_errors"
     },
     "coterie.workers": {
         "RETIRED", "Hosted", "HostingWatch", "Unhosted", "Wanted", "WorkerConfig", "WorkerInfo",
