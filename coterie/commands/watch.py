@@ -40,7 +40,7 @@ from coterie.errors import MailboxError
 from coterie.mailbox import peek_mailbox
 from coterie.runs import DamagedRun, UnknownRun, is_live, read_config, run_info, runs_root
 from coterie.ui.follow import LineSplitter, ReplaySchedule, board_at
-from coterie.ui.live import TeamView, render_team, render_tree
+from coterie.ui.live import TeamView, show_end
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -250,15 +250,4 @@ def _final(view: TeamView, run_dir: Path, console: Console) -> None:
     if view.state.board_changed or (run_dir / "board").is_dir():
         view.state.set_tasks(board_at(read_log(run_dir / "board")))
     info = run_info(run_dir)
-    if view.live:
-        view.refresh()
-        view.stop()
-    else:
-        shown = render_team(view.state) if view.state.tasks else render_tree(view.state)
-        console.print(shown, soft_wrap=True)
-    console.print(
-        f"run {run_dir.name} {info.state}" + (f": {info.result}" if info.result else ""),
-        style="bold",
-        markup=False,
-        highlight=False,
-    )
+    show_end(view, console, run_dir.name, info.state, info.result)

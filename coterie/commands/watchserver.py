@@ -28,7 +28,7 @@ from coterie.redisclient import connect
 from coterie.runmirror import RunMirror
 from coterie.runregistry import dead_here, find_registered, live_holder, run_record
 from coterie.ui.follow import ReplaySchedule, board_at
-from coterie.ui.live import TeamView, render_team, render_tree
+from coterie.ui.live import TeamView, show_end
 
 if TYPE_CHECKING:
     import coredis
@@ -150,15 +150,4 @@ async def _final(
     record = await run_record(client, target, run_id)
     if record.command == "team":
         view.state.set_tasks(board_at(await read_redis_log(target, run_id)))
-    if view.live:
-        view.refresh()
-        view.stop()
-    else:
-        shown = render_team(view.state) if view.state.tasks else render_tree(view.state)
-        console.print(shown, soft_wrap=True)
-    console.print(
-        f"run {run_id} {record.state}" + (f": {record.result}" if record.result else ""),
-        style="bold",
-        markup=False,
-        highlight=False,
-    )
+    show_end(view, console, run_id, record.state, record.result)

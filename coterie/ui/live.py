@@ -270,3 +270,19 @@ class TeamView:
             self.region.refresh()
             self._last_draw = self._clock()
         self._dirty = False
+
+
+def show_end(view: TeamView, console: Console, run_id: str, state: str, result: str | None) -> None:
+    """The final tree (and board), then one line of how the run ended."""
+    if view.live:
+        view.refresh()
+        view.stop()
+    else:
+        shown = render_team(view.state) if view.state.tasks else render_tree(view.state)
+        console.print(shown, soft_wrap=True)
+    console.print(
+        f"run {run_id} {state}" + (f": {result}" if result else ""),
+        style="bold",
+        markup=False,
+        highlight=False,
+    )
