@@ -71,10 +71,21 @@ class RedisServer:
         return f"redis://{self.host}:{self.port}/0"
 
     def start(self) -> RedisServer:
+        """Start it and wait until it answers. A port of its own choosing is chosen
+        again when another process took it meanwhile (the test sessions of
+        pytest-xdist's workers choose theirs at the same time)."""
         self.directory.mkdir(parents=True, exist_ok=True)
-        if not self.port:  # a host of its own (a namespace) has Redis's own port free
-            self.port = 6379 if self.wrapper else free_port(self.host)
-        argv = [
+        chosen = not self.port
+        for attempt in range(5):
+            if chosen:  # a host of its own (a namespace) has Redis's own port free
+                self.port = 6379 if self.wrapper else free_port(self.host)
+            self.process = subprocess.Popen(self._argv(), stdin=subprocess.DEVNULL)
+            if self._wait_ready(retry=chosen and attempt < 4):
+                return self
+        raise AssertionError("unreachable: the last attempt raises")  # pragma: no cover
+
+    def _argv(self) -> list[str]:
+        return [
             *self.wrapper,
             server_binary(),
             "--bind", self.host,
@@ -87,20 +98,23 @@ class RedisServer:
             "--daemonize", "no",
             "--logfile", str(self.directory / "redis.log"),
         ]  # fmt: skip
-        self.process = subprocess.Popen(argv, stdin=subprocess.DEVNULL)
-        self._wait_ready()
-        return self
 
-    def _wait_ready(self, timeout: float = 10.0) -> None:
+    def _wait_ready(self, *, retry: bool, timeout: float = 10.0) -> bool:
+        """True once this process answers on the port (a server of another process
+        answering there is not it); False when it exited and *retry* allows
+        another port."""
+        assert self.process is not None
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            assert self.process is not None
             if self.process.poll() is not None:
+                if retry:
+                    return False
                 log = (self.directory / "redis.log").read_text(errors="replace")[-2000:]
                 raise RuntimeError(f"redis-server exited with {self.process.returncode}: {log}")
             with contextlib.suppress(OSError):
-                if self.command("PING").startswith(b"+PONG"):
-                    return
+                info = self.command("INFO", "server")
+                if f"process_id:{self.process.pid}\r\n".encode() in info:
+                    return True
             time.sleep(0.02)
         self.kill()
         raise RuntimeError(f"redis-server on port {self.port} did not answer in {timeout} s")

@@ -12,12 +12,14 @@ Everything printed comes from the run's events.
 from __future__ import annotations
 
 import contextlib
+import shlex
 import time
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 import attrs
 import trio
+from rich.markup import escape
 
 from coterie.errors import SupervisorGaveUp
 from coterie.events import Event, EventLog
@@ -126,10 +128,13 @@ def hold_lab_run(
     )
     with hold_run(run_dir):
         write_state(run_dir, state=RUNNING)
-        console.print(f"[bold]coterie demo {demo}[/] — run [cyan]{run_id}[/]")
-        console.print(f"workdir: {workdir}")
+        # Whole lines, never wrapped: a path and a command are copied from them.
+        console.print(f"[bold]coterie demo {demo}[/] — run [cyan]{run_id}[/]", soft_wrap=True)
+        console.print(f"workdir: {escape(str(workdir))}", soft_wrap=True)
         console.print(
-            f"[dim]watch it from another terminal: coterie watch {run_id} --workdir {workdir}[/]"
+            f"[dim]watch it from another terminal: coterie watch {run_id}"
+            f" --workdir {escape(shlex.quote(str(workdir)))}[/]",
+            soft_wrap=True,
         )
         console.print(intro)
         ok = False

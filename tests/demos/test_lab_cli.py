@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import time
 from collections import Counter
 from typing import TYPE_CHECKING
@@ -36,6 +37,19 @@ def _demo(name: str, workspace: Path, home: Path, *extra: str) -> tuple[str, lis
 
 def _of(events: list[Event], type: str) -> list[dict[str, object]]:
     return [e.data for e in events if e.type == type]
+
+
+def test_a_long_odd_workdir_is_printed_whole_and_quoted(tmp_path: Path, home: Path) -> None:
+    """The workdir line and the watch command are never wrapped, nor read as markup:
+    they are copied from (a piped stdout is 80 columns to rich)."""
+    workspace = tmp_path / ("a [bold]long name " + "x" * 80)
+    workspace.mkdir()
+    done = coterie("demo", "storm", "--pace", "0", "--workdir", str(workspace),
+                   cwd=workspace, home=home)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[1] == f"workdir: {workspace}"
+    assert lines[2].endswith(f" --workdir {shlex.quote(str(workspace))}")
 
 
 def test_storm_exceeds_the_intensity_gives_up_and_escalates(workspace: Path, home: Path) -> None:
