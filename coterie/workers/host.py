@@ -89,6 +89,7 @@ async def serve_worker(
     """
     hosted: dict[tuple[str, str], Hosted] = {}
     starting: set[tuple[str, str]] = set()  # leases held while their teammate starts
+    retiring: set[tuple[str, str]] = set()  # ended, stopped, not yet retired on the server
     keeping_lock = trio.Lock()  # one renewal pass at a time
 
     def said(what: str, key: tuple[str, str]) -> None:
@@ -114,10 +115,20 @@ async def serve_worker(
         async with keeping_lock:
             await renew_all()
 
+    async def retire(key: tuple[str, str]) -> None:
+        """Retire an ended teammate's lease; one the server did not answer stays in
+        *retiring* and is retried every beat (nobody else takes the teammate
+        meanwhile: its lease is this worker's until its time to live runs out)."""
+        await registry.retire(*key, config.id)
+        retiring.discard(key)
+        said("ended", key)
+
     async def renew_all() -> None:
         await registry.heartbeat(info(), config.ttl)
         for key in list(starting):
             await registry.renew(*key, config.id, config.ttl)  # checked once started
+        for key in list(retiring):
+            await retire(key)
         for key in list(hosted):
             if not await registry.renew(*key, config.id, config.ttl):
                 member = hosted.pop(key, None)  # someone else hosts it now: stop, no release
@@ -128,10 +139,10 @@ async def serve_worker(
                 said("lost", key)
             elif key in hosted and hosted[key].ended:  # gave up, or told to stop: for good
                 member = hosted.pop(key)
+                retiring.add(key)
                 with trio.CancelScope(shield=True):
                     await member.stop()
-                    await registry.retire(*key, config.id)
-                said("ended", key)
+                    await retire(key)
 
     async def keeping() -> None:
         while True:
@@ -193,4 +204,8 @@ async def serve_worker(
                         with contextlib.suppress(*server_errors()):
                             await last.release(*key, config.id)
                         said("released", key)
+                    for key in list(retiring):  # ended: not to be started again
+                        with contextlib.suppress(*server_errors()):
+                            await last.retire(*key, config.id)
+                            said("ended", key)
                     await last.leave(config.id)

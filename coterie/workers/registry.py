@@ -40,12 +40,20 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0
 """
-# KEYS[1] the lease, ARGV[1] the holder: mark one's own lease retired, for good.
+# KEYS[1] the lease, KEYS[2] the run's wanted list, ARGV[1] the holder: mark one's
+# own lease retired while the run wants hosts; once it wants none (it stopped, and
+# unwant forgot its retired teammates) drop the lease instead, so that a retire
+# landing after the run's stop leaves no key behind.
 _RETIRE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('SET', KEYS[1], 'retired') and 1 or 0
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  return 0
 end
-return 0
+if redis.call('EXISTS', KEYS[2]) == 1 then
+  redis.call('SET', KEYS[1], 'retired')
+else
+  redis.call('DEL', KEYS[1])
+end
+return 1
 """
 # KEYS[1] the lease, ARGV[1] the holder: drop only one's own lease.
 _RELEASE = """
@@ -157,8 +165,11 @@ class WorkerRegistry:
 
     async def retire(self, run_id: str, teammate: str, worker_id: str) -> bool:
         """*teammate* ended for good (its supervisor gave up, the run told it to
-        stop): no worker takes it again; :meth:`hosts` says :data:`RETIRED`."""
-        done: int = await self._retire(keys=[self._lease(run_id, teammate)], args=[worker_id])
+        stop): no worker takes it again while the run goes on; :meth:`hosts` says
+        :data:`RETIRED` (nothing, once the run stopped). False: the lease was not
+        *worker_id*'s."""
+        keys = [self._lease(run_id, teammate), self._key("run", run_id, "wanted")]
+        done: int = await self._retire(keys=keys, args=[worker_id])
         return bool(done)
 
     async def hosts(self, run_id: str, teammates: tuple[str, ...]) -> dict[str, str | None]:

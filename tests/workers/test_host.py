@@ -120,6 +120,45 @@ async def test_a_lease_lost_stops_the_teammate_and_an_ended_one_stays_retired(
         assert await registry.hosts("r1", ("alice", "bob")) == {"alice": "wz", "bob": None}
 
 
+class RetireFailsOnce(WorkerRegistry):
+    """A registry whose first retire finds the server away."""
+
+    failed = False
+
+    async def retire(self, run_id: str, teammate: str, worker_id: str) -> bool:
+        if not self.failed:
+            self.failed = True
+            raise ConnectionResetError("the server went away")
+        return await super().retire(run_id, teammate, worker_id)
+
+
+async def test_a_retire_the_server_did_not_answer_is_retried(redis_url: str) -> None:
+    target = parse_backend(redis_url)
+    log: list[str] = []
+    has: dict[str, Fake] = {}
+    changes: list[tuple[str, str]] = []
+    async with connect(target) as client, trio.open_nursery() as nursery:
+        registry = RetireFailsOnce(client, target)
+        await registry.want("r1", ("bob",), since=1.0)
+        await nursery.start(
+            lambda task_status: serve_worker(
+                registry,
+                WorkerConfig("wa", 4, beat=0.05, ttl=1),
+                starter("wa", log, has),
+                on_change=lambda what, run, name: changes.append((what, name)),
+                task_status=task_status,
+            )
+        )
+        await until(lambda: "bob" in has)
+        has["bob"].ended = True
+        await until(lambda: ("ended", "bob") in changes)
+        assert registry.failed
+        assert ("unreachable", "") in changes  # the first try, said
+        assert await registry.hosts("r1", ("bob",)) == {"bob": RETIRED}
+        assert log == ["wa start bob", "stop bob"]  # stopped once, never started again
+        nursery.cancel_scope.cancel()
+
+
 @pytest.mark.parametrize(
     ("options", "says"),
     [({"capacity": 0}, "capacity"), ({"beat": 5, "ttl": 5}, "shorter than its time to live")],

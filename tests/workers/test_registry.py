@@ -5,7 +5,7 @@ from __future__ import annotations
 import trio
 
 from coterie.redisclient import connect, parse_backend
-from coterie.workers import Wanted, WorkerInfo, WorkerRegistry
+from coterie.workers import RETIRED, Wanted, WorkerInfo, WorkerRegistry
 
 
 async def test_a_heartbeat_lapses_and_the_worker_is_gone(redis_url: str) -> None:
@@ -70,3 +70,19 @@ async def test_runs_that_want_hosts_oldest_first_until_they_end(redis_url: str) 
         ]
         await registry.unwant("r1")
         assert [w.run_id for w in await registry.wanted()] == ["r2"]
+
+
+async def test_a_retire_after_the_run_stopped_leaves_no_key(redis_url: str) -> None:
+    """The worker's retire and the run's stop race: either order, nothing is left."""
+    target = parse_backend(redis_url)
+    async with connect(target) as client:
+        registry = WorkerRegistry(client, target)
+        await registry.want("r1", ("alice", "bob"), since=1.0)
+        for name in ("alice", "bob"):
+            assert await registry.try_host("r1", name, "w1", 5.0)
+        assert await registry.retire("r1", "alice", "w1")  # while the run wants hosts
+        assert await registry.hosts("r1", ("alice",)) == {"alice": RETIRED}
+        await registry.unwant("r1", ("alice", "bob"))
+        assert await registry.retire("r1", "bob", "w1")  # after the run stopped
+        assert not await registry.retire("r1", "bob", "w1")  # not its lease any more
+        assert await registry.hosts("r1", ("alice", "bob")) == {"alice": None, "bob": None}
