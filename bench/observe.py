@@ -241,7 +241,8 @@ async def main(args: argparse.Namespace) -> None:
                     got["run_cpu"] = RUN_CPU[-1]
                     seen.append(got)
                     print(
-                        f"  round {i + 1} observed: {got['wall']:.2f} s, observer CPU"
+                        f"  round {i + 1} observed: {got['wall']:.2f} s (the run's CPU"
+                        f" {got['run_cpu']:.2f} s), observer CPU"
                         f" {got['cpu']:.2f} s, {int(got['connected'])} pages got"
                         f" {int(got['frames'])} frames, {got['bytes'] / 1e6:.1f} MB"
                         f" (the pages' own CPU {got['pages_cpu']:.2f} s)"

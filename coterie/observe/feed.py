@@ -71,6 +71,9 @@ class RunFeed:
     _mailbox_keys: dict[str, tuple[Any, int]] = attrs.field(factory=dict)
     _slow_at: float = float("-inf")
     _first: bool = True
+    #: The snapshot frame of the view as it stands, made once for every page that
+    #: joins before the next read (None: not made since the view last changed).
+    _snapshot: bytes | None = None
 
     @classmethod
     def open(cls, run_dir: Path, interval: float = INTERVAL) -> RunFeed:
@@ -88,12 +91,19 @@ class RunFeed:
 
     @contextlib.asynccontextmanager
     async def subscribe(self) -> AsyncIterator[trio.MemoryReceiveChannel[bytes]]:
-        """Frames for one page: a ``snapshot`` first, then ``delta`` frames."""
+        """Frames for one page: a ``snapshot`` first, then ``delta`` frames.
+
+        While other pages are open the snapshot is the view as of the last delta
+        they got (at most one interval old; what came since is the next delta,
+        for every page alike), so a page that joins costs the others no frame;
+        else the log is read first, the view being as old as the last page."""
         send, receive = trio.open_memory_channel[bytes](BUFFER)
         async with self._lock:
-            await self._catch_up()
-            self._broadcast()  # what the others have not seen yet goes to them first
-            send.send_nowait(sse_frame("snapshot", _dumps(self.view.snapshot())))
+            if not self._pages:
+                await self._catch_up()
+            if self._snapshot is None:  # snapshot() spends the delta of a read nobody got
+                self._snapshot = sse_frame("snapshot", _dumps(self.view.snapshot()))
+            send.send_nowait(self._snapshot)
             self._pages.append(send)
             self._wanted.set()
         try:
@@ -127,6 +137,7 @@ class RunFeed:
                 page.close()
 
     async def _catch_up(self) -> None:
+        self._snapshot = None
         while True:  # a large log is read (and folded) a chunk at a time, to its end
             data = await trio.to_thread.run_sync(self._read_new)
             for event in self._splitter.feed(data):

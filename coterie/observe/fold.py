@@ -73,7 +73,12 @@ class Spend:
 
     def to_json(self) -> dict[str, Any]:
         """As the page reads it."""
-        return {**attrs.asdict(self), "cost_usd": round(self.cost_usd, 6)}
+        return {
+            "turns": self.turns,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cost_usd": round(self.cost_usd, 6),
+        }
 
 
 @attrs.define

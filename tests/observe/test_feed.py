@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+import pytest
 import trio
 from hypothesis import given
 from hypothesis import strategies as st
@@ -14,8 +15,6 @@ from tests.observe.helpers import append, fake_run, parse_block
 
 if TYPE_CHECKING:
     from pathlib import Path
-
-    import pytest
 
 
 def ev(seq: int, type: str, **data: Any) -> dict[str, Any]:
@@ -87,6 +86,36 @@ async def test_pages_share_one_reader_and_get_the_same_frames(tmp_path: Path) ->
             assert first == second  # one frame, made once, sent to both
         assert feed.pages == 0
         nursery.cancel_scope.cancel()
+
+
+async def test_a_page_that_joins_costs_the_open_pages_no_frame(tmp_path: Path) -> None:
+    """50 pages joining used to send every open page a frame each (O(pages²));
+    now a joining page gets the view as of the last delta, and what came since
+    reaches every page once, in the next delta."""
+    run_dir = fake_run(tmp_path, START)
+    feed = RunFeed.open(run_dir, interval=0.01)
+    message = ev(2, "team.message", sender="alice", recipient="lead", kind="result", text="hi")
+    async with feed.subscribe() as one:
+        assert decoded(await one.receive())[0] == "snapshot"
+        append(run_dir, [message])
+        async with feed.subscribe() as two, feed.subscribe() as three:
+            (_, snap_two), (_, snap_three) = (
+                decoded(await two.receive()),
+                decoded(await three.receive()),
+            )
+            assert snap_two == snap_three  # one snapshot, made once
+            assert snap_two["messages"] == []  # not read yet: it comes in the next delta
+            with pytest.raises(trio.WouldBlock):
+                one.receive_nowait()  # the open page got nothing of the joining ones
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(feed.run)
+                with trio.fail_after(10):
+                    frames = [await page.receive() for page in (one, two, three)]
+                nursery.cancel_scope.cancel()
+    assert frames[0] == frames[1] == frames[2]
+    kind, delta = decoded(frames[0])
+    assert kind == "delta"
+    assert [m["text"] for m in delta["messages"]] == ["hi"]  # once, on every page
 
 
 async def test_a_page_that_falls_behind_is_dropped(tmp_path: Path) -> None:
