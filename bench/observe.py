@@ -18,7 +18,8 @@ Baseline and observed alternate within each round (which goes first
 alternates too), so drift of the machine's load hits both alike. Measured:
 the run's wall time (process start to exit) in each mode, the median of
 the rounds, and the ratio observed / baseline of each round (the two runs
-of a round are back to back) with its median (the target is at most 1.05);
+of a round are back to back) with its median (the target is at most 1.05)
+and a 90 % bootstrap interval of that median;
 the observer process's CPU (user + system, from ``/proc``) over the
 observed run, and per second of the run; what the pages received (frames
 and bytes, all pages together) and the CPU this process spent being them;
@@ -35,6 +36,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import resource
 import statistics
 import subprocess
@@ -255,9 +257,11 @@ async def main(args: argparse.Namespace) -> None:
     ratio = statistics.median(ratios)
     print()
     print(f"run wall time, median: baseline {base:.2f} s, observed {walls:.2f} s")
+    low, high = bootstrap_interval(ratios)
     print(
         f"slowdown, median of the rounds' ratios: {ratio:.3f}x ({(ratio - 1) * 100:+.1f} %;"
-        f" target <= +5 %); ratios {', '.join(f'{r:.3f}' for r in ratios)}"
+        f" target <= +5 %); 90 % bootstrap interval {low:.3f} - {high:.3f};"
+        f" ratios {', '.join(f'{r:.3f}' for r in ratios)}"
     )
     print(f"observer CPU: {cpu:.2f} s over the run ({cpu / walls * 100:.0f} % of one core)")
     share = statistics.median((s["cpu"] + s["pages_cpu"]) / s["run_cpu"] for s in seen)
@@ -265,6 +269,15 @@ async def main(args: argparse.Namespace) -> None:
         f"observer + pages CPU / the run's own CPU: {share * 100:.1f} % (the run's slowdown"
         " if every cycle they take were the run's: a bound that the machine's noise cannot hide)"
     )
+
+
+def bootstrap_interval(values: list[float], draws: int = 10_000) -> tuple[float, float]:
+    """A 90 % percentile-bootstrap interval of the median of *values* (seeded: the
+    same rounds give the same interval): how far the machine's noise leaves the
+    median uncertain."""
+    rng = random.Random(17)
+    medians = sorted(statistics.median(rng.choices(values, k=len(values))) for _ in range(draws))
+    return medians[int(draws * 0.05)], medians[int(draws * 0.95) - 1]
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
