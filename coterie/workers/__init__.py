@@ -15,6 +15,7 @@ workers could race. It knows nothing of actors, mailboxes or the board.
 from coterie.workers.host import Hosted, WorkerConfig, serve_worker
 from coterie.workers.placement import (
     HostingWatch,
+    StartBackoff,
     Unhosted,
     Wanted,
     WorkerInfo,
@@ -26,6 +27,7 @@ __all__ = [
     "RETIRED",
     "Hosted",
     "HostingWatch",
+    "StartBackoff",
     "Unhosted",
     "Wanted",
     "WorkerConfig",

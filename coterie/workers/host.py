@@ -24,7 +24,7 @@ import attrs
 import trio
 
 from coterie.redisclient import server_errors
-from coterie.workers.placement import WorkerInfo, choose_claims
+from coterie.workers.placement import StartBackoff, WorkerInfo, choose_claims
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -90,6 +90,7 @@ async def serve_worker(
     hosted: dict[tuple[str, str], Hosted] = {}
     starting: set[tuple[str, str]] = set()  # leases held while their teammate starts
     retiring: set[tuple[str, str]] = set()  # ended, stopped, not yet retired on the server
+    backoff = StartBackoff(config.beat)  # a start that failed is not tried at every beat
     keeping_lock = trio.Lock()  # one renewal pass at a time
 
     def said(what: str, key: tuple[str, str]) -> None:
@@ -156,6 +157,7 @@ async def serve_worker(
         await keep()
         wanted = await registry.wanted()
         runs = {w.run_id for w in wanted}
+        backoff.forget_runs_but(runs)
         for key in [k for k in hosted if k[0] not in runs]:
             await let_go(key, "released")
         held: dict[str, str] = {}
@@ -164,8 +166,11 @@ async def serve_worker(
                 if worker is not None:
                     held[f"{run.run_id}/{name}"] = worker
         peers = max(1, len(await registry.workers()))
+        now = trio.current_time()
         for run_id, name in choose_claims(info(), wanted, held, peers):
             key = (run_id, name)
+            if not backoff.allows(f"{run_id}/{name}", now):
+                continue  # its last start failed: not yet
             if not await registry.try_host(run_id, name, config.id, config.ttl):
                 continue  # another worker was quicker
             starting.add(key)
@@ -173,10 +178,12 @@ async def serve_worker(
                 member = await start(run_id, name)
             except Exception:
                 await registry.release(run_id, name, config.id)
+                backoff.failed(f"{run_id}/{name}", trio.current_time())
                 said("failed", key)
                 continue
             finally:
                 starting.discard(key)
+            backoff.started(f"{run_id}/{name}")
             hosted[key] = member
             said("hosting", key)
 

@@ -9,7 +9,9 @@ race that the registry settles atomically: losing it is normal; when a worker
 dies, the share of those left grows and they take its teammates over). The lead's side watches
 every teammate of a remote run: one that stays without a host for longer than
 ``grace`` seconds (no worker had room, or none is alive) is reported once,
-until a worker takes it again.
+until a worker takes it again. A teammate a worker failed to start is tried
+again after a delay that doubles with each failure in a row
+(:class:`StartBackoff`), not at every beat.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import attrs
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
-__all__ = ["HostingWatch", "Unhosted", "Wanted", "WorkerInfo", "choose_claims"]
+__all__ = ["HostingWatch", "StartBackoff", "Unhosted", "Wanted", "WorkerInfo", "choose_claims"]
 
 
 @attrs.frozen
@@ -52,6 +54,39 @@ class WorkerInfo:
             pid=int(data.get("pid", 0)),  # type: ignore[call-overload]
             run=None if data.get("run") is None else str(data["run"]),
         )
+
+
+@attrs.define
+class StartBackoff:
+    """When a worker may try again to start a teammate whose start failed: *base*
+    seconds after the first failure, twice as long after each failure in a row,
+    never more than *cap*; a start that succeeds forgets its failures."""
+
+    base: float
+    cap: float = 60.0
+    #: ``"run_id/teammate"`` -> (failures in a row, when it may be tried again).
+    _failures: dict[str, tuple[int, float]] = attrs.field(factory=dict)
+
+    def allows(self, key: str, now: float) -> bool:
+        """Whether *key* may be tried at *now*."""
+        failed = self._failures.get(key)
+        return failed is None or now >= failed[1]
+
+    def failed(self, key: str, now: float) -> float:
+        """*key*'s start failed at *now*: the seconds until it may be tried again."""
+        count = self._failures.get(key, (0, now))[0] + 1
+        delay = min(self.cap, self.base * 2 ** min(count - 1, 32))
+        self._failures[key] = (count, now + delay)
+        return delay
+
+    def started(self, key: str) -> None:
+        """*key* started: its next failure waits *base* again."""
+        self._failures.pop(key, None)
+
+    def forget_runs_but(self, runs: set[str]) -> None:
+        """Drop what is known of runs not in *runs* (they stopped wanting hosts)."""
+        for key in [k for k in self._failures if k.split("/", 1)[0] not in runs]:
+            del self._failures[key]
 
 
 @attrs.frozen

@@ -159,6 +159,33 @@ async def test_a_retire_the_server_did_not_answer_is_retried(redis_url: str) -> 
         nursery.cancel_scope.cancel()
 
 
+async def test_a_teammate_that_fails_to_start_is_tried_again_less_and_less_often(
+    redis_url: str,
+) -> None:
+    target = parse_backend(redis_url)
+    tries: list[float] = []
+
+    async def broken(run_id: str, name: str) -> Fake:
+        tries.append(trio.current_time())
+        raise RuntimeError("its run cannot be read")
+
+    async with connect(target) as client, trio.open_nursery() as nursery:
+        registry = WorkerRegistry(client, target)
+        await registry.want("r1", ("bob",), since=1.0)
+        start = trio.current_time()
+        await nursery.start(
+            lambda task_status: serve_worker(
+                registry, WorkerConfig("wa", 4, beat=0.05, ttl=1), broken,
+                task_status=task_status,
+            )
+        )  # fmt: skip
+        await trio.sleep(1.6)
+        nursery.cancel_scope.cancel()
+    # At every beat that would be about 32 tries; waiting 0.05, 0.1, 0.2, 0.4, 0.8 s
+    # between them, 6 (a slow beat can only make it fewer).
+    assert 3 <= len(tries) <= 6, [round(t - start, 2) for t in tries]
+
+
 @pytest.mark.parametrize(
     ("options", "says"),
     [({"capacity": 0}, "capacity"), ({"beat": 5, "ttl": 5}, "shorter than its time to live")],

@@ -7,7 +7,14 @@ import random  # noqa: TC003 (hypothesis resolves the annotation)
 from hypothesis import given
 from hypothesis import strategies as st
 
-from coterie.workers import HostingWatch, Unhosted, Wanted, WorkerInfo, choose_claims
+from coterie.workers import (
+    HostingWatch,
+    StartBackoff,
+    Unhosted,
+    Wanted,
+    WorkerInfo,
+    choose_claims,
+)
 
 names = st.lists(st.sampled_from(["alice", "bob", "carol", "dave", "erin"]), unique=True)
 runs = st.lists(
@@ -103,3 +110,38 @@ def test_a_teammate_without_a_host_is_reported_once_after_the_grace_period() -> 
 @given(st.builds(WorkerInfo, st.text(min_size=1), st.integers(0, 9), names.map(tuple)))
 def test_worker_info_round_trips_through_json(info: WorkerInfo) -> None:
     assert WorkerInfo.from_json(info.to_json()) == info
+
+
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["r/a", "r/b", "q/a"]), st.booleans(), st.floats(0, 100)),
+        max_size=40,
+    )
+)
+def test_a_failed_start_waits_twice_as_long_each_time_in_a_row_up_to_the_cap(
+    steps: list[tuple[str, bool, float]],
+) -> None:
+    backoff = StartBackoff(base=0.5, cap=8.0)
+    in_a_row: dict[str, int] = {}
+    now = 0.0
+    for key, fails, later in steps:
+        now += later
+        if fails:
+            in_a_row[key] = in_a_row.get(key, 0) + 1
+            delay = backoff.failed(key, now)
+            assert delay == min(8.0, 0.5 * 2 ** (in_a_row[key] - 1))
+            assert not backoff.allows(key, now + delay / 2)
+            assert backoff.allows(key, now + delay)
+        else:
+            backoff.started(key)
+            in_a_row.pop(key, None)
+            assert backoff.allows(key, now)
+
+
+def test_a_backoff_forgets_the_runs_that_stopped_wanting_hosts() -> None:
+    backoff = StartBackoff(base=1.0)
+    backoff.failed("r1/alice", 0.0)
+    backoff.failed("r2/bob", 0.0)
+    backoff.forget_runs_but({"r2"})
+    assert backoff.allows("r1/alice", 0.0)
+    assert not backoff.allows("r2/bob", 0.0)
