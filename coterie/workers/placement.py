@@ -75,7 +75,7 @@ class StartBackoff:
     def failed(self, key: str, now: float) -> float:
         """*key*'s start failed at *now*: the seconds until it may be tried again."""
         count = self._failures.get(key, (0, now))[0] + 1
-        delay = min(self.cap, self.base * 2 ** min(count - 1, 32))
+        delay: float = min(self.cap, self.base * 2.0 ** min(count - 1, 32))
         self._failures[key] = (count, now + delay)
         return delay
 
