@@ -90,6 +90,12 @@ class ActorContext:
                 return delivery
             await self.mailbox.ack(delivery)
 
+    async def sync(self) -> None:
+        """Wait until :meth:`poll` sees every message sent to this actor before the
+        call (a mailbox on a server is read by a task of its own, which may lag).
+        Before deciding on "nothing is waiting", an actor syncs."""
+        await self.mailbox.sync()
+
     async def poll(self, where: Predicate | None = None) -> Delivery | None:
         """Like :meth:`take`, but ``None`` at once when nothing is waiting."""
         while True:

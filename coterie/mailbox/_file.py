@@ -290,6 +290,16 @@ class FileMailbox:
         self._stale = True
         self._inbox.lot.unpark_all()
 
+    async def sync(self) -> None:
+        """Read the log to its end now: after it, ``receive_nowait`` sees every
+        message appended before the call, whether or not the watcher has told of
+        it yet."""
+        await trio.lowlevel.checkpoint()
+        if not self._closed:
+            self._stale = False
+            self._reader.look_further = True
+            self._refill()
+
     # -- acknowledging ---------------------------------------------------------
 
     async def ack(self, *deliveries: Delivery) -> None:

@@ -266,9 +266,16 @@ class RedisMailbox:
 
     async def sync(self) -> None:
         """Wait until every message on the server now is buffered here (or dead
-        lettered): after it, ``receive_nowait`` sees all of them."""
+        lettered): after it, ``receive_nowait`` sees all of them. While the
+        server is away it waits for it (as the reader does): what is on the
+        server cannot be known without it."""
         await self._ready.wait()
-        last = await self._link.client.xrevrange(self._key, count=1)
+        while True:
+            try:
+                last = await self._link.client.xrevrange(self._key, count=1)
+                break
+            except _connection_errors():
+                await trio.sleep(RETRY_PAUSE)
         if last:
             await self.caught_up(entry_position(last[0].identifier))
         else:

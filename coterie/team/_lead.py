@@ -94,8 +94,11 @@ class TeamLead(Lead):
                 continue
             seq = await board.wait_for_change(-1)
             tasks = await board.list()
-            # Looked at again after reading the board: a report that came
-            # in meanwhile must be read before the team may finish.
+            # Looked at again after reading the board: a report that came in
+            # meanwhile must be read before the team may finish. A report is
+            # sent before its task is completed, so once the mailbox is synced
+            # every report of a finished task on this board is readable.
+            await ctx.sync()
             if await self._read(ctx):
                 continue
             decision = self.machine.board(tasks, self.team.alive, mail_waiting=False)

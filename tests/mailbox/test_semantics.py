@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
+from typing import TYPE_CHECKING
+
 import pytest
 import trio
 
 from coterie.errors import InvalidActorName, InvalidMessage, UnknownActor
 from coterie.mailbox import PostOffice
 from coterie.messages import Message
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from contextlib import AbstractAsyncContextManager
 
 
 def msg(to: str, n: int, kind: str = "n", sender: str = "tester") -> Message:
@@ -126,3 +133,22 @@ async def test_a_message_for_someone_else_is_refused_by_a_mailbox(post_office: P
     post_office.open("bob")
     with pytest.raises(InvalidMessage, match="bob"):
         await box.send(msg("bob", 1))
+
+
+async def test_after_sync_receive_nowait_sees_everything_sent_before(
+    make_post_office: Callable[..., AbstractAsyncContextManager[PostOffice]], mailbox_kind: str
+) -> None:
+    """Sent from another post office (another process), unless in memory: once the
+    receiver synced, nothing sent before waits for a reader to bring it (the
+    team lead decides "nothing is waiting" on this)."""
+    async with make_post_office() as here:
+        box = here.open("alice")
+        async with contextlib.AsyncExitStack() as stack:
+            there = here
+            if mailbox_kind != "memory":
+                there = await stack.enter_async_context(make_post_office())
+            for n in range(20):
+                await there.send(msg("alice", n))
+            await box.sync()
+            got = [box.receive_nowait().message.body["n"] for _ in range(20)]
+    assert got == list(range(20))
