@@ -9,15 +9,16 @@ import signal
 import subprocess
 import sys
 import time
-from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from coterie.board import read_redis_log
-from coterie.redisclient import parse_backend
 from coterie.runs import runs_root
 from tests.agent.conftest import clean_env, coterie
 from tests.agent.test_resume_cli import write_scenario
-from tests.scaleout.test_resume_anywhere_cli import steps_done
+from tests.scaleout.test_resume_anywhere_cli import (
+    assert_each_task_completed_once,
+    assert_no_step_ran_twice,
+    steps_done,
+)
 from tests.scaleout.test_workers_cli import start_worker, stop, workers
 from tests.team.test_team_cli import BYPASS
 from tests.team.test_team_recovery import slow_team
@@ -58,16 +59,8 @@ async def test_a_remote_run_killed_mid_run_is_resumed_and_its_teammates_hosted_a
     out, err = stop(workers[0])
     assert resumed.returncode == 0, (resumed.stderr[-3000:], out, err[-2000:])
     assert resumed.stdout == "noted\n", resumed.stderr
-    # Every task completed exactly once, on the shared board.
-    log = await read_redis_log(parse_backend(redis_url), run_id)
-    created = [e.task_id for e in log if e.op == "create"]
-    assert len(created) == tasks
-    completions = Counter(e.task_id for e in log if e.fields.get("status") == "completed")
-    assert completions == dict.fromkeys(created, 1)
-    # No tool ran twice, and every step of every task ran.
-    steps = Counter((workspace / "steps.log").read_text().split())
-    assert max(steps.values()) == 1, f"a tool ran twice: {steps.most_common(3)}"
-    assert len(steps) >= 3 * tasks - 2  # the kill interrupted at most one step of each
+    await assert_each_task_completed_once(redis_url, run_id, tasks)
+    assert_no_step_ran_twice(workspace / "steps.log", tasks)
     # The worker hosted the teammates of the run, and of its resume.
     hosted = [line for line in out.splitlines() if line.startswith("hosting")]
     assert {line.split("/")[1] for line in hosted} == {"alice", "bob"}, out

@@ -25,6 +25,23 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 
+async def assert_each_task_completed_once(redis_url: str, run_id: str, tasks: int) -> None:
+    """On the board every host shares: *tasks* created, each completed exactly once."""
+    log = await read_redis_log(parse_backend(redis_url), run_id)
+    created = [e.task_id for e in log if e.op == "create"]
+    assert len(created) == tasks
+    completions = Counter(e.task_id for e in log if e.fields.get("status") == "completed")
+    assert completions == dict.fromkeys(created, 1)
+
+
+def assert_no_step_ran_twice(steps_log: Path, tasks: int) -> None:
+    """Every step of a :func:`slow_team` task ran once at most, and all but one of
+    each task's at least (the kill interrupted at most one step of each)."""
+    steps = Counter(steps_log.read_text().split())
+    assert max(steps.values()) == 1, f"a tool ran twice: {steps.most_common(3)}"
+    assert len(steps) >= 3 * tasks - 2
+
+
 def steps_done(workspace: Path) -> int:
     log = workspace / "steps.log"
     return len(log.read_text().split()) if log.exists() else 0
@@ -65,16 +82,11 @@ async def test_a_run_killed_on_one_host_is_resumed_from_another_home_and_complet
     assert resumed.returncode == 0, resumed.stderr + resumed.stdout
     assert resumed.stdout == "noted\n", resumed.stderr
     assert f"run {run_id} was fetched from" in resumed.stderr
-    # Every task completed exactly once, on the board every host shares.
+    await assert_each_task_completed_once(redis_url, run_id, tasks)
+    # No tool ran twice (the original's steps, then the other host's, in its copy).
+    assert_no_step_ran_twice(ws / "steps.log", tasks)
     log = await read_redis_log(parse_backend(redis_url), run_id)
     created = [e.task_id for e in log if e.op == "create"]
-    assert len(created) == tasks
-    completions = Counter(e.task_id for e in log if e.fields.get("status") == "completed")
-    assert completions == dict.fromkeys(created, 1)
-    # No tool ran twice (the original's steps, then the other host's, in its copy).
-    steps = Counter((ws / "steps.log").read_text().split())
-    assert max(steps.values()) == 1, f"a tool ran twice: {steps.most_common(3)}"
-    assert len(steps) >= 3 * tasks - 2  # the kill interrupted at most one step of each
     # No message lost: every teammate's result reached the lead.
     local = next((tmp_path / "other-host" / "coterie-home").glob(f"projects/*/runs/{run_id}"))
     told = "\n".join(

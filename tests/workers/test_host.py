@@ -47,6 +47,23 @@ async def until(check: Callable[[], bool], timeout: float = 10) -> None:
             await trio.sleep(0.02)
 
 
+async def recording_worker(
+    registry: WorkerRegistry,
+    start: Callable[..., object],
+    changes: list[tuple[str, str]],
+    *,
+    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Worker ``wa`` (room for 4, short beats), its changes recorded as (what, name)."""
+    await serve_worker(
+        registry,
+        WorkerConfig("wa", 4, beat=0.05, ttl=1),
+        start,
+        on_change=lambda what, run, name: changes.append((what, name)),
+        task_status=task_status,
+    )
+
+
 async def test_two_workers_share_a_run_within_capacity_and_hand_over_on_stop(
     redis_url: str,
 ) -> None:
@@ -94,15 +111,7 @@ async def test_a_lease_lost_stops_the_teammate_and_an_ended_one_stays_retired(
     async with connect(target) as client, trio.open_nursery() as nursery:
         registry = WorkerRegistry(client, target)
         await registry.want("r1", ("alice", "bob"), since=1.0)
-        await nursery.start(
-            lambda task_status: serve_worker(
-                registry,
-                WorkerConfig("wa", 4, beat=0.05, ttl=1),
-                starter("wa", log, has),
-                on_change=lambda what, run, name: changes.append((what, name)),
-                task_status=task_status,
-            )
-        )
+        await nursery.start(recording_worker, registry, starter("wa", log, has), changes)
         await until(lambda: len(has) == 2)
         # Presumed dead: another worker took alice (her lease lapsed, say).
         await client.set(target.key("run", "r1", "host", "alice"), "wz")
@@ -140,15 +149,7 @@ async def test_a_retire_the_server_did_not_answer_is_retried(redis_url: str) -> 
     async with connect(target) as client, trio.open_nursery() as nursery:
         registry = RetireFailsOnce(client, target)
         await registry.want("r1", ("bob",), since=1.0)
-        await nursery.start(
-            lambda task_status: serve_worker(
-                registry,
-                WorkerConfig("wa", 4, beat=0.05, ttl=1),
-                starter("wa", log, has),
-                on_change=lambda what, run, name: changes.append((what, name)),
-                task_status=task_status,
-            )
-        )
+        await nursery.start(recording_worker, registry, starter("wa", log, has), changes)
         await until(lambda: "bob" in has)
         has["bob"].ended = True
         await until(lambda: ("ended", "bob") in changes)
