@@ -205,8 +205,8 @@ SURFACES: dict[str, set[str]] = {
         "BACKEND_ENV", "BackendError", "RedisTarget", "connect", "parse_backend", "server_errors"
     },
     "coterie.workers": {
-        "RETIRED", "Hosted", "HostingWatch", "Unhosted", "Wanted", "WorkerConfig", "WorkerInfo",
-        "WorkerRegistry", "choose_claims", "serve_worker"
+        "RETIRED", "Hosted", "HostingWatch", "StartBackoff", "Unhosted", "Wanted",
+        "WorkerConfig", "WorkerInfo", "WorkerRegistry", "choose_claims", "serve_worker"
     },
 }  # fmt: skip
 
