@@ -297,9 +297,9 @@ async def _watch_hosts(
     while True:
         with contextlib.suppress(*server_errors()):  # the server away: look again
             hosts = await registry.hosts(run_id, team.teammates)
-            for name, worker in hosts.items():
-                if worker is not None and worker != RETIRED:
-                    team.stopped.discard(name)  # hosted again: it works again
+            held = {name: None if w == RETIRED else w for name, w in hosts.items()}
+            for name in watch.taken_anew(held, frozenset(team.stopped)):
+                team.stopped.discard(name)  # hosted again: it works again
             # A retired teammate ended for good on its worker, which told the lead.
             for lost in watch.observe(trio.current_time(), hosts):
                 last = lost.last_worker or "none"

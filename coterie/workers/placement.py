@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Collection, Iterable, Mapping
 
 __all__ = ["HostingWatch", "StartBackoff", "Unhosted", "Wanted", "WorkerInfo", "choose_claims"]
 
@@ -154,6 +154,8 @@ class HostingWatch:
     _without: dict[str, float] = attrs.field(factory=dict)
     _last: dict[str, str] = attrs.field(factory=dict)
     _reported: set[str] = attrs.field(factory=set)
+    #: Each stopped teammate's lease holder at the first look after its stop.
+    _since_stop: dict[str, str | None] = attrs.field(factory=dict)
 
     def observe(self, now: float, hosts: Mapping[str, str | None]) -> list[Unhosted]:
         out: list[Unhosted] = []
@@ -168,6 +170,32 @@ class HostingWatch:
             if now - since >= self.grace and name not in self._reported:
                 self._reported.add(name)
                 out.append(Unhosted(name, since, self._last.get(name)))
+        return out
+
+    def taken_anew(self, hosts: Mapping[str, str | None], stopped: Collection[str]) -> list[str]:
+        """Of the *stopped* teammates, those a worker has taken since they stopped:
+        hosted anew, they work again. *hosts*: each teammate's lease holder now
+        (None: no lease, or one retired).
+
+        A stopped teammate may still hold the lease of the worker it ended on
+        (retired only at that worker's next heartbeat), and the first look
+        after the stop may be the first to see that lease at all. So the holder
+        seen at the first look after the stop does not count; a holder after a
+        look without one, or another holder, does.
+        """
+        out = []
+        for name in self.teammates:
+            if name not in stopped:
+                self._since_stop.pop(name, None)
+                continue
+            holder = hosts.get(name)
+            if name not in self._since_stop:
+                self._since_stop[name] = holder  # perhaps where it ended
+            elif holder is None:
+                self._since_stop[name] = None  # let go since: the next holder is new
+            elif holder != self._since_stop[name] or self._since_stop[name] is None:
+                del self._since_stop[name]
+                out.append(name)
         return out
 
     def reported(self) -> frozenset[str]:

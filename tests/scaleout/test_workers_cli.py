@@ -239,6 +239,10 @@ async def test_a_teammate_that_keeps_crashing_on_a_worker_is_retired_and_its_tas
     assert f"ended {run_id}/bob" in out  # its supervisor gave up: retired
     assert out.count(f"hosting {run_id}/bob") == 1  # no worker started it again
     assert hosts == {"bob": None}  # the run stopped: nothing of it is left on the server
+    # The lead knew bob had stopped: it did not wait 30 s for his answer to its
+    # shutdown (his lease, still the worker's until the next beat, once made it
+    # think bob was hosted again).
+    assert not [e for e in events_of(workspace) if e.type == "team.shutdown_timeout"]
 
 
 def test_teammates_no_worker_hosts_are_handed_back_once_after_the_grace(

@@ -145,3 +145,24 @@ def test_a_backoff_forgets_the_runs_that_stopped_wanting_hosts() -> None:
     backoff.forget_runs_but({"r2"})
     assert backoff.allows("r1/alice", 0.0)
     assert not backoff.allows("r2/bob", 0.0)
+
+
+def test_a_stopped_teammate_is_hosted_anew_only_by_a_lease_taken_after_its_stop() -> None:
+    """bob ended on w1 before the lead ever saw his lease: the first look after the
+    stop sees w1's lease, which the worker retires only at its next heartbeat."""
+    watch = HostingWatch(("alice", "bob"), grace=10.0)
+    assert watch.taken_anew({"alice": "w1", "bob": None}, set()) == []  # nobody stopped
+    assert watch.taken_anew({"alice": "w1", "bob": "w1"}, {"bob"}) == []  # where it ended
+    assert watch.taken_anew({"alice": "w1", "bob": "w1"}, {"bob"}) == []
+    assert watch.taken_anew({"alice": "w1", "bob": None}, {"bob"}) == []  # retired
+    assert watch.taken_anew({"alice": "w1", "bob": "w1"}, {"bob"}) == ["bob"]  # taken again
+    assert watch.taken_anew({"alice": "w1", "bob": "w1"}, set()) == []
+
+
+def test_a_stopped_teammate_taken_by_another_worker_is_hosted_anew() -> None:
+    watch = HostingWatch(("alice",), grace=10.0)
+    assert watch.taken_anew({"alice": "w1"}, {"alice"}) == []
+    assert watch.taken_anew({"alice": "w2"}, {"alice"}) == ["alice"]
+    # Handed back without a host (the grace): any holder after that is new.
+    assert watch.taken_anew({"alice": None}, {"alice"}) == []
+    assert watch.taken_anew({"alice": "w2"}, {"alice"}) == ["alice"]
