@@ -168,8 +168,8 @@ async def serve_worker(
         peers = max(1, len(await registry.workers()))
         now = trio.current_time()
         for run_id, name in choose_claims(info(), wanted, held, peers):
-            key = (run_id, name)
-            if not backoff.allows(f"{run_id}/{name}", now):
+            key, slot = (run_id, name), f"{run_id}/{name}"
+            if not backoff.allows(slot, now):
                 continue  # its last start failed: not yet
             if not await registry.try_host(run_id, name, config.id, config.ttl):
                 continue  # another worker was quicker
@@ -178,12 +178,12 @@ async def serve_worker(
                 member = await start(run_id, name)
             except Exception:
                 await registry.release(run_id, name, config.id)
-                backoff.failed(f"{run_id}/{name}", trio.current_time())
+                backoff.failed(slot, trio.current_time())
                 said("failed", key)
                 continue
             finally:
                 starting.discard(key)
-            backoff.started(f"{run_id}/{name}")
+            backoff.started(slot)
             hosted[key] = member
             said("hosting", key)
 

@@ -2,25 +2,16 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-REPO = Path(__file__).parents[2]
+from tests.benches import run_bench
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def test_the_hooks_bench_prints_the_added_latency_and_ratio(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, str(REPO / "bench" / "hooks.py"), "--calls", "3", "--rounds", "1"],
-        cwd=REPO,
-        env={**os.environ, "PYTHONPATH": str(REPO), "COTERIE_HOME": str(tmp_path)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    lines = done.stdout.splitlines()
-    assert any("PreToolUse" in line and line.split()[0] == "3" for line in lines), done.stdout
-    assert "fire alone" in done.stdout
+    out = run_bench("hooks.py", "--calls", "3", "--rounds", "1", home=tmp_path, timeout=120)
+    lines = out.splitlines()
+    assert any("PreToolUse" in line and line.split()[0] == "3" for line in lines), out
+    assert "fire alone" in out

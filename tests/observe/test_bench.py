@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import importlib.util
-import os
 import re
-import subprocess
-import sys
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-REPO = Path(__file__).parents[2]
+from tests.benches import REPO, run_bench
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def _bench() -> object:
@@ -36,17 +36,7 @@ def test_the_bootstrap_interval_holds_the_median_and_narrows_with_agreement() ->
 
 
 def test_the_observe_bench_prints_both_runs_the_pages_and_the_interval(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, str(REPO / "bench" / "observe.py"), "--quick"],
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-        capture_output=True,
-        text=True,
-        timeout=180,
-        stdin=subprocess.DEVNULL,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    out = done.stdout
+    out = run_bench("observe.py", "--quick", home=tmp_path, timeout=180)
     assert re.search(r"round 1 baseline: [\d.]+ s", out), out
     pages = re.search(r"round 1 observed: .* (\d+) pages got (\d+) frames", out)
     assert pages is not None, out
