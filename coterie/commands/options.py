@@ -139,7 +139,7 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--setting-sources",
-        type=_sources,
+        type=setting_sources,
         metavar="LIST",
         help="which settings files are read: a comma-separated subset of user,project,local",
     )
@@ -191,7 +191,8 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _sources(text: str) -> tuple[str, ...]:
+def setting_sources(text: str) -> tuple[str, ...]:
+    """``--setting-sources LIST``: a comma-separated subset of user,project,local."""
     names = [n.strip() for n in text.split(",") if n.strip()]
     unknown = [n for n in names if n not in SETTING_SOURCES]
     if unknown:

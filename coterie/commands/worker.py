@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from coterie.commands.options import add_backend_option
+from coterie.commands.options import add_backend_option, setting_sources
 from coterie.redisclient import BackendError, connect
 from coterie.runtime.backend import Backend
 from coterie.runtime.hosting import Hosting
@@ -71,6 +71,15 @@ def add_worker_command(subparsers: argparse._SubParsersAction[argparse.ArgumentP
         help="how the hosted teammates' tool calls are approved (default: what asks is denied)",
     )
     worker.add_argument(
+        "--setting-sources",
+        type=setting_sources,
+        metavar="LIST",
+        help=(
+            "which of this worker's settings files apply to the teammates it hosts: a"
+            " comma-separated subset of user,project,local (default: all); never the run's"
+        ),
+    )
+    worker.add_argument(
         "--heartbeat",
         type=float,
         default=1.0,
@@ -110,7 +119,10 @@ async def worker_command(args: argparse.Namespace, console: Console, err: Consol
     assert target is not None
     async with connect(target) as client, trio.open_nursery() as nursery:
         registry = WorkerRegistry(client, target)
-        hosting = Hosting(backend, worker_id, args.workdir.resolve(), args.permission_mode, nursery)
+        hosting = Hosting(
+            backend, worker_id, args.workdir.resolve(), args.permission_mode,
+            args.setting_sources, nursery,
+        )  # fmt: skip
         console.print(
             f"worker {worker_id}: capacity {config.capacity} on {target.url}",
             markup=False,

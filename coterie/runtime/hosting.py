@@ -101,6 +101,8 @@ class Hosting:
     worker_id: str
     workdir: Path
     permission_mode: str
+    #: The worker's ``--setting-sources`` (None: all of the worker's files), never the run's.
+    setting_sources: tuple[str, ...] | None
     nursery: trio.Nursery
 
     def run_dir(self, run_id: str) -> Path:
@@ -127,6 +129,7 @@ class Hosting:
             functools.partial(
                 prepare_hosted, recorded, run_id, run_dir,
                 workdir=self.workdir, permission_mode=self.permission_mode,
+                setting_sources=self.setting_sources,
             )
         )  # fmt: skip
         hosted = HostedTeammate(name, run_id)

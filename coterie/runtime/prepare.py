@@ -153,19 +153,27 @@ def prepare(
 
 
 def prepare_hosted(
-    recorded: RunOptions, run_id: str, run_dir: Path, *, workdir: Path, permission_mode: str
+    recorded: RunOptions,
+    run_id: str,
+    run_dir: Path,
+    *,
+    workdir: Path,
+    permission_mode: str,
+    setting_sources: tuple[str, ...] | None = None,
 ) -> PreparedRun:
     """Run *run_id* (its options as *recorded* on the server) prepared for a worker
     (``coterie worker``) that hosts some of its teammates in *run_dir*, a directory
     of its own: the worker's *workdir* and settings, the worker's *permission_mode*
-    (never the run's: the worker's owner decides what runs on their host), the
-    model from the environment (never a recorded scenario file), and nothing that
-    names the lead's host (its extra directories, settings and MCP files, the
+    and *setting_sources* (never the run's: the worker's owner decides what runs on
+    their host, so a run started with ``--setting-sources project`` cannot drop the
+    owner's own deny rules), the model from the environment (never a recorded
+    scenario file), and nothing that names the lead's host (its extra directories, settings and MCP files, the
     caller's allow rules; deny rules, which only narrow, are kept)."""
     hosted = attrs.evolve(
         recorded,
         workdir=workdir.resolve(),
         permission_mode=permission_mode,
+        setting_sources=setting_sources,
         scenario=None,
         add_dirs=(),
         mcp_configs=(),

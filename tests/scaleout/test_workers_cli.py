@@ -306,3 +306,38 @@ async def test_a_worker_stopped_mid_task_releases_its_teammates_at_once(
     finally:
         lead.kill()
         lead.wait()
+
+
+def test_a_worker_keeps_its_owners_deny_rules_whatever_the_run_read(
+    workspace: Path, home: Path, tmp_path: Path, redis_url: str, mock_server: Any,
+    workers: list[subprocess.Popen[str]],
+) -> None:  # fmt: skip
+    """A run started with ``--setting-sources project`` reads no user settings; the
+    worker hosting its teammate still applies its owner's ``~/.claude`` deny rules."""
+    (home / ".claude").mkdir(parents=True, exist_ok=True)
+    (home / ".claude" / "settings.json").write_text(
+        json.dumps({"permissions": {"deny": ["Read(./secrets/**)"]}})
+    )
+    (workspace / "secrets").mkdir()
+    (workspace / "secrets" / "k").write_text("the owner's secret\n")
+    copy = {"tool_uses": [{"name": "Bash", "input": {"command": "cat secrets/k > copied.txt"}}]}
+    read = {"tool_uses": [{"name": "Read", "input": {"file_path": "secrets/k"}}]}
+    scenario = write_scenario(
+        tmp_path / "secret.json",
+        {
+            "lead": [{"tool_uses": [create("copy", "alice")]}, {"text": "planned"},
+                     {"text": "done"}, {"text": "done"}],  # fmt: skip
+            "alice": [read, copy, {"text": "tried"}],
+        },
+    )
+    api = {"ANTHROPIC_BASE_URL": mock_server(scenario), "ANTHROPIC_API_KEY": "k"}
+    workers.append(start_worker(home, workspace, redis_url, "--id", "w0", *BYPASS, env=api))
+    done = coterie(
+        "team", "-p", "--output-format", "json", *BYPASS, "--backend", redis_url, "--remote",
+        "--setting-sources", "project", "--teammate", "alice", "go",
+        cwd=workspace, home=home, env=api, timeout=90,
+    )  # fmt: skip
+    out, err = stop(workers[0])
+    assert done.returncode == 0, (done.stderr, out, err)
+    assert not (workspace / "copied.txt").exists(), (out, err)
+    assert "the owner's secret" not in done.stdout + out
