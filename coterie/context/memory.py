@@ -11,8 +11,10 @@ whitespace, outside code spans and fenced or indented code blocks; relative
 to the importing file, ``~/`` the home. An imported file may import others,
 at most :data:`MAX_IMPORT_DEPTH` hops from the file the hierarchy names; a
 file already included is not included again (cycles end there). A project's
-file may import only files inside the project unless the folder is trusted:
-a hostile repository must not pull ``~/.ssh/id_rsa`` into the context.
+file may import only files inside the folder coterie runs in unless that
+folder is trusted (:func:`import_scope`): a hostile checkout must not pull
+``~/.ssh/id_rsa`` into the context, not even when the repository around it is
+a home folder kept as a dotfiles repository.
 An import that cannot be followed is noted in the text, never fatal.
 
 :func:`load_memory` works through a reader function, so the whole walk is a
@@ -28,7 +30,7 @@ import os
 import re
 import stat
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import attrs
 
@@ -40,6 +42,7 @@ __all__ = [
     "MAX_MEMORY_CHARS",
     "MemoryFile",
     "find_imports",
+    "import_scope",
     "is_context_reminder",
     "load_memory",
     "memory_reminder",
@@ -184,18 +187,21 @@ def load_memory(
     home: Path | None,
     root: Path,
     trusted: bool,
+    scope: Path | Literal["root"] | None = "root",
     max_depth: int = MAX_IMPORT_DEPTH,
     real: Callable[[Path], Path] = lambda path: path,
 ) -> list[MemoryFile]:
     """The files of *sources* with their imports, each once, in reading order.
 
     *read* returns a file's text or raises :class:`OSError` (or
-    :class:`UnicodeError`). A project's or local file may import only inside
-    *root* unless *trusted*; the user's may import anything. *real* gives a
+    :class:`UnicodeError`). A project's or local file must lie inside *root*, and
+    may import only inside *scope* (*root* by default; nothing when None) unless
+    *trusted*; the user's may import anything. *real* gives a
     path with its symlinks resolved (the disk's ``realpath``), so a link in the
     project pointing out of it counts as outside.
     """
     real_root = real(root)
+    within = real_root if scope == "root" else None if scope is None else real(scope)
     out: list[MemoryFile] = []
     seen: set[Path] = set()
 
@@ -205,8 +211,9 @@ def load_memory(
                 out.append(MemoryFile(path, "import", "", "already included", by))
             return
         seen.add(path)
-        if not (free or _inside(real(path), real_root)):
-            note = "not followed: it leads outside the project, and the folder is not trusted"
+        bound = real_root if by is None else within
+        if not (free or (bound is not None and _inside(real(path), bound))):
+            note = "not followed: it leads outside the folder, and the folder is not trusted"
             out.append(MemoryFile(path, kind, "", note, by))
             return
         try:
@@ -321,7 +328,21 @@ def project_memory(workdir: Path, home: Path | None, *, trusted: bool) -> list[M
     workdir = Path(os.path.abspath(workdir))
     root = project_root(workdir)
     sources = memory_sources(workdir, home, root, os.path.isfile)
-    return load_memory(sources, read_file, home=home, root=root, trusted=trusted, real=_realpath)
+    return load_memory(
+        sources, read_file, home=home, root=root, trusted=trusted,
+        scope=import_scope(workdir, home), real=_realpath,
+    )  # fmt: skip
+
+
+def import_scope(workdir: Path, home: Path | None) -> Path | None:
+    """Where the imports of an untrusted folder may lead: *workdir* itself, not the
+    repository around it (which may be a whole home folder); nowhere when *workdir*
+    is the home folder or above it, which hold the user's keys."""
+    if home is not None:
+        real_home = _realpath(home)
+        if _inside(real_home, _realpath(workdir)):
+            return None
+    return workdir
 
 
 def _realpath(path: Path) -> Path:

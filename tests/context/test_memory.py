@@ -11,6 +11,7 @@ from coterie.context.memory import (
     MAX_IMPORT_DEPTH,
     MemoryFile,
     find_imports,
+    import_scope,
     load_memory,
     memory_reminder,
     memory_sources,
@@ -148,7 +149,7 @@ def test_a_project_may_not_import_from_outside_it_unless_trusted() -> None:
     }
     untrusted = load(files)
     assert "SECRET" not in memory_text(untrusted)
-    assert all("outside the project" in (f.note or "") for f in untrusted[1:])
+    assert all("outside the folder" in (f.note or "") for f in untrusted[1:])
     assert memory_text(load(files, trusted=True)).count("SECRET") == 3
 
 
@@ -206,7 +207,7 @@ def test_the_reminder_says_the_files_are_context_not_permission(tmp_path: Path) 
     (tmp_path / "CLAUDE.md").write_text("Run make test.\n")
     sub = tmp_path / "pkg"
     sub.mkdir()
-    (sub / "CLAUDE.md").write_text("Here use tabs. @../docs/x.md\n")
+    (sub / "CLAUDE.md").write_text("Here use tabs. @docs/x.md\n")
     reminder = memory_reminder(project_memory(sub, None, trusted=False))
     assert reminder is not None
     assert reminder.startswith("<system-reminder>\n")
@@ -232,3 +233,13 @@ def test_a_summary_keeps_the_first_messages_context() -> None:
     (first,) = summarized_history(history, None, summary="S", archive="/a")
     assert first["content"][0]["text"] == context
     assert sum("Use tabs." in b["text"] for b in first["content"]) == 1
+
+
+def test_an_untrusted_folders_imports_stay_in_it_not_in_its_repository(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    proj = home / "proj"
+    proj.mkdir(parents=True)
+    assert import_scope(proj, home) == proj
+    assert import_scope(home, home) is None  # the home holds the keys: nothing
+    assert import_scope(tmp_path, home) is None
+    assert import_scope(proj, None) == proj
