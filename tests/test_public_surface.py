@@ -41,6 +41,11 @@ SURFACES: dict[str, set[str]] = {
         "RunOnServer",
         "control_spec", "inject", "live_mailboxes"
     },
+    "coterie.hostlink": {
+        "Answered", "Cancel", "CancelHandler", "Decision", "Dispatch", "Exchange", "Frame",
+        "FrameError", "Request", "Response", "Stray", "Turn", "UserLine", "Write", "encode",
+        "error_response", "parse_line", "success_response", "writes",
+    },
     "coterie.agent": {
         "SUBTYPES", "AgentLoop", "Limits", "RunResult", "Subtype", "build_system_prompt",
         "context_reminder",
