@@ -43,7 +43,8 @@ SURFACES: dict[str, set[str]] = {
     },
     "coterie.hostlink": {
         "Answered", "Cancel", "CancelHandler", "Decision", "Dispatch", "Exchange", "Frame",
-        "FrameError", "Request", "Response", "Stray", "Turn", "UserLine", "Write", "encode",
+        "FrameError", "Handler", "HostLink", "Request", "Response", "Stray", "Turn", "UserLine",
+        "Write", "encode",
         "error_response", "parse_line", "success_response", "writes",
     },
     "coterie.agent": {

@@ -6,8 +6,10 @@ protocol with it: requests, responses and cancels by id, in both directions.
 This package owns the protocol's lines (``_frames``: parsed and written, pure)
 and the bookkeeping of who owes whom an answer (``_exchange``: a sans-io state
 machine: pending requests of ours with their deadlines, the host's requests in
-flight, cancellation). It does no I/O and knows nothing of the run: the layer
-that drives it reads the lines, runs the handlers and writes the answers.
+flight, cancellation), and the thin Trio layer that drives it (``_link``:
+:class:`HostLink` reads the lines, runs the handlers in cancel scopes of their
+own and writes the answers through the one line writer it is given). It knows
+nothing of the run: the run gives it its handlers and asks through it.
 """
 
 from coterie.hostlink._exchange import (
@@ -33,6 +35,7 @@ from coterie.hostlink._frames import (
     parse_line,
     success_response,
 )
+from coterie.hostlink._link import Handler, HostLink
 
 __all__ = [
     "Answered",
@@ -43,6 +46,8 @@ __all__ = [
     "Exchange",
     "Frame",
     "FrameError",
+    "Handler",
+    "HostLink",
     "Request",
     "Response",
     "Stray",
