@@ -22,7 +22,9 @@ from coterie.commands.stopping import (
     storage_cause,
 )
 from coterie.errors import CoterieError, SupervisorGaveUp
+from coterie.interactive.approval import ask_about_new_items
 from coterie.models import ModelError, Usage
+from coterie.projectconfig import project_items
 from coterie.runtime.backend import Backend
 from coterie.tools import (
     ListError,
@@ -127,12 +129,17 @@ def _rules(flag: str, values: list[str]) -> list[str]:
 
 async def workspace_trust(args: argparse.Namespace, console: Console, err: Console) -> None:
     """Before a run: at an interactive first run, ask once whether to trust the
-    workspace (the answer is recorded). Asked before the run is prepared, so the
+    workspace (the answer is recorded), then about each piece of its configuration
+    that is new or changed since it was trusted. Asked before the run is prepared, so the
     answer applies to this run; what an untrusted workspace's settings lost is
     one of the session's notices."""
     workdir = args.workdir.resolve()
-    if is_interactive(args) and trust_entry(workdir) is None and can_trust(workdir) is None:
+    if not is_interactive(args):
+        return
+    if trust_entry(workdir) is None and can_trust(workdir) is None:
         await _ask_trust(workdir, console, err)
+    # Configuration added or changed since the folder was trusted: asked once each.
+    await ask_about_new_items(workdir, console, err)
 
 
 async def _ask_trust(workdir: Path, console: Console, err: Console) -> None:
@@ -148,7 +155,8 @@ async def _ask_trust(workdir: Path, console: Console, err: Console) -> None:
     if answer is None:
         return  # end of input is no answer: ask again next time
     try:
-        set_trust(workdir, trusted=answer.strip().lower() in ("y", "yes"))
+        yes = answer.strip().lower() in ("y", "yes")
+        set_trust(workdir, trusted=yes, items=project_items(workdir) if yes else None)
     except TrustStoreError as exc:
         err.print(f"[red]error:[/] {escape(str(exc))}; the folder stays untrusted")
 

@@ -2,7 +2,9 @@
 
 A trusted folder's ``.claude/settings.json`` and ``settings.local.json``
 apply in full (see :mod:`coterie.trust`); the answer covers its subfolders,
-unless one of them has an answer of its own.
+unless one of them has an answer of its own. Trusting records what is
+trusted (the settings files, skills, agents, commands and ``.mcp.json``
+servers a run there loads); trusting again records what is there now.
 """
 
 from __future__ import annotations
@@ -39,9 +41,12 @@ def add_trust_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
             ".claude/settings.json and .claude/settings.local.json apply in full: allow "
             "rules, defaultMode, additionalDirectories, the sandbox's settings. Until "
             "then coterie ignores those (deny and ask rules always apply) and does not "
-            "run git there. Trust covers the folder's subfolders, unless one has an "
-            "answer of its own. The home directory and the folders above it cannot be "
-            "trusted. Answers are kept in $COTERIE_HOME/trust.json."
+            "run git there. Trust records what it trusts: the digest of each settings "
+            "file, skill, agent and command, and each .mcp.json server; one that is new "
+            "or changed later is asked about at a terminal and ignored with -p, until "
+            "you run coterie trust DIR again. Trust covers the folder's subfolders, "
+            "unless one has an answer of its own. The home directory and the folders "
+            "above it cannot be trusted. Answers are kept in $COTERIE_HOME/trust.json."
         ),
     )
     trust.add_argument("dir", nargs="?", type=Path, metavar="DIR", help="the folder")
@@ -75,19 +80,28 @@ def trust_command(args: argparse.Namespace, console: Console, err: Console) -> i
                 soft_wrap=True,
             )
             return 0
-        entry = set_trust(folder, trusted=True)
+        from coterie.projectconfig import project_items  # the loaders: only to trust
+
+        entry = set_trust(folder, trusted=True, items=project_items(folder))
     except TrustRefused as exc:
         err.print(f"[red]error:[/] {escape(str(exc))}; trust a project folder instead")
         return 2
     except TrustStoreError as exc:
         err.print(f"[red]error:[/] {escape(str(exc))}")
         return 2
+    count = entry.recorded or 0
     console.print(
         f"Trusted {escape(str(entry.folder))} and its subfolders: their .claude settings"
-        " apply in full from the next run",
+        f" apply in full from the next run. Recorded {_items(count)} (settings, skills,"
+        " agents, commands, .mcp.json servers): one added or changed later is not used"
+        " until you approve it",
         soft_wrap=True,
     )
     return 0
+
+
+def _items(count: int) -> str:
+    return f"{count} item" if count == 1 else f"{count} items"
 
 
 def _list(args: argparse.Namespace, console: Console) -> int:
@@ -101,5 +115,13 @@ def _list(args: argparse.Namespace, console: Console) -> int:
         return 0
     for entry in entries:
         state = "trusted    " if entry.trusted else "not trusted"
-        console.print(f"{state}  {escape(str(entry.folder))}  [dim]{entry.at}[/]", soft_wrap=True)
+        recorded = ""
+        if entry.trusted:
+            count = entry.recorded
+            recorded = (
+                "  (nothing recorded: trust it again)" if count is None else f"  ({_items(count)})"
+            )
+        console.print(
+            f"{state}  {escape(str(entry.folder))}  [dim]{entry.at}{recorded}[/]", soft_wrap=True
+        )
     return 0

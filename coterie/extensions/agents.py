@@ -114,20 +114,22 @@ def _build(
     )
 
 
-def read_definition(path: Path) -> tuple[dict[str, Any], str]:
+def read_definition(path: Path, text: str | None = None) -> tuple[dict[str, Any], str]:
     """The frontmatter and body of the definition file *path* (an agent's, a skill's,
-    a command's); an :class:`AgentsError` naming it if it cannot be used."""
+    a command's), or of its *text* already read (what was checked against the trust
+    record is what is parsed); an :class:`AgentsError` naming it if it cannot be used."""
     try:
-        return parse_frontmatter(path.read_text(encoding="utf-8"))
+        return parse_frontmatter(path.read_text(encoding="utf-8") if text is None else text)
     except (OSError, UnicodeDecodeError) as exc:
         raise AgentsError(f"{path}: cannot be read ({exc})") from None
     except FrontmatterError as exc:
         raise AgentsError(f"{path}: {exc}") from None
 
 
-def agent_from_file(path: Path, scope: Scope) -> AgentDefinition:
-    """The definition in *path* (an :class:`AgentsError` naming it if it cannot be used)."""
-    meta, body = read_definition(path)
+def agent_from_file(path: Path, scope: Scope, text: str | None = None) -> AgentDefinition:
+    """The definition in *path* (its *text*, if read already; an :class:`AgentsError`
+    naming it if it cannot be used)."""
+    meta, body = read_definition(path, text)
     name = meta.get("name")
     if not isinstance(name, str) or not name:
         raise AgentsError(f"{path}: the frontmatter has no name")

@@ -82,9 +82,11 @@ class Expansion:
     command: CommandDefinition
 
 
-def command_from_file(path: Path, root: Path, scope: Scope) -> CommandDefinition:
-    """The command in *path*, below the commands folder *root*."""
-    meta, body = read_definition(path)
+def command_from_file(
+    path: Path, root: Path, scope: Scope, text: str | None = None
+) -> CommandDefinition:
+    """The command in *path* (its *text*, if read already), below the commands folder *root*."""
+    meta, body = read_definition(path, text)
     relative = path.relative_to(root)
     model = meta.get("model")
     description = meta.get("description")

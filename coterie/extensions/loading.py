@@ -5,7 +5,10 @@ files, the project's over the user's. A workspace's files are the
 repository's, so they load only once the workspace is trusted
 (:mod:`coterie.trust`): a checked-in agent, skill or command is a prompt
 the repository wrote, and could carry prompt injection. Otherwise they are
-left out and one notice says so. A file that cannot be used is a notice
+left out and one notice says so. Once it is trusted, a workspace file
+loads only as the user trusted it (:mod:`coterie.trust`): one that is new or
+changed since (a skill a model wrote, granting itself ``allowed-tools``) is
+left out, and one notice names it. A file that cannot be used is a notice
 naming it; the others still load.
 """
 
@@ -25,11 +28,15 @@ from coterie.extensions.agents import (
 )
 from coterie.extensions.commands import CommandDefinition, Expansion, command_from_file, expand
 from coterie.extensions.skills import SkillDefinition, skill_from_folder
+from coterie.trust import Approval, approval, file_digest
 
 if TYPE_CHECKING:
     from collections.abc import Collection
 
-__all__ = ["Extensions", "load_extensions"]
+__all__ = ["Extensions", "extension_items", "load_extensions"]
+
+#: Where each kind of extension is found under a ``.claude`` folder.
+KINDS = {"agents": "*.md", "skills": "*/SKILL.md", "commands": "**/*.md"}
 
 
 @attrs.frozen
@@ -53,6 +60,48 @@ def _files(folder: Path, pattern: str) -> list[Path]:
     return sorted(p for p in folder.glob(pattern) if p.is_file())
 
 
+def _digest(path: Path) -> str | None:
+    try:
+        return file_digest(path.read_bytes())
+    except OSError:
+        return None
+
+
+def extension_items(workspace: Path) -> dict[str, str]:
+    """The workspace's agents, skills and commands as the trust record keeps them
+    (digests by path in the workspace; only ``.claude``'s folders are read)."""
+    items: dict[str, str] = {}
+    for kind, pattern in KINDS.items():
+        for path in _files(workspace / ".claude" / kind, pattern):
+            if (digest := _digest(path)) is not None:
+                items[path.relative_to(workspace).as_posix()] = digest
+    return items
+
+
+def _checked(workspace: Path, approved: Approval) -> tuple[dict[Path, str], set[Path]]:
+    """The workspace's extension files the user approved as they are now, with the
+    text that was checked (read once: what is parsed is what was approved), and
+    the others."""
+    texts: dict[Path, str] = {}
+    left_out: set[Path] = set()
+    for kind, pattern in KINDS.items():
+        for path in _files(workspace / ".claude" / kind, pattern):
+            item = path.relative_to(workspace).as_posix()
+            try:
+                data = path.read_bytes()
+            except OSError:
+                left_out.add(path)
+                continue
+            try:
+                if approved.approves(item, file_digest(data)):
+                    texts[path] = data.decode("utf-8")
+                    continue
+            except UnicodeDecodeError:
+                pass  # not text: out too (read again, it could be something else)
+            left_out.add(path)
+    return texts, left_out
+
+
 def load_extensions(
     workspace: Path,
     *,
@@ -60,12 +109,15 @@ def load_extensions(
     home: Path | None = None,
     agents_json: str | None = None,
     known_tools: Collection[str] = (),
+    approved: Approval | None = None,
 ) -> Extensions:
     """The extensions of a run in *workspace* (see the module docstring).
 
     *home* is the user's home (default ``~``); *known_tools* the tool names a
     definition's ``tools`` may use (others are reported, never given).
-    A malformed *agents_json* is an :class:`~coterie.extensions.AgentsError`.
+    *approved* is what the user approved of a trusted workspace (default: what
+    the trust store says). A malformed *agents_json* is an
+    :class:`~coterie.extensions.AgentsError`.
     """
     user = (home or Path(os.path.expanduser("~"))) / ".claude"
     project = workspace / ".claude"
@@ -75,19 +127,18 @@ def load_extensions(
     skills: dict[str, SkillDefinition] = {}
     commands: dict[str, CommandDefinition] = {}
     scopes: list[tuple[str, Path]] = [("user", user)]
+    texts: dict[Path, str] = {}  # the project's files approved, as checked
+    left_out: set[Path] = set()
     if not same:
         if trusted:
             scopes.append(("project", project))
+            approved = approved or approval(workspace)
+            texts, left_out = _checked(workspace, approved)
+            if left_out:
+                names = ", ".join(sorted(p.relative_to(workspace).as_posix() for p in left_out))
+                notices.append(approved.notice(names, "not loaded"))
         else:
-            found = [
-                kind
-                for kind, pattern in (
-                    ("agents", "*.md"),
-                    ("skills", "*/SKILL.md"),
-                    ("commands", "**/*.md"),
-                )
-                if _files(project / kind, pattern)
-            ]
+            found = [kind for kind, pattern in KINDS.items() if _files(project / kind, pattern)]
             if found:
                 notices.append(
                     f"{workspace} is not trusted, so its .claude/{{{','.join(found)}}} were not"
@@ -96,24 +147,30 @@ def load_extensions(
                 )
     for scope, root in scopes:
         kind = "user" if scope == "user" else "project"
-        for path in _files(root / "agents", "*.md"):
+
+        def files(sub: str, *, root: Path = root, scope: str = scope) -> list[Path]:
+            # The project's: only those checked and approved (not one made since).
+            found = _files(root / sub, KINDS[sub])
+            return found if scope == "user" else [p for p in found if p in texts]
+
+        for path in files("agents"):
             try:
-                definition = agent_from_file(path, kind)  # type: ignore[arg-type]
+                definition = agent_from_file(path, kind, texts.get(path))  # type: ignore[arg-type]
             except AgentsError as exc:
                 notices.append(f"agent not loaded: {exc}")
                 continue
             agents[definition.name] = definition
-        for path in _files(root / "skills", "*/SKILL.md"):
+        for path in files("skills"):
             try:
-                skill = skill_from_folder(path.parent, kind)  # type: ignore[arg-type]
+                skill = skill_from_folder(path.parent, kind, texts.get(path))  # type: ignore[arg-type]
             except AgentsError as exc:
                 notices.append(f"skill not loaded: {exc}")
                 continue
             skills[skill.name] = skill
         scoped: dict[str, CommandDefinition] = {}
-        for path in _files(root / "commands", "**/*.md"):
+        for path in files("commands"):
             try:
-                command = command_from_file(path, root / "commands", kind)  # type: ignore[arg-type]
+                command = command_from_file(path, root / "commands", kind, texts.get(path))  # type: ignore[arg-type]
             except AgentsError as exc:
                 notices.append(f"command not loaded: {exc}")
                 continue

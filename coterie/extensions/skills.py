@@ -36,10 +36,11 @@ class SkillDefinition:
     scope: Scope = "project"
 
 
-def skill_from_folder(folder: Path, scope: Scope) -> SkillDefinition:
-    """The skill in *folder* (an :class:`~coterie.extensions.AgentsError` naming the file)."""
+def skill_from_folder(folder: Path, scope: Scope, text: str | None = None) -> SkillDefinition:
+    """The skill in *folder* (*text*: its ``SKILL.md``, if read already; an
+    :class:`~coterie.extensions.AgentsError` naming the file)."""
     path = folder / "SKILL.md"
-    meta, body = read_definition(path)
+    meta, body = read_definition(path, text)
     name = meta.get("name", folder.name)
     if not isinstance(name, str) or not NAME.match(name):
         raise AgentsError(

@@ -14,6 +14,13 @@ the ``projects[WORKSPACE].mcpServers`` of the local scope), the workspace's
 ``.mcp.json`` only when the workspace is trusted (else it is reported once as
 ignored), then each ``--mcp-config FILE``. Parsing is pure: a bad file is one
 :class:`McpConfigError` naming the file and the problem.
+
+Of a trusted workspace's ``.mcp.json``, only the servers the user approved
+start: each as it was when the folder was trusted, or approved since
+(:mod:`coterie.trust`, by :func:`~coterie.trust.server_digest`). A server
+that is new or changed since is not started, not even parsed: its
+``${VAR}`` are never expanded (a header of ``${ANTHROPIC_API_KEY}`` sent to
+a server nobody approved would hand the key out); one line names it.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from coterie.errors import CoterieError
+from coterie.trust import Approval, approval, server_digest
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -38,6 +46,7 @@ __all__ = [
     "expand",
     "load_servers",
     "parse_servers",
+    "server_items",
 ]
 
 #: A server's name: what ``mcp__<server>__<tool>`` is made of (no ``__`` inside,
@@ -159,19 +168,72 @@ def _pairs(value: Any, what: str) -> list[tuple[str, str]]:
 
 def read_file(path: Path, env: Mapping[str, str], *, required: bool) -> list[ServerConfig]:
     """The servers configured in *path* (none if it is missing and not *required*)."""
+    data = _read_json(path, required=required)
+    return [] if data is None else parse_servers(data, str(path), env)
+
+
+def _read_json(path: Path, *, required: bool) -> Any:
+    """*path*'s JSON value (None if it is missing and not *required*)."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         if required:
             raise McpConfigError(f"{path}: no such MCP config file") from None
-        return []
+        return None
     except OSError as exc:
         raise McpConfigError(f"{path}: cannot be read: {exc.strerror}") from None
     try:
-        data = json.loads(text)
+        return json.loads(text)
     except ValueError as exc:
         raise McpConfigError(f"{path}: not valid JSON: {exc}") from None
-    return parse_servers(data, str(path), env)
+
+
+#: The workspace's own server file, and how the trust record names a server of it.
+PROJECT_FILE = ".mcp.json"
+
+
+def _item(name: str) -> str:
+    return f"{PROJECT_FILE}#{name}"
+
+
+def _raw_servers(data: Any) -> dict[str, Any]:
+    servers = data.get("mcpServers", {}) if isinstance(data, dict) else None
+    return servers if isinstance(servers, dict) else {}
+
+
+def server_items(workdir: Path) -> dict[str, str]:
+    """The servers of *workdir*'s ``.mcp.json`` as the trust record keeps them (a
+    file that cannot be read records none)."""
+    try:
+        data = _read_json(workdir / PROJECT_FILE, required=False)
+    except McpConfigError:
+        return {}
+    return {_item(n): server_digest(n, entry) for n, entry in _raw_servers(data).items()}
+
+
+def _project_servers(
+    workdir: Path, approved: Approval, env: Mapping[str, str]
+) -> tuple[list[ServerConfig], list[str]]:
+    """The approved servers of the workspace's ``.mcp.json`` (expanded: only those),
+    and one notice naming the others, which do not start."""
+    path = workdir / PROJECT_FILE
+    data = _read_json(path, required=False)
+    if data is None:
+        return [], []
+    if not isinstance(data, dict) or not isinstance(data.get("mcpServers", {}), dict):
+        parse_servers(data, str(path), env)  # raises, naming the problem
+    chosen: dict[str, Any] = {}
+    left: list[str] = []
+    for name, entry in _raw_servers(data).items():
+        if approved.approves(_item(name), server_digest(name, entry)):
+            chosen[name] = entry
+        else:
+            left.append(name)
+    servers = parse_servers({"mcpServers": chosen}, str(path), env)
+    if not left:
+        return servers, []
+    what = f"{PROJECT_FILE} server{'s' if len(left) > 1 else ''} {', '.join(left)}"
+    return servers, [approved.notice(what, "not started")]
 
 
 def _user_servers(home: Path, workdir: Path, env: Mapping[str, str]) -> list[ServerConfig]:
@@ -195,17 +257,21 @@ def load_servers(
     home: Path,
     files: Iterable[Path] = (),
     env: Mapping[str, str],
+    approved: Approval | None = None,
 ) -> tuple[tuple[ServerConfig, ...], tuple[str, ...]]:
     """Every server the run gets, by name (the last source wins), and the notices to
-    show once (a ``.mcp.json`` ignored in an untrusted workspace)."""
+    show once (a ``.mcp.json`` ignored in an untrusted workspace, its servers new or
+    changed since it was trusted). *approved* is what the user approved of the
+    workspace (default: what the trust store says)."""
     chosen: dict[str, ServerConfig] = {}
     notices: list[str] = []
     for server in _user_servers(home, workdir, env):
         chosen[server.name] = server
-    project = workdir / ".mcp.json"
+    project = workdir / PROJECT_FILE
     if trusted:
-        for server in read_file(project, env, required=False):
-            chosen[server.name] = server
+        servers, said = _project_servers(workdir, approved or approval(workdir), env)
+        chosen.update((server.name, server) for server in servers)
+        notices += said
     elif project.is_file():
         notices.append(
             f"{workdir} is not trusted, so its .mcp.json servers were ignored;"

@@ -167,8 +167,9 @@ def prepare_hosted(
     and *setting_sources* (never the run's: the worker's owner decides what runs on
     their host, so a run started with ``--setting-sources project`` cannot drop the
     owner's own deny rules), the model from the environment (never a recorded
-    scenario file), and nothing that names the lead's host (its extra directories, settings and MCP files, the
-    caller's allow rules; deny rules, which only narrow, are kept)."""
+    scenario file), and nothing that names the lead's host (its extra directories,
+    settings and MCP files, the caller's allow rules; deny rules, which only narrow,
+    are kept)."""
     hosted = attrs.evolve(
         recorded,
         workdir=workdir.resolve(),
@@ -241,7 +242,7 @@ def _derive(
     user; every one of them checked (a bad file is a usage error now)."""
     sandbox, policy, notices = _sandbox(settings, policy, options, extra)
     hooks = _hooks(options, settings)
-    notices = (*notices, *_ignored_hooks(hooks))
+    notices = (*notices, *_ignored_hooks(hooks, settings))
     servers, notices = _mcp(options, settings.trusted, notices)
     extensions = _extensions(options, settings)  # a bad --agents fails before the run
     notices = (*notices, *settings.key_notices, *extensions.notices)
@@ -278,12 +279,18 @@ def _extensions(options: RunOptions, settings: PermissionSettings) -> Extensions
 
 def _hooks(options: RunOptions, settings: PermissionSettings) -> HookConfig:
     """The hooks of the settings files: the user's always, the project's and the
-    local file's only in a trusted workspace (their hooks run programs)."""
+    local file's only in a trusted workspace (their hooks run programs), and only
+    as they were when it was trusted (a file changed since runs no hook)."""
     user = options.user_settings or USER_SETTINGS
     files = settings_files(options.workdir, user, _sources(options))
     # The user's file alone: the list for a workspace that has no settings.
     mine = settings_files(Path("/nonexistent/coterie-no-workspace"), user)
-    return load_hooks([(path, path in mine or settings.trusted) for path in files])
+    return load_hooks(
+        [
+            (path, path in mine or (settings.trusted and path not in settings.unapproved_files))
+            for path in files
+        ]
+    )
 
 
 def _mcp(
@@ -360,10 +367,12 @@ def _cli_rules(rules: tuple[str, ...], options: RunOptions, flag: str) -> tuple[
     return tuple(parse_rule(r, root=options.workdir, source=flag) for r in rules)
 
 
-def _ignored_hooks(hooks: HookConfig) -> tuple[str, ...]:
+def _ignored_hooks(hooks: HookConfig, settings: PermissionSettings) -> tuple[str, ...]:
+    # A file changed since the folder was trusted is named by the settings' own notice.
     untrusted = tuple(
         f"{path}: its hooks were ignored: the workspace is not trusted"
         for path in hooks.ignored_files
+        if path not in settings.unapproved_files
     )
     return (*untrusted, *hooks.notices)
 

@@ -197,7 +197,7 @@ def test_a_command_is_expanded_with_its_arguments_and_model(workspace: Path, hom
     put(
         workspace / ".claude" / "commands" / "git" / "fix-issue.md",
         "---\ndescription: Fix an issue\nmodel: claude-haiku-4-5\n"
-        "allowed-tools: Write(notes/*)\n---\nFix issue #$1 with priority $2. All: $ARGUMENTS\n",
+        "allowed-tools: Edit(notes/*)\n---\nFix issue #$1 with priority $2. All: $ARGUMENTS\n",
     )
     trust(workspace, home)
     tracks = {

@@ -19,6 +19,8 @@ from coterie.extensions import (
     parse_agents_json,
 )
 from coterie.extensions.agents import narrower_mode
+from coterie.projectconfig import project_items
+from coterie.trust import set_trust
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -38,6 +40,7 @@ def test_project_agents_override_user_ones_and_agents_json_overrides_both(tmp_pa
     agent_file(home, "reviewer", "user prompt", description="user's")
     agent_file(home, "helper", "helps", description="only the user's")
     agent_file(ws, "reviewer", "project prompt", description="project's", tools="Read, Grep")
+    set_trust(ws, trusted=True, items=project_items(ws))  # records the project's agent as it is
     loaded = load_extensions(ws, trusted=True, home=home)
     assert loaded.agents["reviewer"].prompt == "project prompt"
     assert loaded.agents["reviewer"].tools == ("Read", "Grep")

@@ -17,6 +17,8 @@ from coterie.mcpclient import (
     load_servers,
     parse_servers,
 )
+from coterie.projectconfig import project_items
+from coterie.trust import set_trust
 from tests.strategies import env_names, json_values, mcp_server_names, plain_texts
 
 if TYPE_CHECKING:
@@ -127,6 +129,7 @@ def test_project_servers_are_read_only_in_a_trusted_workspace(tmp_path: Path) ->
     assert servers == ()
     assert len(notices) == 1
     assert ".mcp.json" in notices[0]
+    set_trust(ws, trusted=True, items=project_items(ws))
     servers, notices = load_servers(ws, trusted=True, home=home, env={})
     assert [s.name for s in servers] == ["p"]
     assert notices == ()

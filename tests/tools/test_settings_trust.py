@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from coterie.projectconfig import project_items
 from coterie.tools.permissions import SettingsError, load_settings
 from coterie.trust import set_trust
 
@@ -122,7 +123,7 @@ def test_trust_is_read_from_the_store_by_default(
     monkeypatch.setenv("COTERIE_HOME", str(tmp_path / "coterie-home"))
     write(workspace / ".claude/settings.json", HOSTILE)
     assert load_settings(workspace, user_settings=user_file).allow == ()
-    set_trust(workspace, trusted=True)
+    set_trust(workspace, trusted=True, items=project_items(workspace))
     assert [r.text for r in load_settings(workspace, user_settings=user_file).allow] == ["Bash"]
 
 

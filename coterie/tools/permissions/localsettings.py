@@ -7,6 +7,11 @@ twice, and a file that is not a JSON object (or whose ``permissions.allow``
 is not a list of strings) is left alone and reported. The new file replaces
 the old one atomically (temporary file, fsync, rename, fsync of the folder),
 so a crash leaves the old file or the new one, never half of either.
+
+In a trusted folder the trust record (:mod:`coterie.trust`) then approves the
+new file, so that the user's own answer is not taken for a change made
+behind their back; only if the file was approved as it was before (or did
+not exist): a change someone else made to it stays unapproved.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import tempfile
 from typing import TYPE_CHECKING
 
 from coterie.tools.permissions.settings import SettingsError
+from coterie.trust import TrustStoreError, approve, file_digest
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -39,9 +45,12 @@ def add_local_allow_rule(project: Path, rule: str) -> Path:
     """
     path = local_settings_path(project)
     raw: dict[str, object] = {}
+    before: str | None = None  # the digest of the file as it was (None: there was none)
     if path.exists():
+        data = path.read_bytes()
+        before = file_digest(data)
         try:
-            loaded = json.loads(path.read_text(encoding="utf-8"))
+            loaded = json.loads(data.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise SettingsError(
                 f"{path}: not valid JSON, so the rule was not saved ({exc})"
@@ -57,7 +66,13 @@ def add_local_allow_rule(project: Path, rule: str) -> Path:
         raise SettingsError(f"{path}: permissions.allow is not a list of rules; not saved")
     if rule not in allow:
         allow.append(rule)
-    _replace(path, json.dumps(raw, indent=2, ensure_ascii=False) + "\n")
+    text = json.dumps(raw, indent=2, ensure_ascii=False) + "\n"
+    _replace(path, text)
+    item = path.relative_to(project).as_posix()
+    # The rule holds for this run anyway; a store that cannot be written only
+    # means the next run sees the file as changed (and says so).
+    with contextlib.suppress(TrustStoreError, OSError):
+        approve(project, {item: file_digest(text.encode())}, replacing={item: before})
     return path
 
 

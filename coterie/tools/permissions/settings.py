@@ -25,6 +25,9 @@ key but the narrowing ones (``filesystem.denyRead``/``denyWrite``,
 ``failIfUnavailable: true``). Their deny and ask rules always apply; the user's
 file is never affected. :attr:`PermissionSettings.ignored` lists what was
 left out and :attr:`PermissionSettings.untrusted_notice` says it in one line.
+Once trusted, a project or local file applies whole only as it was when the
+user trusted the folder (:class:`coterie.trust.Approval`): one that is new or
+changed since counts as an untrusted folder's file, and the notice names it.
 
 Auto Mode's classifier rules (``autoMode``, see :mod:`coterie.autonomy.rules`)
 are read from the user's and the (trusted) local file, never from the project's
@@ -54,7 +57,7 @@ from coterie.autonomy import (
 from coterie.errors import CoterieError
 from coterie.tools.permissions.keys import check_keys
 from coterie.tools.permissions.rules import Rule, RuleError, parse_rule
-from coterie.trust import is_trusted
+from coterie.trust import Approval, approval, file_digest
 
 if TYPE_CHECKING:
     from collections.abc import Collection
@@ -70,6 +73,7 @@ __all__ = [
     "load_settings_file",
     "merge_settings",
     "settings_files",
+    "settings_items",
 ]
 
 Mode = Literal["default", "acceptEdits", "plan", "auto", "dontAsk", "bypassPermissions"]
@@ -129,6 +133,11 @@ class PermissionSettings:
     unknown_keys: tuple[str, ...] = ()
     #: Documented keys coterie does not act on, each with the file setting it.
     unsupported: tuple[tuple[str, Path], ...] = ()
+    #: A trusted workspace's files that are new or changed since it was trusted:
+    #: they apply as an untrusted folder's would (their hooks must not run).
+    unapproved_files: tuple[Path, ...] = ()
+    #: The one line saying so, and how to approve them.
+    unapproved_notice: str | None = None
 
     @property
     def key_notices(self) -> tuple[str, ...]:
@@ -147,7 +156,10 @@ class PermissionSettings:
     @property
     def untrusted_notice(self) -> str | None:
         """One line saying what an untrusted workspace's settings lost and how to
-        trust it; None when nothing was ignored."""
+        trust it (or, in a trusted one, which files are new or changed since and how
+        to approve them); None when nothing was ignored."""
+        if self.unapproved_notice is not None:
+            return self.unapproved_notice
         if not self.ignored:
             return None
         where = shlex.quote(str(self.workspace)) if self.workspace is not None else "DIR"
@@ -409,6 +421,10 @@ def merge_settings(*layers: PermissionSettings) -> PermissionSettings:
         env=env,
         unknown_keys=tuple(line for layer in layers for line in layer.unknown_keys),
         unsupported=tuple(item for layer in layers for item in layer.unsupported),
+        unapproved_files=tuple(f for layer in layers for f in layer.unapproved_files),
+        unapproved_notice=next(
+            (n for layer in layers if (n := layer.unapproved_notice) is not None), None
+        ),
     )
 
 
@@ -448,30 +464,80 @@ def load_settings(
     *user_settings* is the user file (default ``~/.claude/settings.json``;
     ``None`` skips it, as tests and ``--setting-sources``-style callers may).
     *trusted* says whether the workspace is trusted; None (the default) asks
-    the trust store (:func:`coterie.trust.is_trusted`), so that every caller,
+    the trust store (:func:`coterie.trust.approval`), so that every caller,
     the CLI and embedders alike, gets the same rule. The project's and the
-    local file apply whole only when it is; the user's always does.
+    local file apply whole only when it is, and then (asked of the store)
+    only as the user trusted them: a file new or changed since applies as an
+    untrusted folder's. The user's always does.
     ``autoMode`` is taken from the user and local files, never the project's.
     *sources* are the files read (``--setting-sources``).
     """
-    if trusted is None:
-        trusted = is_trusted(workspace)
+    approved = approval(workspace) if trusted is None else None
+    if approved is not None:
+        trusted = approved.trusted
     user = _user_file(user_settings)
     shared = os.path.realpath(workspace / ".claude" / "settings.json")
     layers = []
+    unapproved: list[Path] = []
     for path in settings_files(workspace, user_settings, sources):
         # The user's own file is the user's, even when it is also the workspace's
         # (a workspace that is the home directory).
         mine = user is not None and os.path.realpath(path) == os.path.realpath(user)
+        text, ok = None, mine or bool(trusted)
+        if ok and not mine and approved is not None:
+            text, ok = _approved_text(path, workspace, approved)
+            if not ok:
+                unapproved.append(path)
         layers.append(
             load_settings_file(
-                path,
-                auto_mode=mine or os.path.realpath(path) != shared,
-                trusted=mine or trusted,
+                path, auto_mode=mine or os.path.realpath(path) != shared, trusted=ok, text=text
             )
         )
     merged = merge_settings(*layers)
-    return attrs.evolve(merged, trusted=trusted, workspace=workspace)
+    notice = None
+    if unapproved and approved is not None:
+        names = ", ".join(_item(workspace, p) for p in unapproved)
+        notice = approved.notice(
+            f"the settings {names}", "widen nothing (deny and ask rules still apply)"
+        )
+    return attrs.evolve(
+        merged,
+        trusted=bool(trusted),
+        workspace=workspace,
+        unapproved_files=tuple(unapproved),
+        unapproved_notice=notice,
+    )
+
+
+def _item(workspace: Path, path: Path) -> str:
+    """A workspace file as the trust record names it: its path in the workspace."""
+    return path.relative_to(workspace).as_posix()
+
+
+def _approved_text(path: Path, workspace: Path, approved: Approval) -> tuple[str | None, bool]:
+    """The text of *path* (read once: what is checked is what is parsed), and
+    whether the user approved it as it is; a file that cannot be read or is not
+    text is left for :func:`load_settings_file` to report, as unapproved."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None, False
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None, False  # read again to be reported: as untrusted, whatever it is then
+    return text, approved.approves(_item(workspace, path), file_digest(data))
+
+
+def settings_items(workspace: Path) -> dict[str, str]:
+    """The workspace's settings files as the trust record keeps them (digests by path)."""
+    items: dict[str, str] = {}
+    for path in settings_files(workspace, None, ("project", "local")):
+        try:
+            items[_item(workspace, path)] = file_digest(path.read_bytes())
+        except OSError:
+            continue  # unreadable: not recorded, so not approved
+    return items
 
 
 def _user_file(user_settings: Path | _UserDefault | None) -> Path | None:
