@@ -8,8 +8,10 @@ It decides nothing about permissions (the policy does; it may use
 a running command can touch. Inside, for the command and all it starts: the
 file system is read-only but for the workspace, the additional directories,
 ``filesystem.allowWrite`` and a private ``/tmp`` (new for every call); in
-those, ``.claude/``, ``.git/config``, ``.git/hooks`` and shell start-up files
-stay read-only; credential folders, the coterie home, the run's protected
+those, configuration that acts later stays read-only at any depth (``.claude/``,
+``.mcp.json``, a ``.git`` file, ``.git/config`` and ``hooks``: found by one walk
+per call, which also refuses to run when such a file has a hard link), and so
+do shell start-up files; credential folders, the coterie home, the run's protected
 paths, ``filesystem.denyRead`` and what Read deny rules cover are hidden;
 ``/run`` (docker's, D-Bus's and agents' sockets, which a read-only mount does
 not stop) is empty, ``/proc`` belongs to a new PID namespace, ``/dev`` is
@@ -34,6 +36,7 @@ import attrs
 
 from coterie.errors import CoterieError
 from coterie.home import coterie_home
+from coterie.tools.permissions.protect import ACTS_LATER
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
@@ -259,8 +262,8 @@ class Bubblewrap:
         *hidden* adds paths to hide (the runtime's protected paths, the literal
         paths of Read deny rules); credential folders under *home* (default:
         the user's), the coterie home and ``filesystem.denyRead`` are always hidden.
-        With *read_deny_rules* false (no Read deny rule exists), :meth:`wrap` does
-        not look through the writable trees for what ``ctx.read_denied`` covers.
+        With *read_deny_rules* false (no Read deny rule exists), the walk of
+        :meth:`wrap` does not apply ``ctx.read_denied``.
         """
         home = _real(home if home is not None else Path.home())
         workspace = _real(workspace)
@@ -296,18 +299,19 @@ class Bubblewrap:
         """The ``bwrap`` command line running *argv* sandboxed in *cwd* (default
         ``ctx.workspace``); an excluded *command* (default: that of ``bash -c
         COMMAND``) comes back unchanged. Raises :class:`SandboxError` when the Read
-        deny rules cannot be applied: then do not run."""
+        deny rules or the protection of configuration cannot be applied (too many
+        files, or a protected file with another name): then do not run."""
         if command is None and len(argv) == 3 and argv[:2] == ["bash", "-c"]:
             command = argv[2]
         if command is not None and self.settings.excludes(command):
             return list(argv)
         hidden = [*self.hidden, *(_real(p) for p in ctx.protected_paths)]
-        if ctx.read_denied is not None and self.read_deny_rules:
-            hidden += _denied_in(self.writable, ctx.read_denied)
+        denied = ctx.read_denied if self.read_deny_rules else None
+        found, config = _scan(self.writable, denied)
         return [
             self.executable,
             *self._base(),
-            *self._mounts(hidden),
+            *self._mounts([*hidden, *found], config),
             "--chdir", str(_real(cwd or ctx.workspace)),
             "--",
             *argv,
@@ -328,13 +332,14 @@ class Bubblewrap:
                 args += ["--ro-bind", resolver, resolver]
         return args
 
-    def _mounts(self, hidden: Iterable[Path]) -> list[str]:
+    def _mounts(self, hidden: Iterable[Path], config: Iterable[Path] = ()) -> list[str]:
         args: list[str] = []
         # Parents first, so that a nested directory's bind lands on top of its parent's.
         for root in sorted(self.writable, key=lambda p: len(p.parts)):
             if root.exists():
                 args += ["--bind", str(root), str(root)]
-        for path in (p for p in self.read_only if _within(p, self.writable)):
+        read_only = dict.fromkeys([*self.read_only, *config])
+        for path in (p for p in read_only if _within(p, self.writable)):
             args += self._read_only(path)
         # Hidden last: nothing may be mounted on top of them, inside them or over them.
         exists = [p for p in dict.fromkeys(hidden) if os.path.lexists(p)]
@@ -366,13 +371,18 @@ def _hide(path: Path) -> list[str]:
     return ["--ro-bind", "/dev/null", target]
 
 
-def _denied_in(roots: Iterable[Path], denied: Callable[[Path], bool]) -> list[Path]:
-    """The files and directories under *roots* that *denied* covers (a denied directory
-    is returned whole, not entered; nor is ``.git``). Past ``SCAN_LIMIT`` entries:
-    :class:`SandboxError`."""
-    found: list[Path] = []
+def _scan(
+    roots: Iterable[Path], denied: Callable[[Path], bool] | None
+) -> tuple[list[Path], list[Path]]:
+    """One walk of the writable *roots*: what *denied* covers (a denied directory whole,
+    not entered) and the configuration that acts later at any depth, to bind read-only
+    (``.claude``, ``.mcp.json``, a ``.git`` file; a ``.git`` directory's config, worktree
+    config and hooks). :class:`SandboxError` past ``SCAN_LIMIT`` entries, or when a
+    protected file has another name: a hard link would write past a read-only bind."""
+    hidden: list[Path] = []
+    config: list[Path] = []
     seen = 0
-    stack = [r for r in roots if r.is_dir()]
+    stack = [str(r) for r in roots if r.is_dir()]
     while stack:
         directory = stack.pop()
         try:
@@ -381,17 +391,44 @@ def _denied_in(roots: Iterable[Path], denied: Callable[[Path], bool]) -> list[Pa
             continue
         seen += len(entries)
         if seen > SCAN_LIMIT:
-            raise SandboxError(f"over {SCAN_LIMIT:,} files to check for Read deny rules")
+            raise SandboxError(
+                f"over {SCAN_LIMIT:,} files to look through for Read deny rules and for"
+                " configuration (.claude, .mcp.json, .git) to keep read-only"
+            )
         for entry in entries:
-            path = Path(entry.path)
-            if entry.is_symlink():
-                continue  # its target is checked where it lives, or hidden as a credential
-            if denied(path):
-                found.append(path)
-            elif entry.is_dir(follow_symlinks=False) and entry.name != ".git":
-                # git's objects are many and never what a deny rule means; .git is tested itself.
-                stack.append(path)
-    return found
+            name = entry.name.casefold()
+            if denied is not None and not entry.is_symlink() and denied(Path(entry.path)):
+                hidden.append(Path(entry.path))
+                continue
+            if name in ACTS_LATER:
+                path = Path(entry.path)
+                protected = [path]
+                if name == ".git" and entry.is_dir(follow_symlinks=False):
+                    protected = [path / n for n in ("config", "config.worktree", "hooks")]
+                config += protected
+                _refuse_linked(protected)
+            if name != ".git" and entry.is_dir(follow_symlinks=False):
+                stack.append(entry.path)  # .git's objects are many, and never what a rule means
+    return hidden, config
+
+
+def _refuse_linked(paths: Iterable[Path]) -> None:
+    """:class:`SandboxError` if a regular file in *paths* (or below them) has another name."""
+    stack = list(paths)
+    while stack:
+        path = stack.pop()
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            stack += (Path(e.path) for e in os.scandir(path))
+        elif stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+            raise SandboxError(
+                f"{path} is protected configuration and has another name (a hard link), through"
+                " which a command could change it; remove the other name first (find"
+                f" -samefile {path})"
+            )
 
 
 def probe(executable: str = "bwrap") -> str | None:

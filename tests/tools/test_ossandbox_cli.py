@@ -116,3 +116,28 @@ def test_without_auto_allow_a_headless_run_still_asks(workspace: Path, home: Pat
     settings(home, {"enabled": True, "autoAllowBashIfSandboxed": False})
     (result,) = run_bash("python3 -c 'print(1 + 1)'", workspace, home)
     assert result["is_error"]
+
+
+def test_issue_24_nested_configuration_is_read_only_to_a_program(
+    workspace: Path, home: Path
+) -> None:
+    """Findings 3 and 4: a program (out of coterie's sight, so only the sandbox stands in
+    its way) could write ``sub/.claude/settings.json`` and ``.mcp.json``; not any more."""
+    settings(home, {"enabled": True}, allow=["Bash"])
+    (workspace / "sub" / ".claude").mkdir(parents=True)
+    (workspace / "sub" / ".claude" / "settings.json").write_text("{}\n")
+    (workspace / ".mcp.json").write_text("{}\n")
+    program = (
+        "import sys\n"
+        "for p in ('sub/.claude/settings.json', '.mcp.json', 'sub/.claude/skills'):\n"
+        "    try:\n"
+        "        open(p, 'w').write('planted')\n"
+        "    except OSError as e:\n"
+        "        print('refused', p, e.strerror)\n"
+    )
+    (workspace / "plant.py").write_text(program)
+    [result] = run_bash("python3 plant.py", workspace, home)
+    assert text(result).count("Read-only file system") == 3, text(result)
+    assert (workspace / "sub" / ".claude" / "settings.json").read_text() == "{}\n"
+    assert (workspace / ".mcp.json").read_text() == "{}\n"
+    assert not (workspace / "sub" / ".claude" / "skills").exists()

@@ -8,10 +8,17 @@ Three kinds of protected place:
   user settings), the user's shell start-up files (``~/.bashrc``,
   ``~/.profile``, ``~/.zshrc``...) and credential folders (``~/.ssh``,
   ``~/.gnupg``, ``~/.aws``...), which would run code or leak keys later;
-- *asked* directories: ``.git`` and ``.claude`` at the top of the workspace
-  or an additional directory (but ``.claude/commands``, ``agents`` and
-  ``skills``), where a write changes what runs or what is allowed next
-  (``core.fsmonitor``, ``settings.local.json``): asked in every mode;
+- *configuration that acts later* (:data:`ACTS_LATER`, :func:`acts_later`):
+  ``.claude`` (settings, hooks, agents, skills, commands, output styles),
+  ``.mcp.json`` and ``.git`` (a repository's config and hooks, or a
+  worktree's ``.git`` file) at ANY depth of the workspace or an additional
+  directory, and everything in them: a later run, or git run by the
+  runtime, obeys them (``core.fsmonitor``, ``allow Bash``, a skill's
+  ``allowed-tools``, an MCP server started before any tool call). A write
+  there is asked in every mode (bypassPermissions included); headless that
+  is a denial. ``.claude/CLAUDE.md`` is prompt, not permission: writable. A
+  write through a hard link (a regular file with more than one name) is
+  asked too: coterie cannot tell cheaply that no other name is protected;
 - everything outside the workspace and the additional directories (the
   sandbox), refused.
 
@@ -23,8 +30,10 @@ command may be in.
 from __future__ import annotations
 
 import fnmatch
+import glob
 import os
 import re
+import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -39,11 +48,18 @@ if TYPE_CHECKING:
     from coterie.tools.permissions.rules import Rule
     from coterie.tools.permissions.words import Word
 
-__all__ = ["ASKED_DIRS", "HOME_GUARDED", "PathJudge", "Places", "Verdict", "guarded_reason"]
+__all__ = [
+    "ACTS_LATER", "HOME_GUARDED", "PathJudge", "Places", "Verdict", "acts_later",
+    "config_below", "guarded_reason",
+]  # fmt: skip
 
-#: Directories at the top of a workspace whose changes always need approval.
-ASKED_DIRS = (".git", ".claude")
-_UNASKED_CLAUDE = ("commands", "agents", "skills")
+#: Names of configuration a later run or the runtime obeys: a file or directory
+#: so named at any depth below a root is protected, with everything in it.
+#: Compared case-folded (a case-insensitive file system opens ``.Claude`` too).
+ACTS_LATER = (".claude", ".mcp.json", ".git")
+#: How many entries below a written directory are looked at for configuration;
+#: past it the write is asked (it may reach some).
+SCAN_LIMIT = 20_000
 #: Below the home directory: files whose change runs code at the next login or
 #: shell, or which hold credentials and settings granting permissions.
 HOME_GUARDED = (
@@ -85,14 +101,56 @@ class Places:
         return guarded_reason(path, self.guarded)
 
     def asked(self, path: Path) -> bool:
-        """Whether *path* lies in a ``.git`` or ``.claude`` directory of a root."""
-        for root in self.roots:
-            if path == root or not path.is_relative_to(root):
-                continue
-            parts = path.relative_to(root).parts
-            if parts[0] in ASKED_DIRS:
-                return not (parts[0] == ".claude" and parts[1:2] and parts[1] in _UNASKED_CLAUDE)
-        return False
+        """Whether *path* (resolved) is configuration that acts later, below a root."""
+        return any(
+            path.is_relative_to(root) and acts_later(path.relative_to(root).parts)
+            for root in self.roots
+        )
+
+    def asked_reason(self, path: Path) -> str | None:
+        """Why changing *path* needs a person's approval (:meth:`asked`), or ``None``."""
+        return _CONFIG_REASON.format(path) if self.asked(path) else None
+
+
+_CONFIG_REASON = (
+    "{} is configuration that a later run or git obeys (.claude, .mcp.json or .git, at any"
+    " depth); changing it needs explicit approval."
+)
+
+
+def acts_later(parts: Sequence[str]) -> bool:
+    """Whether the path of *parts* (below a root) is or lies in configuration that acts later.
+
+    The first component named in :data:`ACTS_LATER` decides; ``.claude/CLAUDE.md``
+    alone is memory (prompt, not permission) and stays writable.
+    """
+    folded = [p.casefold() for p in parts]
+    for i, part in enumerate(folded):
+        if part in ACTS_LATER:
+            return not (part == ".claude" and folded[i + 1 :] == ["claude.md"])
+    return False
+
+
+def config_below(directory: Path, limit: int = SCAN_LIMIT) -> tuple[list[Path], bool]:
+    """Configuration that acts later found below *directory* (not entered), and whether
+    all of it was looked at (``False`` past *limit* entries). Symlinks are not followed."""
+    found: list[Path] = []
+    seen = 0
+    stack = [directory]
+    while stack:
+        try:
+            entries = list(os.scandir(stack.pop()))
+        except OSError:
+            continue
+        seen += len(entries)
+        if seen > limit:
+            return found, False
+        for entry in entries:
+            if entry.name.casefold() in ACTS_LATER:
+                found.append(Path(entry.path))
+            elif entry.is_dir(follow_symlinks=False):
+                stack.append(Path(entry.path))
+    return found, True
 
 
 def guarded_reason(path: Path, guarded: Sequence[Path]) -> str | None:
@@ -132,7 +190,7 @@ def _could_reach(prefix: Path, pattern: Sequence[str], target: Path) -> bool:
     if not target.is_relative_to(prefix):
         return False
     rel = target.relative_to(prefix).parts
-    for i, segment in enumerate(pattern):
+    for i, segment in enumerate(s for s in pattern if s):
         if segment == "**" or i >= len(rel):
             return True
         glob = re.sub(r"\{[^}]*\}", "*", segment)
@@ -171,6 +229,21 @@ class PathJudge:
             verdict = self._write_spot(prefix, pattern)
             if verdict.denial or verdict.question or not verdict.inside:
                 return verdict
+        return Verdict()
+
+    def copied(self, word: Word, cwds: Sequence[Path], cwd_known: bool) -> Verdict:
+        """The verdict on a command copying what *word* names somewhere (``cp``, ``rsync``,
+        ``install``): a copy of configuration (``cp -r sub x`` with ``sub/.claude``,
+        ``cp .mcp.json sub/``) makes new configuration, so it is asked."""
+        spots = self._spots(word, cwds, cwd_known)
+        for prefix, pattern in spots or ():
+            question = self._asked(prefix, pattern, linked=False)
+            if question is not None:
+                return Verdict(question=Finding("ask", question, "protected-path"))
+        if spots is None:
+            reason = f"coterie cannot tell what {word.raw} names, and a copy of configuration"
+            reason += " (.claude, .mcp.json, .git) makes new configuration; this needs approval."
+            return Verdict(question=Finding("ask", reason, "unknown-path"))
         return Verdict()
 
     def read(
@@ -217,15 +290,9 @@ class PathJudge:
         for rule in (*self.read_deny, *(r for r in self.deny if r.tool in ("Edit", "Write"))):
             if rule.takes_path and self._rule_reaches(rule, prefix, pattern, recursive=False):
                 return Verdict(denial=_denied(rule, prefix, pattern, "write"))
-        if self._asked(prefix, pattern):
-            return Verdict(
-                question=Finding(
-                    "ask",
-                    f"{_show(prefix, pattern)} is inside a protected directory (.git or"
-                    " .claude); changing it needs explicit approval.",
-                    "protected-path",
-                )
-            )
+        question = self._asked(prefix, pattern)
+        if question is not None:
+            return Verdict(question=Finding("ask", question, "protected-path"))
         for rule in self.ask:
             if (
                 rule.tool in ("Edit", "Write")
@@ -239,17 +306,28 @@ class PathJudge:
                 )
         return Verdict()
 
-    def _asked(self, prefix: Path, pattern: Sequence[str]) -> bool:
-        if not pattern:
-            return self.places.asked(prefix)
-        for root in self.places.roots:
-            for name in ASKED_DIRS:
-                target = root / name
-                if prefix.is_relative_to(target):
-                    return self.places.asked(prefix / "x")
-                if _could_reach(prefix, pattern, target):
-                    return True
-        return False
+    def _asked(self, prefix: Path, pattern: Sequence[str], *, linked: bool = True) -> str | None:
+        """Why writing the spot needs approval: it may reach configuration that acts
+        later (in it, named by the glob, or below a directory it names), or write
+        through a hard link."""
+        shown = _show(prefix, pattern)
+        if self.places.asked(prefix) or any(_may_name_config(s) for s in pattern):
+            return _CONFIG_REASON.format(shown)
+        if os.path.isdir(prefix):
+            # A directory written (`rm -rf`, `mv`, `cp -r x/. d`, a glob naming some):
+            # whatever configuration lies below it may be replaced or removed.
+            found, complete = config_below(prefix)
+            reached = [f for f in found if _could_reach(prefix, pattern, f)]
+            if reached or not complete:
+                where = reached[0] if reached else f"more than {SCAN_LIMIT:,} files below"
+                return _CONFIG_REASON.format(f"{shown} may reach {where}, which")
+        other = _hard_linked(prefix, pattern) if linked else None
+        if other is not None:
+            return (
+                f"{other} has other names (hard links); coterie cannot tell that none of them"
+                " is protected configuration, so writing through it needs explicit approval."
+            )
+        return None
 
     def _rule_reaches(
         self, rule: Rule, prefix: Path, pattern: Sequence[str], *, recursive: bool
@@ -275,29 +353,92 @@ class PathJudge:
             not word.literal and (re.search(r"[$`]", word.value) or not _MAGIC.search(word.value))
         ):
             return None  # a variable, a substitution: it could name anything
-        value = word.value
-        relative = not value.startswith("/")
-        if relative and not cwd_known:
+        values = [word.value] if word.literal else _braces(word.value)
+        if values is None or (not cwd_known and any(not v.startswith("/") for v in values)):
             return None
-        pattern: tuple[str, ...] = ()
-        if word.literal:
-            head = value
-        else:
-            segments = value.split("/")
-            first = next((i for i, s in enumerate(segments) if _MAGIC.search(s)), len(segments))
-            head = "/".join(segments[:first]) or ("/" if value.startswith("/") else ".")
-            pattern = tuple(segments[first:])
         spots: list[tuple[Path, tuple[str, ...]]] = []
-        for base in cwds if relative else cwds[:1]:
-            lexical = Path(os.path.normpath(base / head))
-            # realpath of the path as written: `link/..` is the parent of the link's target.
-            resolved = Path(os.path.realpath(base / head))
-            for spot in dict.fromkeys((resolved, lexical)):
-                spots.append((spot, pattern))
-            if creating:
-                # `mkdir -p missing/../x` creates `missing` on its way: judge it too.
-                spots.extend((d, ()) for d in _created_on_the_way(base, head))
+        for value in values:
+            pattern: tuple[str, ...] = ()
+            head = value
+            if not word.literal and _MAGIC.search(value):
+                segments = value.split("/")
+                first = next(i for i, s in enumerate(segments) if _MAGIC.search(s))
+                head = "/".join(segments[:first]) or ("/" if value.startswith("/") else ".")
+                pattern = tuple(segments[first:])
+            for base in cwds if not value.startswith("/") else cwds[:1]:
+                lexical = Path(os.path.normpath(base / head))
+                # realpath of the path as written: `link/..` is the parent of the link's target.
+                resolved = Path(os.path.realpath(base / head))
+                for spot in dict.fromkeys((resolved, lexical)):
+                    spots.append((spot, pattern))
+                if creating:
+                    # `mkdir -p missing/../x` creates `missing` on its way: judge it too.
+                    spots.extend((d, ()) for d in _created_on_the_way(base, head))
         return spots
+
+
+_BRACE = re.compile(r"\{([^{}]*)\}")
+_LEFT_BRACES = re.compile(r"\{.*(,|\.\.).*\}")
+
+
+def _braces(value: str, limit: int = 64) -> list[str] | None:
+    """The words bash's brace expansion makes of *value* (``{a,b}``, ``{a..c}``), innermost
+    first; ``None`` past *limit* words (then the word is treated as unknown)."""
+    done: list[str] = []
+    todo = [value]
+    while todo:
+        text = todo.pop()
+        for m in _BRACE.finditer(text):
+            inner = m.group(1)
+            seq = re.fullmatch(r"(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])(?:\.\.-?\d+)?", inner)
+            if "," in inner:
+                parts = inner.split(",")
+            elif seq:  # a step is left out: more words judged, never fewer
+                a, b = seq.groups()
+                if a.lstrip("-").isdigit() and b.lstrip("-").isdigit():
+                    step = 1 if int(a) <= int(b) else -1
+                    parts = [str(n) for n in range(int(a), int(b) + step, step)][: limit + 1]
+                else:
+                    step = 1 if ord(a[0]) <= ord(b[0]) else -1
+                    parts = [chr(n) for n in range(ord(a[0]), ord(b[0]) + step, step)]
+            else:
+                continue
+            todo += [text[: m.start()] + part + text[m.end() :] for part in parts]
+            break
+        else:
+            done.append(text)
+        if len(done) + len(todo) > limit:
+            return None
+    if any(_LEFT_BRACES.search(text) for text in done):
+        return None  # bash's rules for `{},}` and the like: not worth copying; ask
+    return list(dict.fromkeys(done))
+
+
+def _may_name_config(segment: str) -> bool:
+    """Whether the glob *segment* may name a protected name (dot files only if spelled)."""
+    return segment.startswith(".") and any(
+        fnmatch.fnmatchcase(name, segment.casefold()) for name in ACTS_LATER
+    )
+
+
+def _hard_linked(prefix: Path, pattern: Sequence[str]) -> str | None:
+    """A regular file the spot names that has another name, or ``None``.
+
+    A write through it (``>>``, ``tee``, ``cp`` onto it) changes every name;
+    a glob is expanded now, as the shell will (at most 1,000 names looked at).
+    """
+    where = os.path.join(glob.escape(str(prefix)), *pattern)
+    names = glob.iglob(where, include_hidden=True) if pattern else [str(prefix)]
+    for count, name in enumerate(names):
+        if count >= 1000:
+            return f"{_show(prefix, pattern)} (more than 1,000 names)"
+        try:
+            st = os.stat(name)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+            return name
+    return None
 
 
 def _created_on_the_way(base: Path, raw: str) -> list[Path]:
@@ -316,7 +457,7 @@ def _created_on_the_way(base: Path, raw: str) -> list[Path]:
             continue
         if component == "..":
             if missing is not None:
-                created.append(missing)
+                created.append(current)  # with all it holds: `new/.claude/..` makes both
                 missing = None
             current = current.parent
             continue
