@@ -245,7 +245,7 @@ def _derive(
     notices = (*notices, *_ignored_hooks(hooks, settings))
     servers, notices = _mcp(options, settings.trusted, notices)
     extensions = _extensions(options, settings)  # a bad --agents fails before the run
-    notices = (*notices, *settings.key_notices, *extensions.notices)
+    notices = (*notices, *settings.key_notices, *policy.notices, *extensions.notices)
     repository = _repository(options)
     return _Derived(sandbox, policy, notices, hooks, servers, extensions, repository)
 

@@ -33,7 +33,7 @@ def test_a_project_deny_rule_holds_in_the_checkout_and_in_the_workspace(tmp_path
 
 def test_a_project_allow_rule_moves_to_the_checkout(tmp_path: Path) -> None:
     lead, mine = _dirs(tmp_path)
-    policy = PermissionPolicy(allow=[parse_rule("Write(/src/**)", root=lead)])
+    policy = PermissionPolicy(allow=[parse_rule("Edit(/src/**)", root=lead)])
     rooted = rooted_policy(policy, lead, mine)
     (rule,) = rooted.allow
     assert rule.root == mine

@@ -195,11 +195,10 @@ def test_protected_directories_always_ask(mode: Mode) -> None:
     )
 
 
-def test_claude_commands_are_not_protected() -> None:
+def test_claude_commands_are_protected() -> None:
+    """Issue 24, finding 5: a command file grants tools to a later run, so writing it asks."""
     policy = PermissionPolicy(mode="acceptEdits")
-    assert (
-        behavior(policy, "Write", {"file_path": ".claude/commands/x.md", "content": ""}) == "allow"
-    )
+    assert behavior(policy, "Write", {"file_path": ".claude/commands/x.md", "content": ""}) == "ask"
 
 
 def test_read_filter_hides_denied_paths(workspace: Path) -> None:

@@ -12,7 +12,11 @@ four rule sets, six modes and a spread of inputs per tool (see
   Write or Edit into it, in every mode;
 - issue 11, finding 10: read-only commands (``ls -la``, ``cat``) pass in every
   mode (plan and dontAsk included), and ``acceptEdits`` covers ``rm`` inside
-  the workspace.
+  the workspace;
+- issue 24, finding 5: ``.claude/commands`` is configuration a later run obeys,
+  protected like the rest of ``.claude`` (asked in every mode);
+- issue 24, finding 10: ``Write(path)`` allow rules are ignored, as Claude Code
+  ignores them (``Write`` alone still allows every write).
 """
 
 from __future__ import annotations
@@ -49,6 +53,8 @@ def intended(label: str, mode: str, tool: str, case: str, old: list[Any]) -> lis
         return ["allow", rule]
     if (tool, case, mode) == ("Bash", "ls src && rm -rf build", "acceptEdits") and old[0] == "ask":
         return ["allow", None]
+    if tool in ("Write", "Edit") and case == ".claude/commands/x.md" and old[1] != "plan-mode":
+        return ["deny" if mode == "dontAsk" else "ask", "protected-path"]
     return old
 
 

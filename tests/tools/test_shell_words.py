@@ -235,8 +235,9 @@ def test_git_and_claude_writes_ask_in_every_mode(ws: Path, mode: Mode, command: 
     assert decide(command, ws, mode=mode, allow=["Bash"])[0] == expected
 
 
-def test_claude_commands_are_not_protected(ws: Path) -> None:
-    assert decide("echo x > .claude/commands/c.md", ws, mode="acceptEdits") == ("allow", None)
+def test_claude_commands_are_protected(ws: Path) -> None:
+    """Issue 24, finding 5: a command file grants tools to a later run, so writing it asks."""
+    assert decide("echo x > .claude/commands/c.md", ws, mode="acceptEdits")[0] == "ask"
 
 
 @pytest.mark.parametrize("mode", MODES)

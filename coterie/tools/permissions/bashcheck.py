@@ -11,17 +11,24 @@ included) and finds:
   When any Bash deny rule exists, an unknown command is refused: it could be
   the denied one;
 - every path it writes (redirections, ``tee``, ``cp``'s destination,
-  ``sort -o``, ``dd of=``, ...), checked in order: the run's protected paths
+  ``sort -o``, ``dd of=``, the source of a hard link: ``ln``, ``link``,
+  ``cp -l``, and of ``mv``), checked in order: the run's protected paths
   and the user's shell start-up files and credentials (refused in every
   mode), the workspace sandbox (refused outside the workspace and the
   additional directories), Read, Edit and Write deny rules (refused), then
   ``.git`` / ``.claude`` and Edit ask rules (asked in every mode). A target
   that is not a literal (``> "$OUT"``) could be any of those, so it is asked;
+- every path it copies (``cp``, ``install``, ``rsync`` sources): a copy of
+  configuration makes new configuration, so it is asked;
 - every path it reads, against Read deny rules, inside substitutions too
   (``echo $(cat secrets/k)``), and recursively for ``grep -r`` and ``rg``;
 - whether it is read-only (every part a curated read-only command with all
   its paths inside the workspace: no prompt in any mode), or only edits
-  files there (``acceptEdits`` covers it).
+  files there with plain file commands (``acceptEdits`` covers it; not
+  ``FOO=1 rm x``, ``nice rm x`` or ``/bin/rm x``, as in Claude Code).
+
+The commands ``ssh host CMD`` runs elsewhere are matched by rules, but their
+paths are that host's, not judged here.
 
 Relative paths are taken against the workspace and every directory a ``cd``
 in the line may have moved to (a ``cd`` to a non-literal directory makes
@@ -40,12 +47,14 @@ from typing import TYPE_CHECKING
 import attrs
 
 from coterie.tools.permissions import protect
+from coterie.tools.permissions.carriers import unreadable
 from coterie.tools.permissions.hidden import SHELLS
 from coterie.tools.permissions.known import Usage, usage
 from coterie.tools.permissions.protect import Finding
 from coterie.tools.permissions.rules import RuleError, parse_rule
 from coterie.tools.permissions.shell import _strip_one, analyze, command_views
 from coterie.tools.permissions.words import Simple, Word, parse_simple
+from coterie.tools.permissions.wrappers import UNREADABLE
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -96,6 +105,11 @@ class _Part:
     words: tuple[Word, ...]
     usage: Usage
     unknown: str | None
+    #: Run as written: no ``NAME=value`` prefix, no wrapper, no directory in the
+    #: command word (``acceptEdits`` covers only such plain file commands).
+    plain: bool = True
+    #: Run on another host (``ssh host CMD``): its paths are that host's.
+    remote: bool = False
 
 
 def _chain(words: tuple[Word, ...]) -> list[tuple[Word, ...]]:
@@ -121,6 +135,16 @@ def _unknown(simple: Simple, chain: list[tuple[Word, ...]]) -> str | None:
     for words in chain:
         if words and not words[0].literal:
             return f"its command word {words[0].raw} is not a literal"
+        if words and words[0].value == UNREADABLE:
+            return "a wrapper's options are not ones coterie knows, so its command is hidden"
+    assigned = [w.value for w in simple.assignments]
+    for words in (
+        [*assigned, *(w.value for w in chain[0])] if chain else assigned,
+        *([w.value for w in view] for view in chain[1:]),
+    ):
+        why = unreadable(words)
+        if why is not None:
+            return why
     for word in simple.assignments:
         if word.value.partition("=")[0] in _STARTUP_VARS:
             return f"{word.value.partition('=')[0]} makes the shell run a file first"
@@ -189,7 +213,9 @@ def _parts(command: str) -> tuple[list[_Part], tuple[str, ...]]:
             # Its paths are not the words written: whatever it writes is unknown.
             writes = (_UNSEEN,) if found.writes or found.kind == "file" else ()
             found = Usage("other", (_UNSEEN,), writes)
-        parts.append(_Part(simple, words, found, _unknown(simple, chain)))
+        remote = text in analysis.remote and text not in analysis.local_commands
+        plain = len(chain) <= 1 and not simple.assignments
+        parts.append(_Part(simple, words, found, _unknown(simple, chain), plain, remote))
     if sum(1 for p in parts if _writes(p)) and any(_links(p) for p in parts) and len(parts) > 1:
         # `ln -s ~/.bashrc l; echo x >> l`: a link made by one part redirects another's
         # write, after coterie looked. Every write of such a line is unknown.
@@ -207,14 +233,16 @@ def _writes(part: _Part) -> bool:
 
 
 def _links(part: _Part) -> bool:
-    """Whether the part may create symbolic links (or move them into place)."""
+    """Whether the part may create links (or move them into place)."""
     if not part.words:
         return False
     program, flags = part.words[0].value, [w.value for w in part.words[1:]]
     if program == "cp":
-        return any(f.startswith("-") and any(c in f for c in "PdaRrs") for f in flags) or any(
-            f in ("--no-dereference", "--archive", "--recursive", "--symbolic-link") for f in flags
-        )
+        long = ("--no-dereference", "--archive", "--recursive", "--symbolic-link", "--link")
+        return any(
+            f.startswith("-") and not f.startswith("--") and any(c in f for c in "PdaRrsl")
+            for f in flags
+        ) or any(f in long for f in flags)
     return program in _LINKERS
 
 
@@ -243,6 +271,9 @@ def check_bash(
     question: Finding | None = None
     inside = True
     for part in parts:
+        if part.remote:
+            inside = False  # never read-only here, and its paths are on that host
+            continue
         writes = [r.target for r in part.simple.redirects if r.writes and r.target]
         writes += list(part.usage.writes)
         reads = [r.target for r in part.simple.redirects if r.reads and r.target]
@@ -252,6 +283,10 @@ def check_bash(
             denial = denial or verdict.denial
             question = question or verdict.question
             inside = inside and verdict.inside
+        for word in part.usage.copies:
+            verdict = judge.copied(word, cwds, cwd_known)
+            denial = denial or verdict.denial
+            question = question or verdict.question
         for word in reads:
             verdict = judge.read(word, cwds, cwd_known, recursive=part.usage.recursive)
             denial = denial or verdict.denial
@@ -266,7 +301,7 @@ def check_bash(
         not any(r.writes for r in p.simple.redirects) and not p.usage.writes for p in parts
     )
     read_only = clean and no_writes and all(_read_only(p) for p in parts)
-    edits_only = clean and all(_read_only(p) or p.usage.kind == "file" for p in parts)
+    edits_only = clean and all(_read_only(p) or (p.usage.kind == "file" and p.plain) for p in parts)
     git = any(p.usage.git for p in parts)
     return BashCheck(None, question, unknown, read_only, git, edits_only)
 

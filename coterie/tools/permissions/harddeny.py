@@ -6,7 +6,8 @@ top-level system directory; privilege escalation; formatting disks and
 writing raw devices; fork bombs; piping a download into a shell; shutting
 the machine down. Every simple command of a line is checked, in every
 spelling :func:`command_views` knows (``env``, ``nohup``, ``\\rm``,
-``/bin/rm``...), including commands nested in substitutions and ``bash -c``.
+``/bin/rm``...), including commands nested in substitutions and ``bash -c``
+(not what ``ssh host CMD`` runs on another host: this list guards this machine).
 """
 
 from __future__ import annotations
@@ -125,7 +126,8 @@ def hard_deny_reason(command: str, _depth: int = 0) -> str | None:
             reason = hard_deny_reason(text, _depth + 1)
             if reason:
                 return reason
-    for text in analysis.all_commands:
+    # Not the commands `ssh host CMD` runs elsewhere: this list guards this machine.
+    for text in analysis.local_commands:
         for view in command_views(text):
             words = tokens(view)
             if words:

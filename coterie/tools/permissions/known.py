@@ -9,14 +9,17 @@ already stripped of wrappers) and says:
   ``touch``, ``rm``, ``rmdir``, ``mv``, ``cp``, ``tee``: what ``acceptEdits``
   covers inside the workspace) or ``other``;
 - the words it reads and writes as paths (``cp a b`` reads ``a``, writes
-  ``b``; ``sort -o out``, ``dd of=x``, ``curl -o f``, ``tee f`` write);
+  ``b``; ``sort -o out``, ``dd of=x``, ``curl -o f``, ``tee f`` write; a hard
+  link writes its source too, ``mv``, ``rename`` and ``link`` every operand)
+  and those it copies (:mod:`~coterie.tools.permissions.links`);
 - a directory it changes to (``cd``, ``pushd``), and whether it is ``git``,
   whose read-only subcommands still run programs a repository's
   ``.git/config`` names (fsmonitor, textconv, external diff), so they pass
   without a prompt only in a trusted workspace.
 
-A command word spelled with a directory (``./ls``) is not the system's
-command, so it is never read-only. Operands of unknown commands are all
+A command word spelled with a directory (``./ls``, ``/bin/rm``) is not the
+system's command as written, so it is never read-only, nor a plain file
+command for ``acceptEdits``. Operands of unknown commands are all
 counted as reads, so that Read deny rules see ``python secrets/k``.
 """
 
@@ -29,6 +32,7 @@ from typing import TYPE_CHECKING, Literal
 import attrs
 
 from coterie.tools.permissions.gitread import git_reads
+from coterie.tools.permissions.links import placing
 from coterie.tools.permissions.words import Word
 
 if TYPE_CHECKING:
@@ -133,6 +137,8 @@ _SED_SCRIPT = re.compile(
 
 _WRITE_ALL = frozenset({"rm", "rmdir", "mkdir", "touch", "unlink", "shred", "truncate", "tee"})
 _WRITE_ALL |= frozenset({"gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "mv"})
+# `link A B` makes B a second name of A; `rename` moves every file it names.
+_WRITE_ALL |= frozenset({"link", "rename"})
 _WRITE_LAST = frozenset({"cp", "ln", "install", "rsync"})
 _MODE_FIRST = frozenset({"chmod", "chown", "chgrp"})
 _FILE_KIND = frozenset({"mkdir", "touch", "rm", "rmdir", "mv", "cp", "tee"})
@@ -179,6 +185,9 @@ class Usage:
     #: Reads directories recursively (``grep -r``, ``rg``): a Read deny rule
     #: anywhere below an operand matters.
     recursive: bool = False
+    #: What it copies somewhere (``cp``, ``install``, ``rsync``, ``ln -s`` sources):
+    #: a copy of configuration makes new configuration where it lands.
+    copies: tuple[Word, ...] = ()
 
 
 def _split_options(
@@ -254,7 +263,8 @@ def usage(words: Sequence[Word]) -> Usage:
     name = words[0].value
     args = list(words[1:])
     if "/" in words[0].raw or not words[0].literal:
-        return _other(name, args)
+        # `/bin/rm x` writes what `rm x` writes, but is no plain file command.
+        return attrs.evolve(_other(name, args), kind="other")
     if name == "git":
         return _git(args)
     spec = READ_ONLY.get(name)
@@ -331,12 +341,13 @@ def _other(name: str, args: list[Word]) -> Usage:
         if o in _WRITE_VALUES.get(name, ()) and (v := _value_word(o, w)) is not None
     ]
     reads: list[Word] = [w for w in operands]
+    copies: tuple[Word, ...] = ()
     reads += [v for o, w in options if w is not None and (v := _value_word(o, w)) is not None]
     if name in _WRITE_ALL:
         writes += operands
     elif name in _WRITE_LAST and operands:
-        if not any(o in ("-t", "--target-directory") for o, _ in options):
-            writes.append(operands[-1] if len(operands) > 1 or name != "ln" else operands[0])
+        placed, copies = placing(name, options, operands)
+        writes += placed
     elif name in _MODE_FIRST:
         skip = 0 if any(o.startswith("--reference") for o, _ in options) else 1
         writes += operands[skip:]
@@ -355,7 +366,7 @@ def _other(name: str, args: list[Word]) -> Usage:
         # Extracting writes below the current directory (or -C / -d, taken above).
         writes.append(Word("."))
     kind: Kind = "file" if name in _FILE_KIND else "other"
-    return Usage(kind, tuple(reads), tuple(writes))
+    return Usage(kind, tuple(reads), tuple(writes), copies=copies)
 
 
 def _tar_extracts(args: list[Word]) -> bool:

@@ -21,17 +21,20 @@ in order and the first that decides wins:
    (editing them always asks, Bash redirections included: an agent must not
    rewrite its own permissions or the repository's hooks); a Bash write whose
    target coterie cannot tell;
-5. allow rules (for Bash every simple command must be allowed, and a command
-   with substitutions, nested shells or a non-literal command word is never
-   allowed by a narrow rule); with :attr:`PermissionPolicy.sandbox_auto_allow`
-   (the OS sandbox is on and works) any Bash command not excluded;
+5. allow rules (not ``Write(path)`` rules, which Claude Code ignores too:
+   ``Edit(path)`` allows edits; for Bash every simple command must be
+   allowed, and a command with substitutions, nested shells or a non-literal
+   command word is never allowed by a narrow rule); with
+   :attr:`PermissionPolicy.sandbox_auto_allow` (the OS sandbox is on and
+   works) any Bash command not excluded;
 6. the mode: read-only tools, and tools that change only the run's own
    state (the team tools, ApprovePlan, ``Task``, ``ScheduleWakeup``), are
    allowed in every mode, and so are curated read-only Bash commands whose
    paths stay inside the workspace (git's only in a trusted workspace);
    ``default`` asks for the rest; ``acceptEdits`` allows file edits (already
    inside the sandbox) and the file commands ``mkdir touch rm rmdir mv cp``
-   inside it, and asks for the rest; ``auto`` asks (the gate's asker is then
+   inside it, written plainly (no ``VAR=1`` prefix, wrapper or ``/bin/``: as
+   Claude Code), and asks for the rest; ``auto`` asks (the gate's asker is then
    the Auto Mode classifier); ``dontAsk`` denies; ``bypassPermissions`` allows.
 
 Every fact about a tool used here is its own declaration
@@ -148,10 +151,21 @@ class PermissionPolicy:
 
     @property
     def effective_allow(self) -> tuple[Rule, ...]:
-        """The allow rules :meth:`check` applies in the current mode."""
+        """The allow rules :meth:`check` applies in the current mode (never a
+        ``Write(path)`` rule, which Claude Code ignores too)."""
+        live = tuple(r for r in self.allow if not r.inert_allow)
         if self.mode != "auto":
-            return self.allow
-        return tuple(r for r in self.allow if not _grants_execution(r.text))
+            return live
+        return tuple(r for r in live if not _grants_execution(r.text))
+
+    @property
+    def notices(self) -> tuple[str, ...]:
+        """What to tell the user once when the rules are loaded: the ``Write(path)``
+        allow rules set aside."""
+        inert = [r.describe() for r in self.allow if r.inert_allow]
+        if not inert:
+            return ()
+        return (f"Write(path) allow rules are ignored; use Edit(path): {', '.join(inert)}",)
 
     @classmethod
     def from_settings(

@@ -18,7 +18,9 @@ home directory, ``/path`` from the directory holding the settings file's
 ``./path`` from the workspace. A pattern without a ``/`` matches at any depth;
 a pattern naming a directory covers everything below it. ``Edit`` rules apply
 to every file-editing tool (Write, Edit), ``Read`` rules to every tool that
-reads files (Read, Glob, Grep); a ``Write`` rule applies to Write only.
+reads files (Read, Glob, Grep); a ``Write`` rule applies to Write only, and a
+``Write(path)`` allow rule allows nothing (as in Claude Code; ``Edit(path)``
+is the rule that allows edits).
 Which tools those are is each tool's declaration: an ``Edit`` rule covers
 every tool whose capabilities say it writes the path its input names, a
 ``Read`` rule every tool reading one.
@@ -102,6 +104,12 @@ class Rule:
     def takes_path(self) -> bool:
         """Whether the specifier is a path pattern (``Read``, ``Edit`` and ``Write`` rules)."""
         return self.tool in PATH_RULE_KINDS
+
+    @property
+    def inert_allow(self) -> bool:
+        """A ``Write(path)`` rule allows nothing (Claude Code ignores such allow rules:
+        ``Edit(path)`` covers every file edit); as a deny or ask rule it still applies."""
+        return self.tool == "Write" and not self.whole_tool
 
     @property
     def whole_tool(self) -> bool:

@@ -5,14 +5,19 @@
 parentheses, never inside quotes. It also digs out the commands hidden in
 ``$(...)``, backticks, ``<(...)``/``>(...)``, ``bash -c '...'``, ``eval ...``
 ``find -exec ...``, ``env -S '...'``, ``script -c '...'``, ``flock F -c '...'``,
-``git -c alias.x='!...'``, ``alias x='...'``, ``trap '...'`` and a shell fed a
-here-string (the *nested* commands), and notes what makes a
-command impossible to approve by a rule alone (the *risks*: substitutions,
-nested shells, here-documents, unbalanced quotes).
+``git -c alias.x='!...'``, ``alias x='...'``, ``trap '...'``, a shell fed a
+here-string, and options or variables carrying a command (``tar --to-command``,
+``ssh -o ProxyCommand``, ``gdb -ex 'shell ...'``, ``GIT_SSH_COMMAND=``:
+:mod:`~coterie.tools.permissions.carriers`) (the *nested* commands; what
+``ssh host CMD`` runs on another host is kept apart as *remote*), and notes
+what makes a command impossible to approve by a rule alone (the *risks*:
+substitutions, nested shells, here-documents, unbalanced quotes). ``$((...))``
+arithmetic runs nothing, but the substitutions inside it are found.
 
 :func:`command_views` gives the spellings of one simple command that a deny
-rule must see through: leading ``VAR=value`` assignments, wrappers such as
-``env``, ``nohup``, ``timeout 5``, ``xargs``, ``sudo``, shell keywords
+rule must see through: leading ``VAR=value`` assignments, wrappers
+(``env``, ``nohup``, ``timeout 5``, ``taskset 1``, ``chrt -o 0``, ``prlimit``,
+``sudo``...: :mod:`~coterie.tools.permissions.wrappers`), shell keywords
 (``then``, ``do``), ``\\rm`` and ``/bin/rm``, ``flock FILE``, ``chroot DIR``.
 
 This is a conservative reader, not a shell: where it cannot tell, it
@@ -28,55 +33,19 @@ import shlex
 
 import attrs
 
+from coterie.tools.permissions.carriers import carried
 from coterie.tools.permissions.hidden import SHELLS, hidden_in
 from coterie.tools.permissions.words import matching_close
+from coterie.tools.permissions.wrappers import strip_wrapper
 
 __all__ = ["ShellAnalysis", "analyze", "command_views", "tokens", "word_views"]
 
 _MAX_DEPTH = 4
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
 _KEYWORDS = frozenset(
-    {"if", "then", "elif", "else", "do", "while", "until", "!", "{", "(", "time", "coproc"}
+    {"if", "then", "elif", "else", "do", "while", "until", "!", "{", "(", "coproc"}
 )
 _CLOSERS = frozenset({"fi", "done", "esac", "}", ")", ";;"})
-# Wrappers run their arguments as a command. Options listed here take a value.
-_WRAPPERS: dict[str, frozenset[str]] = {
-    "command": frozenset(),
-    "builtin": frozenset(),
-    "exec": frozenset({"-a"}),
-    "nohup": frozenset(),
-    "time": frozenset({"-f", "-o"}),
-    "nice": frozenset({"-n"}),
-    "ionice": frozenset({"-c", "-n", "-p"}),
-    "setsid": frozenset(),
-    "stdbuf": frozenset({"-i", "-o", "-e"}),
-    "timeout": frozenset({"-s", "-k", "--signal", "--kill-after"}),
-    "env": frozenset({"-u", "--unset", "-C", "--chdir", "-S", "--split-string"}),
-    "xargs": frozenset({"-I", "-i", "-n", "-P", "-L", "-l", "-d", "-E", "-e", "-s", "-a"}),
-    "sudo": frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U"}),
-    "doas": frozenset({"-u", "-C"}),
-    "taskset": frozenset(),
-    "chrt": frozenset(),
-    "watch": frozenset({"-n", "-d"}),
-    "busybox": frozenset(),
-    "strace": frozenset({"-o", "-e", "-p", "-s", "-u", "-E", "-P"}),
-    "ltrace": frozenset({"-o", "-e", "-p", "-s", "-u"}),
-    "fakeroot": frozenset(),
-    "unbuffer": frozenset(),
-    "chronic": frozenset(),
-    "nsenter": frozenset({"-t", "--target"}),
-    "unshare": frozenset(),
-    "firejail": frozenset(),
-    "parallel": frozenset({"-j", "--jobs"}),
-    "caffeinate": frozenset(),
-    "proxychains": frozenset({"-f"}),
-    "torsocks": frozenset(),
-}
-# Wrappers whose first operand is not the command: `flock FILE cmd`, `chroot DIR cmd`.
-_OPERAND_WRAPPERS: dict[str, frozenset[str]] = {
-    "flock": frozenset({"-w", "--timeout", "-E", "--conflict-exit-code"}),
-    "chroot": frozenset({"--userspec", "--groups"}),
-}
 _SHELLS = SHELLS
 
 
@@ -95,37 +64,56 @@ class ShellAnalysis:
     nested: tuple[str, ...] = ()
     risks: tuple[str, ...] = ()
     inner: tuple[str, ...] = ()
+    #: Simple commands run on another host (``ssh host CMD``): rules see them,
+    #: but their paths are not this machine's.
+    remote: tuple[str, ...] = ()
+
+    @property
+    def local_commands(self) -> tuple[str, ...]:
+        """Top-level and nested simple commands run on this machine."""
+        return tuple(c for c, _ in self.commands) + self.nested
 
     @property
     def all_commands(self) -> tuple[str, ...]:
-        """Top-level and nested simple commands together."""
-        return tuple(c for c, _ in self.commands) + self.nested
+        """Top-level, nested and remote simple commands together."""
+        return self.local_commands + self.remote
 
 
 def analyze(command: str, _depth: int = 0) -> ShellAnalysis:
     """Split *command* into simple commands and find what hides inside them."""
     # The shell removes a backslash-newline before reading words: `r\<newline>m` is rm.
     parts, inner, risks = _split(command.replace("\\\n", ""))
+    elsewhere: list[str] = []
     for text, _ in parts:
-        for hidden, why in _hidden_commands(text):
+        for hidden, why, remote in _hidden_commands(text):
             if why:
                 risks.append(why)
-            inner.append(hidden)
+            (elsewhere if remote else inner).append(hidden)
     nested: list[str] = []
+    remote_commands: list[str] = []
     for text in inner:
-        _add_nested(text, _depth, nested, risks)
+        _add_nested(text, _depth, nested, remote_commands, risks)
+    for text in elsewhere:
+        _add_nested(text, _depth, remote_commands, remote_commands, risks)
     return ShellAnalysis(
-        tuple(parts), tuple(nested), tuple(dict.fromkeys(risks)), tuple(dict.fromkeys(inner))
+        tuple(parts),
+        tuple(nested),
+        tuple(dict.fromkeys(risks)),
+        tuple(dict.fromkeys(inner)),
+        tuple(dict.fromkeys(remote_commands)),
     )
 
 
-def _add_nested(text: str, depth: int, nested: list[str], risks: list[str]) -> None:
+def _add_nested(
+    text: str, depth: int, nested: list[str], remote: list[str], risks: list[str]
+) -> None:
     if depth >= _MAX_DEPTH:
         risks.append("commands nested too deeply to check")
         nested.append(text)
         return
     sub = analyze(text, depth + 1)
-    nested.extend(sub.all_commands)
+    nested.extend(sub.local_commands)
+    remote.extend(sub.remote)
     risks.extend(sub.risks)
 
 
@@ -176,9 +164,13 @@ def _split(command: str) -> tuple[list[tuple[str, str]], list[str], list[str]]:
             else:
                 end = matching_close(command, i + 1, "(", ")")
                 body_start = i + 2
-                if command.startswith("$((", i):
-                    pass  # arithmetic: harmless itself, but what it holds is checked
-                elif c == "$":
+                if _arithmetic(command, i, end):
+                    # `$((40+2))` runs nothing; substitutions inside it still run.
+                    _held(command[i + 3 : end - 1], inner, risks)
+                    buf.append(command[i : end + 1])
+                    i = end + 1
+                    continue
+                if c == "$":
                     risks.append("command substitution $(...)")
                 else:
                     risks.append(f"process substitution {c}(...)")
@@ -296,33 +288,7 @@ def _strip_one(words: list[str]) -> list[str] | None:
         return [first.lstrip("({"), *words[1:]] if first.lstrip("({") else words[1:]
     if first == "function":
         return words[2:]  # `function f { ...`: the body follows the name
-    if first in _OPERAND_WRAPPERS:
-        rest = _skip_options(words[1:], _OPERAND_WRAPPERS[first])
-        return rest[1:] if rest[1:2] not in (["-c"], ["--command"]) else []
-    takes_value = _WRAPPERS.get(first)
-    if takes_value is None:
-        return None
-    rest = words[1:]
-    while rest and (rest[0].startswith("-") or (first == "env" and _ASSIGNMENT.match(rest[0]))):
-        option = rest.pop(0)
-        if option == "--":
-            break
-        if option in takes_value and rest:
-            rest.pop(0)
-    if first == "timeout" and rest:
-        rest = rest[1:]  # the duration
-    return rest
-
-
-def _skip_options(words: list[str], takes_value: frozenset[str]) -> list[str]:
-    rest = list(words)
-    while rest and rest[0].startswith("-"):
-        option = rest.pop(0)
-        if option == "--":
-            break
-        if option in takes_value and rest:
-            rest.pop(0)
-    return rest
+    return strip_wrapper(words)
 
 
 def word_views(text: str) -> list[list[str]]:
@@ -349,18 +315,55 @@ def command_views(text: str) -> list[str]:
     return list(dict.fromkeys(v for v in views if v))
 
 
-def _hidden_commands(text: str) -> list[tuple[str, str]]:
-    """Commands one simple command runs through a nested shell, eval, find -exec and the like."""
-    found: list[tuple[str, str]] = []
+def _arithmetic(command: str, i: int, end: int) -> bool:
+    """Whether the ``$(`` at *i*, closed at *end*, is ``$((...))`` arithmetic, not
+    ``$( (cmd); cmd )``: the inner parenthesis must close just before *end*."""
+    return (
+        command.startswith("$((", i)
+        and end > 0
+        and matching_close(command, i + 2, "(", ")") == end - 1
+    )
+
+
+def _held(expression: str, inner: list[str], risks: list[str]) -> None:
+    """The substitutions inside an arithmetic *expression*: bash runs them first."""
+    i = 0
+    while i < len(expression):
+        if expression.startswith("$(", i):
+            end = matching_close(expression, i + 1, "(", ")")
+            if end < 0:
+                risks.append("an unterminated substitution")
+                end = len(expression)
+            if _arithmetic(expression, i, end):
+                _held(expression[i + 3 : end - 1], inner, risks)
+            else:
+                risks.append("command substitution $(...)")
+                inner.append(expression[i + 2 : end])
+            i = end + 1
+        elif expression[i] == "`":
+            end = expression.find("`", i + 1)
+            end = len(expression) if end < 0 else end
+            risks.append("command substitution with backticks")
+            inner.append(expression[i + 1 : end])
+            i = end + 1
+        else:
+            i += 1
+
+
+def _hidden_commands(text: str) -> list[tuple[str, str, bool]]:
+    """Commands one simple command runs through a nested shell, eval, find -exec,
+    a command-carrying option and the like: (text, risk, runs on another host)."""
+    found: list[tuple[str, str, bool]] = []
     for words in _word_views(text):
         program = words[0]
-        found.extend(hidden_in(program, words, text))
+        found.extend((t, why, False) for t, why in hidden_in(program, words, text))
+        found.extend((c.text, c.why, c.remote) for c in carried(words))
         if program in _SHELLS and "-c" in words[1:]:
             at = words.index("-c", 1)
             if at + 1 < len(words):
-                found.append((words[at + 1], "a nested shell (-c)"))
+                found.append((words[at + 1], "a nested shell (-c)", False))
         elif program == "eval" and len(words) > 1:
-            found.append((" ".join(words[1:]), "eval"))
+            found.append((" ".join(words[1:]), "eval", False))
         elif program in ("find", "fd"):
             for j, word in enumerate(words):
                 if word in ("-exec", "-execdir", "-ok", "-okdir", "-x", "--exec"):
@@ -368,5 +371,5 @@ def _hidden_commands(text: str) -> list[tuple[str, str]]:
                         (k for k in range(j + 1, len(words)) if words[k] in (";", "+")),
                         len(words),
                     )
-                    found.append((shlex.join(words[j + 1 : end]), ""))
+                    found.append((shlex.join(words[j + 1 : end]), "", False))
     return list(dict.fromkeys(found))
