@@ -1,93 +1,359 @@
 """Running git in a checkout that may not be trusted, without running its programs.
 
-A repository's ``.git/config`` is the checkout's content: it can name
-programs git runs on its own (an fsmonitor, hooks, a pager, an external
-diff, the clean and smudge commands of filter drivers). Every git command
-coterie runs itself (the git status of the system prompt, the worktrees,
-commits and merges of isolated teammates) runs under
-:func:`safe_git_config`: those switched off, each filter driver the
-configuration names emptied, and no ``GIT_*`` variable of the caller's
-environment (``GIT_DIR`` and the like could point it elsewhere). When the
-configuration cannot even be read, git must not run at all.
+Theory of operation. A repository's ``.git/config`` is the checkout's
+content, and git obeys dozens of keys that name a program (an fsmonitor,
+hooks, a pager, filter and merge drivers, textconv, gpg, credential helpers,
+``core.sshCommand``, transports such as ``ext::`` reached through URL
+rewriting...), or that pull in more configuration (``include.path``,
+``includeIf``) or point git elsewhere (``core.worktree``). A list of keys to
+switch off is never complete, so this module works the other way round,
+from an allow list:
+
+1. git runs with no system configuration (``GIT_CONFIG_NOSYSTEM``), no global
+   one (``GIT_CONFIG_GLOBAL=/dev/null``), no ``GIT_*`` variable of the
+   caller's environment, no editor, pager or terminal prompt;
+2. before it runs, the repository's own configuration is listed (reading it
+   runs nothing) and every key is classified by :func:`classify`: *inert*
+   (known to name no program and to send git nowhere else), *neutralised*
+   (a program-naming key that a command-line value of ours, which beats
+   every file, makes harmless: :data:`RULES` carries that value), or
+   *refused*: every other key, known or not. One refused key and the
+   runtime does not run git there at all (:class:`GitRefused` names it).
+3. what the user's own global configuration says about who they are and how
+   they reach their remotes (``user.*``, ``credential.helper``,
+   ``core.sshCommand``, ``safe.directory``) is read explicitly and passed on:
+   those are the user's choices, not the checkout's.
+
+Each override was checked on git 2.39: an empty ``filter.<d>.clean``,
+``diff.<d>.textconv`` or ``diff.external`` runs nothing (git fails to run
+``""`` or keeps the content); an empty ``credential.helper`` resets the list,
+URL-specific helpers included. Keys git reads first-wins
+(``remote.<r>.uploadpack``/``receivepack``: ``-c`` does not beat
+``.git/config``) cannot be neutralised and are refused, as are merge drivers
+(replacing one with a clean merge would lose work silently).
+
+:func:`classify` and :func:`plan` are pure; :func:`git_command` is the one
+place that turns them into a command line and an environment, for the
+system prompt's snapshot, the workspaces' runner (:mod:`coterie.workspaces.git`)
+and the check of the model's read-only git (:mod:`coterie.tools.permissions.gitread`).
 """
 
 from __future__ import annotations
 
 import os
 import subprocess
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Literal
+
+from coterie.errors import CoterieError
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["SAFE_GIT_CONFIG", "git_env", "run_git", "safe_git_config"]
+__all__ = [
+    "RULES",
+    "SAFE_GIT_CONFIG",
+    "GitRefused",
+    "classify",
+    "config_is_inert",
+    "git_command",
+    "git_env",
+    "parse_listing",
+    "plan",
+    "run_git",
+    "safe_git_config",
+]
 
-SAFE_GIT_CONFIG = (
-    ("core.fsmonitor", "false"),
-    ("core.hooksPath", "/dev/null"),
-    ("core.pager", "cat"),
-    ("diff.external", ""),
-    ("diff.ignoreSubmodules", "all"),
-    ("status.submoduleSummary", "false"),
+Verdict = Literal["inert", "neutralised", "refused"]
+Config = list[tuple[str, str]]
+#: A neutralised key's overrides: constant, or made from the key's subsection.
+Override = tuple[tuple[str, str], ...] | Callable[[str], tuple[tuple[str, str], ...]]
+
+INERT = "inert"
+#: Neutralised by what every command gets anyway (``--no-pager``, ``GIT_EDITOR=:``).
+BY_FLAGS: tuple[tuple[str, str], ...] = ()
+#: Transports git may use; every other one (``ext::``, ``fd::``, remote helpers) is off.
+SAFE_PROTOCOLS = ("file", "git", "http", "https", "ssh")
+
+
+def _set(key: str, value: str) -> tuple[tuple[str, str], ...]:
+    return ((key, value),)
+
+
+def _filter(driver: str) -> tuple[tuple[str, str], ...]:
+    # An empty command is no command; not required, so git keeps the content as it is.
+    empty = tuple((f"filter.{driver}.{v}", "") for v in ("clean", "smudge", "process"))
+    return (*empty, (f"filter.{driver}.required", "false"))
+
+
+def _protocol(name: str) -> tuple[tuple[str, str], ...]:
+    return _set(f"protocol.{name}.allow", "always" if name in SAFE_PROTOCOLS else "never")
+
+
+def _inert(*names: str) -> dict[str, Override | str]:
+    return dict.fromkeys(names, INERT)
+
+
+#: What each key is: ``"inert"``, or the overrides that neutralise it. A key is
+#: written ``section.variable`` or ``section.<>.variable`` (any subsection); ``*``
+#: is any variable. Section and variable are lower case, as git lists them.
+#: Anything not here is refused.
+RULES: dict[str, Override | str] = {
+    **_inert(*(f"core.{v}" for v in (
+        "repositoryformatversion", "filemode", "bare", "logallrefupdates", "ignorecase",
+        "precomposeunicode", "symlinks", "autocrlf", "eol", "safecrlf", "checkstat",
+        "trustctime", "quotepath", "compression", "loosecompression", "bigfilethreshold",
+        "excludesfile", "attributesfile", "abbrev", "sharedrepository", "untrackedcache",
+        "splitindex", "preloadindex", "multipackindex", "commitgraph", "whitespace",
+        "warnambiguousrefs", "sparsecheckout", "sparsecheckoutcone", "protecthfs",
+        "protectntfs", "longpaths", "notesref", "commentchar", "hidedotfiles",
+        "fsmonitorhookversion", "checkroundtripencoding", "packedgitwindowsize",
+        "packedgitlimit", "deltabasecachelimit", "fsync", "fsyncmethod",
+        "filesreflocktimeout", "packedrefstimeout", "alternaterefsprefixes", "fscache",
+        "restrictinheritedhandles", "fsyncobjectfiles",
+    ))),
+    "core.fsmonitor": _set("core.fsmonitor", "false"),
+    "core.hookspath": _set("core.hooksPath", "/dev/null"),
+    "core.pager": _set("core.pager", "cat"),
+    "core.sshcommand": _set("core.sshCommand", "ssh"),
+    "core.askpass": _set("core.askPass", ""),
+    "core.editor": BY_FLAGS,  # GIT_EDITOR=: beats it
+    "sequence.editor": BY_FLAGS,  # GIT_SEQUENCE_EDITOR=: beats it
+    "pager.*": BY_FLAGS,  # --no-pager
+    **_inert(*(f"extensions.{v}" for v in (
+        "worktreeconfig", "objectformat", "partialclone", "preciousobjects", "noop"))),
+    **_inert(*(f"remote.<>.{v}" for v in (
+        "url", "pushurl", "fetch", "push", "mirror", "skipdefaultupdate", "skipfetchall",
+        "tagopt", "prune", "prunetags", "promisor", "partialclonefilter", "proxy",
+        "proxyauthmethod", "serveroption"))),
+    "remote.pushdefault": INERT,
+    **_inert(*(f"branch.<>.{v}" for v in (
+        "remote", "pushremote", "merge", "rebase", "description"))),
+    **_inert("branch.autosetupmerge", "branch.autosetuprebase", "branch.sort"),
+    **_inert("user.*", "author.*", "committer.*", "i18n.*", "advice.*", "column.*",
+             "color.*", "color.<>.*", "gc.*", "gc.<>.*", "pack.*", "repack.*", "index.*",
+             "feature.*", "transfer.*", "rerere.*", "alias.*", "checkout.*",
+             "clone.*", "worktree.*", "maintenance.*", "maintenance.<>.*", "stash.*",
+             "grep.*", "pretty.*", "versionsort.*", "safe.*", "blame.*", "rebase.*",
+             "lfs.*", "lfs.<>.access", "lfs.<>.locksverify", "http.*", "http.<>.*",
+             "init.defaultbranch", "protocol.version", "ssh.variant"),
+    **_inert("fetch.*", "pull.*", "push.*", "status.*", "log.*", "commit.*", "tag.*"),
+    "fetch.recursesubmodules": _set("fetch.recurseSubmodules", "false"),
+    "pull.twohead": "refused",  # merge strategies are programs
+    "pull.octopus": "refused",
+    "push.gpgsign": _set("push.gpgSign", "false"),
+    "push.recursesubmodules": _set("push.recurseSubmodules", "no"),
+    "status.submodulesummary": _set("status.submoduleSummary", "false"),
+    "log.showsignature": _set("log.showSignature", "false"),
+    "commit.gpgsign": _set("commit.gpgSign", "false"),
+    "tag.gpgsign": _set("tag.gpgSign", "false"),
+    "tag.forcesignannotated": _set("tag.forceSignAnnotated", "false"),
+    "merge.*": INERT,
+    "merge.verifysignatures": _set("merge.verifySignatures", "false"),
+    **_inert("merge.<>.name", "merge.<>.recursive"),  # merge.<>.driver: refused
+    "diff.*": INERT,
+    "diff.external": _set("diff.external", ""),
+    "diff.ignoresubmodules": _set("diff.ignoreSubmodules", "all"),
+    **_inert(*(f"diff.<>.{v}" for v in (
+        "binary", "xfuncname", "funcname", "wordregex", "cachetextconv", "algorithm"))),
+    "diff.<>.textconv": lambda d: _set(f"diff.{d}.textconv", ""),
+    "diff.<>.command": lambda d: _set(f"diff.{d}.command", ""),
+    **dict.fromkeys((f"filter.<>.{v}" for v in ("clean", "smudge", "process", "required")),
+                    _filter),
+    "credential.helper": _set("credential.helper", ""),
+    "credential.<>.helper": lambda url: _set(f"credential.{url}.helper", ""),
+    **_inert("credential.username", "credential.usehttppath", "credential.<>.username",
+             "credential.<>.usehttppath"),
+    "gpg.program": _set("gpg.program", "gpg"),
+    "gpg.openpgp.program": _set("gpg.openpgp.program", "gpg"),
+    "gpg.x509.program": _set("gpg.x509.program", "gpgsm"),
+    "gpg.ssh.program": _set("gpg.ssh.program", "ssh-keygen"),
+    "gpg.ssh.defaultkeycommand": _set("gpg.ssh.defaultKeyCommand", ""),
+    **_inert("gpg.format", "gpg.mintrustlevel", "gpg.ssh.allowedsignersfile",
+             "gpg.ssh.revocationfile"),
+    "protocol.allow": (("protocol.allow", "never"),
+                       *(p for n in (*SAFE_PROTOCOLS, "ext", "fd") for p in _protocol(n))),
+    "protocol.<>.allow": _protocol,
+    "submodule.recurse": _set("submodule.recurse", "false"),
+    **_inert("submodule.active", "submodule.fetchjobs", "submodule.propagatebranches"),
+    **_inert(*(f"submodule.<>.{v}" for v in (
+        "url", "path", "active", "branch", "ignore", "fetchrecursesubmodules", "shallow"))),
+    **_inert(*(f"trailer.{v}" for v in ("separators", "where", "ifexists", "ifmissing"))),
+    **_inert(*(f"trailer.<>.{v}" for v in ("key", "where", "ifexists", "ifmissing"))),
+    **_inert("uploadpack.hiderefs", "uploadpack.allowfilter", "uploadpack.allowtipsha1inwant",
+             "uploadpack.allowreachablesha1inwant", "uploadpack.allowanysha1inwant",
+             "uploadpack.keepalive", "uploadpack.allowrefinwant"),
+}  # fmt: skip
+
+#: The overrides every git command gets, whatever the repository sets.
+SAFE_GIT_CONFIG: tuple[tuple[str, str], ...] = tuple(
+    pair for rule in RULES.values() if isinstance(rule, tuple) for pair in rule
 )
+#: The user's own global settings passed on (see the module docstring, 3.).
+_USER_KEYS = ("user.name", "user.email", "credential.helper", "core.sshcommand", "safe.directory")
+_ENV = {
+    "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_ATTR_NOSYSTEM": "1",
+    "GIT_EDITOR": ":", "GIT_SEQUENCE_EDITOR": ":", "GIT_PAGER": "cat", "PAGER": "cat",
+    "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0",
+}  # fmt: skip
 _GIT_TIMEOUT = 5
 
 
-def git_env(config: list[tuple[str, str]]) -> dict[str, str]:
-    """The environment of a git command under *config*: the caller's, without its
-    ``GIT_*`` variables, with *config* given as ``GIT_CONFIG_*`` (over every file)."""
+class GitRefused(CoterieError, RuntimeError):
+    """The runtime will not run git in a checkout: its configuration sets a key that
+    could make git run a program (or it could not be read). The message is one line."""
+
+
+def _split(key: str) -> tuple[str, str | None, str]:
+    section, _, rest = key.partition(".")
+    sub, _, variable = rest.rpartition(".")
+    return section.lower(), (sub if _ else None), variable.lower()
+
+
+def _rule(key: str) -> Override | str | None:
+    section, sub, variable = _split(key)
+    middle = f"{section}.<>." if sub is not None else f"{section}."
+    # gpg.<format>.program: the formats git knows are spelt out, so look them up whole.
+    whole = f"{section}.{sub}.{variable}" if sub is not None else None
+    for shape in (whole, middle + variable, middle + "*"):
+        if shape is not None and shape in RULES:
+            return RULES[shape]
+    return None
+
+
+def classify(key: str) -> Verdict:
+    """Whether the configuration key *key* is inert, neutralised or refused (see the
+    module docstring); pure."""
+    rule = _rule(key)
+    if rule is None or rule == "refused":
+        return "refused"
+    return "inert" if rule == INERT else "neutralised"
+
+
+def _refusal(key: str) -> str:
+    return (
+        f"the repository's git configuration sets {key}, which could make git run a"
+        " program; the runtime will not run git here"
+    )
+
+
+def plan(keys: Iterable[str]) -> Config:
+    """The command-line configuration under which git runs none of the programs a
+    configuration with *keys* names; :class:`GitRefused` on the first refused key."""
+    config = list(SAFE_GIT_CONFIG)
+    for key in keys:
+        rule = _rule(key)
+        if rule is None or rule == "refused":
+            raise GitRefused(_refusal(key))
+        if callable(rule):
+            sub = _split(key)[1]
+            assert sub is not None
+            config += [pair for pair in rule(sub) if pair not in config]
+    return config
+
+
+def parse_listing(text: str) -> list[tuple[str, str, str | None]]:
+    """(scope, key, value) of each entry of ``git config --list --show-scope --null``
+    (a key without ``=`` in the file has no value)."""
+    fields = text.split("\0")
+    entries = []
+    for scope, record in zip(fields[0::2], fields[1::2], strict=False):
+        key, newline, value = record.partition("\n")
+        entries.append((scope, key, value if newline else None))
+    return entries
+
+
+def git_env(config: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """The environment of a git command under *config*: the caller's without its
+    ``GIT_*`` variables, the settings of the module docstring (1.), and
+    *config* given as ``GIT_CONFIG_*`` (the command-line scope, over every file)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(GIT_PAGER="cat", PAGER="cat", GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0")
-    env["GIT_CONFIG_COUNT"] = str(len(config))
-    for i, (key, value) in enumerate(config):
+    env.update(_ENV)
+    pairs = list(config)
+    env["GIT_CONFIG_COUNT"] = str(len(pairs))
+    for i, (key, value) in enumerate(pairs):
         env[f"GIT_CONFIG_KEY_{i}"] = key
         env[f"GIT_CONFIG_VALUE_{i}"] = value
     return env
 
 
-def run_git(
-    workdir: Path, config: list[tuple[str, str]], *args: str
-) -> subprocess.CompletedProcess[str] | None:
-    """``git ARGS`` in *workdir* under *config* (a few seconds at most, nothing asked
-    on the terminal); None if it could not run or took too long."""
+def _read(workdir: Path, args: list[str], env: dict[str, str]) -> str | None:
     try:
-        return subprocess.run(
-            ["git", "--no-pager", "--no-optional-locks", *args],
-            cwd=workdir,
-            env=git_env(config),
-            capture_output=True,
-            text=True,
-            timeout=_GIT_TIMEOUT,
-            check=False,
-            stdin=subprocess.DEVNULL,
-        )
+        done = subprocess.run(
+            ["git", "--no-pager", *args], cwd=workdir, env=env, capture_output=True,
+            text=True, timeout=_GIT_TIMEOUT, check=False, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
     except (OSError, subprocess.TimeoutExpired):
         return None
+    return done.stdout if done.returncode in (0, 1) else None  # 1: nothing set
 
 
-def _filter_drivers(workdir: Path) -> list[str] | None:
-    """The filter drivers git's configuration names here (reading it runs nothing);
-    None if it cannot be read."""
-    out = run_git(workdir, list(SAFE_GIT_CONFIG), "config", "--null", "--get-regexp", r"^filter\.")
-    if out is None or out.returncode not in (0, 1):  # 1: no filter at all
+def _repository_keys(workdir: Path) -> list[str] | None:
+    """Every key of the configuration git would read in *workdir* (local, worktree and
+    included files; no system or global one); None if it cannot be read."""
+    listed = _read(workdir, ["config", "--list", "--show-scope", "--null"], git_env(()))
+    return None if listed is None else [key for _, key, _ in parse_listing(listed)]
+
+
+def _user_config(workdir: Path, keys: list[str]) -> Config:
+    """The user's own global settings of :data:`_USER_KEYS` (read with the caller's
+    environment, as the user's git would), except what the repository sets itself."""
+    regexp = "^(" + "|".join(k.replace(".", r"\.") for k in _USER_KEYS) + ")$"
+    args = ["config", "--global", "--includes", "--null", "--get-regexp", regexp]
+    listed = _read(workdir, args, dict(os.environ))
+    local = {k.lower() for k in keys}
+    pairs = []
+    for record in (listed or "").split("\0"):
+        key, newline, value = record.partition("\n")
+        if newline and not (key.startswith("user.") and key in local):
+            pairs.append((key, value))
+    return pairs
+
+
+def safe_git_config(workdir: Path) -> Config:
+    """The command-line configuration for git in *workdir* (see the module
+    docstring); :class:`GitRefused`, with its one-line reason, if git must not run."""
+    keys = _repository_keys(workdir)
+    if keys is None:
+        raise GitRefused(
+            f"the git configuration at {workdir} cannot be read; the runtime will not run git there"
+        )
+    return plan(keys) + _user_config(workdir, keys)
+
+
+def config_is_inert(workdir: Path) -> bool:
+    """Whether git run in *workdir* with the repository's configuration as it is (the
+    model's own ``git status``) runs none of its programs: every key is inert, and
+    there is no submodule (git runs itself inside each, under that one's own
+    configuration, which this does not read)."""
+    keys = _repository_keys(workdir)
+    if keys is None or not all(classify(k) == "inert" for k in keys):
+        return False
+    try:
+        index = run_git(workdir, "ls-files", "--stage", "-z")
+    except GitRefused:
+        return False
+    if index is None or index.returncode != 0:
+        return index is not None and "not a git repository" in index.stderr
+    return not any(entry.startswith("160000 ") for entry in index.stdout.split("\0"))
+
+
+def git_command(workdir: Path, args: Iterable[str]) -> tuple[list[str], dict[str, str]]:
+    """The argv and environment of ``git ARGS`` run by the runtime in *workdir*;
+    :class:`GitRefused` if git must not run there."""
+    env = git_env(safe_git_config(workdir))
+    return ["git", "--no-pager", "--no-optional-locks", *args], env
+
+
+def run_git(workdir: Path, *args: str) -> subprocess.CompletedProcess[str] | None:
+    """``git ARGS`` in *workdir* (a few seconds at most, nothing asked on the
+    terminal); None if it could not run or took too long, :class:`GitRefused` if
+    it must not run there."""
+    argv, env = git_command(workdir, args)
+    try:
+        return subprocess.run(
+            argv, cwd=workdir, env=env, capture_output=True, text=True,
+            timeout=_GIT_TIMEOUT, check=False, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired):
         return None
-    drivers = []
-    for record in out.stdout.split("\0"):
-        key = record.split("\n", 1)[0]  # filter.<driver>.<variable>
-        if key.startswith("filter.") and key.count(".") >= 2:
-            drivers.append(key[len("filter.") : key.rindex(".")])
-    return list(dict.fromkeys(drivers))
-
-
-def safe_git_config(workdir: Path) -> list[tuple[str, str]] | None:
-    """The configuration under which git runs none of *workdir*'s programs, or None
-    if it cannot be worked out (then git must not run)."""
-    drivers = _filter_drivers(workdir)
-    if drivers is None:
-        return None
-    config = list(SAFE_GIT_CONFIG)
-    for driver in drivers:
-        # An empty command is no command; not required, so git keeps the content as it is.
-        config += [(f"filter.{driver}.{var}", "") for var in ("clean", "smudge", "process")]
-        config.append((f"filter.{driver}.required", "false"))
-    return config

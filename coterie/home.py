@@ -10,6 +10,7 @@ do; the composition root also lists it among the paths no tool may write.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import os
@@ -17,7 +18,7 @@ import re
 import secrets
 from pathlib import Path
 
-__all__ = ["HOME_ENV", "coterie_home", "sign", "verify", "workspace_key"]
+__all__ = ["HOME_ENV", "coterie_home", "private_dir", "sign", "verify", "workspace_key"]
 
 #: The environment variable that moves the coterie home.
 HOME_ENV = "COTERIE_HOME"
@@ -28,6 +29,19 @@ def coterie_home() -> Path:
     """The coterie home directory (not created here)."""
     override = os.environ.get(HOME_ENV)
     return Path(override).expanduser() if override else Path.home() / ".coterie"
+
+
+def private_dir(path: Path) -> Path:
+    """*path* as a directory only its owner can enter (0700): each missing folder on
+    the way is made 0700, and *path* itself is set to 0700 even if it was there.
+    A run's state and a teammate's checkout are the user's private copies; other
+    local users must not read them."""
+    missing = [p for p in (path, *path.parents) if not p.exists()]
+    for folder in reversed(missing):
+        with contextlib.suppress(FileExistsError):  # made meanwhile by another process
+            folder.mkdir(mode=0o700)
+    path.chmod(0o700)
+    return path
 
 
 def workspace_key(workdir: Path) -> str:
@@ -47,7 +61,7 @@ def _key() -> bytes:
         return path.read_bytes()
     except FileNotFoundError:
         pass
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_dir(path.parent)
     key = secrets.token_bytes(32)
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

@@ -38,7 +38,7 @@ import attrs
 
 from coterie.errors import CoterieError
 from coterie.fsutil import atomic_write
-from coterie.home import coterie_home, sign, verify, workspace_key
+from coterie.home import coterie_home, private_dir, sign, verify, workspace_key
 from coterie.ids import new_run_id
 
 if TYPE_CHECKING:
@@ -77,7 +77,9 @@ def create_run(workdir: Path, config: dict[str, Any]) -> tuple[str, Path]:
     """Make a new run directory with its signed ``config.json``; returns (run_id, path)."""
     run_id = new_run_id()
     path = runs_root(workdir) / run_id
-    (path / "mailboxes").mkdir(parents=True)
+    private_dir(path.parent)
+    path.mkdir(mode=0o700)  # a new run id: never there before
+    private_dir(path / "mailboxes")
     text = (json.dumps({"run_id": run_id, **config}, indent=2) + "\n").encode()
     atomic_write(path / "config.sig", (sign(text) + "\n").encode(), sync=True)
     atomic_write(path / "config.json", text, sync=True)
@@ -147,7 +149,7 @@ def adopt_moved_run(
     if is_live(old):
         raise RunBusy(f"run {old.name} is being run by another process right now")
     new = here / old.name
-    here.mkdir(parents=True, exist_ok=True)
+    private_dir(here)
     os.rename(old, new)  # same file system (both under the coterie home): atomic
     moved = {key: _rebase(value, recorded, workdir) for key, value in config.items()}
     text = (json.dumps(moved, indent=2) + "\n").encode()

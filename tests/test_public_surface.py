@@ -188,7 +188,8 @@ SURFACES: dict[str, set[str]] = {
         "Forwarder", "StreamEvent", "forward_events", "read_stream", "stream_key"
     },
     "coterie.gitsafe": {
-        "SAFE_GIT_CONFIG", "git_env", "run_git", "safe_git_config"
+        "RULES", "SAFE_GIT_CONFIG", "GitRefused", "classify", "config_is_inert", "git_command",
+        "git_env", "parse_listing", "plan", "run_git", "safe_git_config"
     },
     "coterie.runmirror": {
         "LogReplica", "RunMirror"

@@ -3,15 +3,13 @@ the first user message (the project's memory, the git snapshot, the date).
 
 The environment section carries a snapshot of ``git status``. A checkout's git
 configuration can name programs that git runs on its own (``core.fsmonitor``,
-the clean filters of ``filter.<driver>.process``/``clean``, hooks, a pager), so
-the snapshot is taken only in a trusted workspace (:mod:`coterie.trust`), and
-even there with all of those turned off: fsmonitor off, hooks pointed at
-``/dev/null``, every filter driver the configuration names emptied, submodules
-ignored (git would run itself inside each, under their own configuration), no
-optional locks (nothing written, so no ``post-index-change`` hook), no pager,
-no terminal prompt, and no ``GIT_*`` variable from the environment (they can
-name programs and configuration: ``GIT_EXTERNAL_DIFF``, ``GIT_SSH_COMMAND``,
-``GIT_CONFIG_PARAMETERS``, ``GIT_EXEC_PATH``...).
+filter drivers, hooks, a pager...), so the snapshot is taken only in a trusted
+workspace (:mod:`coterie.trust`), and even there through :mod:`coterie.gitsafe`:
+no system or global configuration, every key of the repository's either known
+to be inert or overridden, and no snapshot at all when one is neither
+(``include.path``, ``url.*.insteadOf``, a merge driver...). Submodules are
+ignored (git would run itself inside each, under their own configuration),
+and no optional locks are taken (nothing written, so no hook).
 """
 
 from __future__ import annotations
@@ -21,7 +19,7 @@ import platform
 from pathlib import Path
 
 from coterie.context.memory import memory_reminder, project_memory
-from coterie.gitsafe import run_git, safe_git_config
+from coterie.gitsafe import GitRefused, run_git
 from coterie.trust import is_trusted
 
 MAX_GIT_LINES = 40
@@ -45,13 +43,8 @@ saying why; do not try to get around a block (another tool, another \
 spelling): find a safe way, or stop and report what was blocked."""
 
 
-#: Configuration that stops git from running a program of the repository's;
-#: given through ``GIT_CONFIG_KEY_n`` (the command-line scope, which beats every file).
 def _git_status(workdir: Path) -> str | None:
-    config = safe_git_config(workdir)
-    if config is None:
-        return None
-    out = run_git(workdir, config, "status", "--short", "--branch", "--ignore-submodules=all")
+    out = run_git(workdir, "status", "--short", "--branch", "--ignore-submodules=all")
     if out is None or out.returncode != 0:
         return None
     lines = out.stdout.splitlines()
@@ -66,7 +59,10 @@ def _git_line(workdir: Path, trusted: bool) -> str:
             "Git repository: not checked (the folder is not trusted, and git can run"
             " programs a repository names)"
         )
-    git = _git_status(workdir)
+    try:
+        git = _git_status(workdir)
+    except GitRefused as exc:
+        return f"Git repository: not checked ({exc})"
     return f"Git repository: yes\n{git}" if git is not None else "Git repository: no"
 
 

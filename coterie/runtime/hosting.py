@@ -32,7 +32,7 @@ import trio
 
 from coterie.errors import SupervisorGaveUp
 from coterie.events import EventLog
-from coterie.home import coterie_home
+from coterie.home import coterie_home, private_dir
 from coterie.redisclient import connect, server_errors
 from coterie.runmirror import RunMirror
 from coterie.runtime.agents import Agents, run_hooks
@@ -119,7 +119,7 @@ class Hosting:
         target = self.backend.target
         assert target is not None
         run_dir = self.run_dir(run_id)
-        run_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(run_dir)
         recorded, request = await _read_run(target, run_id, run_dir, name)
         if name not in recorded.teammates:
             raise ValueError(f"run {run_id} has no teammate {name!r}")

@@ -25,8 +25,8 @@ from pathlib import Path, PurePath
 import attrs
 
 from coterie.errors import CoterieError
-from coterie.home import coterie_home
-from coterie.workspaces.git import git, git_sync
+from coterie.home import coterie_home, private_dir
+from coterie.workspaces.git import GitError, git, git_sync
 from coterie.workspaces.naming import base_branch, check_ref_part, commit_message, task_branch
 from coterie.workspaces.outcome import parse_status
 
@@ -46,7 +46,8 @@ WORKSPACES_ENV = "COTERIE_WORKSPACES"
 
 
 class NotARepository(CoterieError, ValueError):
-    """``--isolation worktree`` in a workspace that is not a git repository with a commit."""
+    """``--isolation worktree`` in a workspace that is not a git repository with a
+    commit, or whose git configuration the runtime will not run git under."""
 
 
 def workspaces_root() -> Path:
@@ -78,7 +79,10 @@ class Repository:
 def check_repository(workdir: Path) -> Repository:
     """*workdir* as a repository, or :class:`NotARepository` saying why not."""
     workdir = workdir.resolve()
-    top = git_sync(workdir, "rev-parse", "--show-toplevel", check=False)
+    try:
+        top = git_sync(workdir, "rev-parse", "--show-toplevel", check=False)
+    except GitError as exc:  # its configuration names a program git could run
+        raise NotARepository(f"--isolation worktree cannot use {workdir}: {exc}") from None
     if not top.ok:
         raise NotARepository(
             f"--isolation worktree needs a git repository: {workdir} is not in one"
@@ -154,17 +158,21 @@ class TeammateWorkspace:
         """Make the checkout if it does not exist yet (a restart or a resume keeps it)."""
         if (self.root / ".git").exists():
             return
-        self.root.parent.mkdir(parents=True, exist_ok=True)
+        # Private (0700): the run's folder first, so nobody else can even look in
+        # while git fills the checkout; then the checkout itself.
+        private_dir(self.root.parent)
         if self.remote is None:
             top = self.repo.toplevel
             await git(top, "worktree", "prune")
             if self.root.exists() and not any(self.root.iterdir()):
                 self.root.rmdir()
             await git(top, "worktree", "add", "-q", "--detach", str(self.root), "HEAD")
+            self.root.chmod(0o700)
             return
         partial = self.root.with_name(self.root.name + ".partial")
         shutil.rmtree(partial, ignore_errors=True)
         await git(self.root.parent, "clone", "-q", "--no-checkout", self.remote, str(partial))
+        partial.chmod(0o700)
         partial.rename(self.root)
 
     async def begin(self, task_id: str) -> str:

@@ -1,12 +1,13 @@
-"""Running git for the runtime: one async call, git's programs switched off.
+"""Running git for the runtime: one async call, no program of the repository's.
 
 The runtime's own git commands (creating worktrees and clones, committing a
-teammate's work, merging it for the lead) run under
-:func:`coterie.gitsafe.safe_git_config`: a checkout's ``.git/config`` and
-hooks are the workspace's content, and the runtime must not run programs
-they name (hooks, fsmonitor, filter drivers' clean and smudge commands) on
-its own authority; when that configuration cannot be read, the command is
-refused. Nothing asks for credentials (``GIT_TERMINAL_PROMPT=0``).
+teammate's work, merging it for the lead, pushing to ``--repo URL``) are
+made by :func:`coterie.gitsafe.git_command`: a checkout's ``.git/config``
+and hooks are the workspace's content, and the runtime must not run programs
+they name on its own authority. Every key of that configuration is either
+known to be inert, overridden, or makes the command refused (a
+:class:`GitError` naming the key), before git starts. Nothing asks for
+credentials (``GIT_TERMINAL_PROMPT=0``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import attrs
 import trio
 
 from coterie.errors import CoterieError
-from coterie.gitsafe import git_env, safe_git_config
+from coterie.gitsafe import GitRefused, git_command
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -44,20 +45,15 @@ class GitOutput:
         return self.returncode == 0
 
 
-def _argv(cwd: Path, args: tuple[str, ...]) -> list[str]:
-    return ["git", "--no-pager", "-C", str(cwd), *args]
-
-
-def _env(cwd: Path, args: tuple[str, ...], extra: Mapping[str, str] | None) -> dict[str, str]:
-    config = safe_git_config(cwd if cwd.is_dir() else cwd.parent)
-    if config is None:
-        raise GitError(
-            f"git {' '.join(args)}: the repository's git configuration at {cwd} cannot be"
-            " read, so git cannot run there without the risk of running its programs"
-        )
-    env = {**git_env(config), "LC_ALL": "C"}
-    env.update(extra or {})
-    return env
+def _command(
+    cwd: Path, args: tuple[str, ...], extra: Mapping[str, str] | None
+) -> tuple[list[str], dict[str, str]]:
+    """``git -C CWD ARGS`` as :mod:`coterie.gitsafe` makes it, or :class:`GitError`."""
+    try:
+        argv, env = git_command(cwd if cwd.is_dir() else cwd.parent, ("-C", str(cwd), *args))
+    except GitRefused as exc:
+        raise GitError(f"git {' '.join(args)} in {cwd}: {exc}") from None
+    return argv, {**env, "LC_ALL": "C", **(extra or {})}
 
 
 def _checked(args: tuple[str, ...], out: GitOutput, check: bool) -> GitOutput:
@@ -71,13 +67,14 @@ async def git(
     cwd: Path, *args: str, check: bool = True, env: Mapping[str, str] | None = None
 ) -> GitOutput:
     """Run ``git -C CWD ARGS``; with *check*, a failure raises :class:`GitError`."""
+    argv, full_env = _command(cwd, args, env)
     done = await trio.run_process(
-        _argv(cwd, args),
+        argv,
         capture_stdout=True,
         capture_stderr=True,
         stdin=subprocess.DEVNULL,
         check=False,
-        env=_env(cwd, args, env),
+        env=full_env,
     )
     out = GitOutput(done.returncode, done.stdout.decode(errors="replace"),
                     done.stderr.decode(errors="replace"))  # fmt: skip
@@ -86,10 +83,11 @@ async def git(
 
 def git_sync(cwd: Path, *args: str, check: bool = True) -> GitOutput:
     """:func:`git` for the preparation of a run, before Trio runs anything."""
+    argv, env = _command(cwd, args, None)
     try:
         done = subprocess.run(
-            _argv(cwd, args), capture_output=True, text=True, check=False,
-            stdin=subprocess.DEVNULL, env=_env(cwd, args, None), timeout=60,
+            argv, capture_output=True, text=True, check=False,
+            stdin=subprocess.DEVNULL, env=env, timeout=60,
         )  # fmt: skip
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise GitError(f"git {' '.join(args)}: {exc}") from None

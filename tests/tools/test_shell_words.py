@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -185,10 +186,15 @@ def test_a_read_only_command_leaving_the_workspace_asks(ws: Path, command: str) 
     assert decide(command, ws) == ("ask", None)
 
 
-def test_git_read_commands_pass_only_in_a_trusted_workspace(ws: Path) -> None:
-    """A checkout's .git/config runs programs (fsmonitor, textconv) on git status."""
+def test_git_read_commands_pass_only_where_the_repository_names_no_program(ws: Path) -> None:
+    """A checkout's .git/config runs programs (fsmonitor, textconv) on git status: the
+    model's read-only git passes unasked only over a configuration of inert keys."""
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    assert decide("git status", ws) == ("allow", None)
+    subprocess.run(["git", "-C", str(ws), "config", "core.fsmonitor", "touch PWNED"], check=True)
     assert decide("git status", ws) == ("ask", None)
-    assert decide("git status", ws, workspace_trusted=True) == ("allow", None)
+    assert decide("git status", ws, workspace_trusted=True) == ("ask", None)
+    assert not (ws / "PWNED").exists()
 
 
 @pytest.mark.parametrize(

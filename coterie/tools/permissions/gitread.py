@@ -6,8 +6,12 @@ operand creates, deletes or renames). Global options that run programs
 (``-c core.pager=...``, ``-p``) and subcommand options that write a file or
 run one (``--output``, ``--ext-diff``, ``--textconv``, ``grep -O``) make any
 of them not read-only. Even then git runs what the repository's
-``.git/config`` names (fsmonitor, textconv, external diff), which is why the
-policy lets them pass without a prompt only in a trusted workspace.
+``.git/config`` names (fsmonitor, textconv, external diff, a pager...), with
+that configuration as it is (not the runtime's overrides of
+:mod:`coterie.gitsafe`), which is why the policy lets them pass without a
+prompt only in a trusted workspace whose configuration is all inert
+(:func:`repository_is_inert`: every key on :mod:`coterie.gitsafe`'s allow
+list, none that would need overriding).
 """
 
 from __future__ import annotations
@@ -16,12 +20,15 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from coterie.gitsafe import config_is_inert
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from pathlib import Path
 
     from coterie.tools.permissions.words import Word
 
-__all__ = ["git_reads"]
+__all__ = ["git_reads", "repository_is_inert"]
 
 
 def _s(*names: str) -> frozenset[str]:
@@ -94,3 +101,11 @@ def git_reads(args: Sequence[Word]) -> tuple[Word, ...] | None:
         if listed:
             return tuple(reads)
     return None
+
+
+def repository_is_inert(directory: Path) -> bool:
+    """Whether the model's read-only git may run in *directory* without a prompt, as
+    far as the repository is concerned: every key of its configuration (local,
+    worktree, included) is inert. A key the runtime would override (an fsmonitor, a
+    filter driver) is not enough: the model's git runs without the overrides."""
+    return config_is_inert(directory)

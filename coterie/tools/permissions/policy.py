@@ -67,6 +67,7 @@ import attrs
 from coterie.autonomy import grants_arbitrary_execution
 from coterie.tools.capabilities import Effect
 from coterie.tools.permissions.bashcheck import BashCheck, check_bash, excluded_command
+from coterie.tools.permissions.gitread import repository_is_inert
 from coterie.tools.permissions.harddeny import hard_deny_reason
 from coterie.tools.permissions.protect import Places
 from coterie.tools.permissions.rules import Rule, RuleError, parse_rule
@@ -240,7 +241,11 @@ class PermissionPolicy:
             refusal = self._refuse_write(paths, ctx, workspace)
             if refusal is not None:
                 return refusal
-        read_only = bash is not None and bash.read_only and (not bash.git or self.workspace_trusted)
+        # The model's git runs with the repository's configuration as it is: its
+        # read-only commands pass unasked only where that configuration names no
+        # program (coterie.gitsafe's allow list), trusted or not.
+        git_inert = bash is None or not bash.git or repository_is_inert(ctx.shell_cwd or workspace)
+        read_only = bash is not None and bash.read_only and git_inert
 
         # 2. the sandbox (the first candidate is the resolved path)
         reading = not caps.edits_files
@@ -299,7 +304,7 @@ class PermissionPolicy:
         # 6. the mode
         if read_only:
             return Decision("allow", "A read-only command inside the workspace.", None)
-        if bash is not None and bash.edits_only and self.mode == "acceptEdits":
+        if bash is not None and bash.edits_only and git_inert and self.mode == "acceptEdits":
             return Decision(
                 "allow", "Permission mode acceptEdits allows file commands in the workspace.", None
             )
