@@ -128,7 +128,8 @@ RULES: dict[str, Override | str] = {
         "proxyauthmethod", "serveroption"))),
     "remote.pushdefault": INERT,
     **_inert(*(f"branch.<>.{v}" for v in (
-        "remote", "pushremote", "merge", "rebase", "description"))),
+        "remote", "pushremote", "merge", "rebase", "description",
+        "vscode-merge-base"))),
     **_inert("branch.autosetupmerge", "branch.autosetuprebase", "branch.sort"),
     **_inert("user.*", "author.*", "committer.*", "i18n.*", "advice.*", "column.*",
              "color.*", "color.<>.*", "gc.*", "gc.<>.*", "pack.*", "repack.*", "index.*",
@@ -136,7 +137,8 @@ RULES: dict[str, Override | str] = {
              "clone.*", "worktree.*", "maintenance.*", "maintenance.<>.*", "stash.*",
              "grep.*", "pretty.*", "versionsort.*", "safe.*", "blame.*", "rebase.*",
              "lfs.*", "lfs.<>.access", "lfs.<>.locksverify", "http.*", "http.<>.*",
-             "init.defaultbranch", "protocol.version", "ssh.variant"),
+             "init.defaultbranch", "protocol.version", "ssh.variant",
+             "gui.*"),  # git gui's window state and the like: coterie never runs git gui
     **_inert("fetch.*", "pull.*", "push.*", "status.*", "log.*", "commit.*", "tag.*"),
     "fetch.recursesubmodules": _set("fetch.recurseSubmodules", "false"),
     "pull.twohead": "refused",  # merge strategies are programs
