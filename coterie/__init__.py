@@ -12,6 +12,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+#: The Claude Code release whose command line and stream-json protocol coterie
+#: follows (docs/cli.md): what ``coterie -v`` and ``system/init`` report as
+#: ``claude_code_version``, for the Agent SDKs that check the CLI they drive.
+__claude_code_version__ = "2.1.332"
 __all__ = ["AgentSession", "RunOptions", "RunResult", "open_agent", "open_team"]
 
 if TYPE_CHECKING:

@@ -27,7 +27,7 @@ DEMOS = ["team", "runtime", "storm", "strategies", "shielded", "kill9"]
 
 def command_parser() -> tuple[argparse.ArgumentParser, frozenset[str]]:
     """The ``coterie`` parser and the names of its COMMANDs."""
-    from coterie import __version__
+    from coterie import __claude_code_version__, __version__
 
     parser = argparse.ArgumentParser(
         prog="coterie",
@@ -43,7 +43,19 @@ def command_parser() -> tuple[argparse.ArgumentParser, frozenset[str]]:
             "`coterie -c` reopens the workspace's most recent run. See `coterie run --help`."
         ),
     )
-    parser.add_argument("--version", action="version", version=f"coterie {__version__}")
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"coterie {__version__} (speaks Claude Code {__claude_code_version__}'s CLI)",
+    )
+    # Claude Code's `-v`, which the Agent SDKs run to check the CLI they drive: the
+    # release whose CLI coterie answers to first, as they parse it, then coterie's own.
+    parser.add_argument(
+        "-v",
+        action="version",
+        version=f"{__claude_code_version__} (coterie {__version__})",
+        help="the Claude Code release whose CLI coterie speaks, and coterie's version",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     run = sub.add_parser(
         "run",
@@ -400,7 +412,7 @@ def routed(argv: list[str], commands: frozenset[str]) -> list[str]:
     """*argv* with ``run --conversation`` in front when its first word is no
     COMMAND (as ``claude [options] [prompt]``); ``--help``, ``--version`` and
     the commands stay as they are."""
-    if argv and (argv[0] in commands or argv[0] in ("-h", "--help", "--version")):
+    if argv and (argv[0] in commands or argv[0] in ("-h", "--help", "-v", "--version")):
         return argv
     return ["run", "--conversation", *argv]
 
@@ -408,6 +420,8 @@ def routed(argv: list[str], commands: frozenset[str]) -> list[str]:
 def _main(argv: list[str] | None) -> int:
     parser, commands = command_parser()
     args = parser.parse_args(routed(sys.argv[1:] if argv is None else argv, commands))
+    if getattr(args, "input_format", None) == "stream-json":
+        args.print = True  # a program drives the run: headless, as in Claude Code
     console = Console(highlight=False)
     if args.command is None:
         parser.print_help()

@@ -285,6 +285,7 @@ class AgentLoop:
                 content=reply.content,
                 stop_reason=reply.stop_reason,
                 usage=reply.usage.to_dict(),
+                model=reply.model,
             )
             last_text = reply.text or last_text
             if not reply.tool_uses:

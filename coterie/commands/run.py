@@ -19,7 +19,8 @@ from coterie.commands.driving import (
     with_summary,
     workspace_trust,
 )
-from coterie.commands.stdin import check_input_format, headless_input, stdin_turns
+from coterie.commands.hostmode import host_prompts, open_host
+from coterie.commands.stdin import check_input_format, headless_input
 from coterie.commands.stopping import interrupt_process
 from coterie.errors import CoterieError
 from coterie.extensions import load_extensions
@@ -115,7 +116,8 @@ async def run_prompt(args: argparse.Namespace, console: Console, err: Console) -
     if args.loop is not None:
         return await drive(args, console, err, agent, lambda s: _loop(s, args.loop))
     if streamed:
-        return await drive(args, console, err, agent, ask, turns=stdin_turns())
+        async with open_host(err) as link:
+            return await drive(args, console, err, agent, ask, turns=host_prompts(link, err))
     return await drive(args, console, err, agent, ask)
 
 

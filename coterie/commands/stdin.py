@@ -8,14 +8,10 @@ import select
 import sys
 from typing import TYPE_CHECKING
 
-import trio
-
-from coterie.commands.streaminput import parse_turn
 from coterie.errors import CoterieError
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import AsyncIterator
 
 
 #: Seconds a ``-p`` run with a prompt waits for piped input to begin.
@@ -46,24 +42,12 @@ def headless_input(args: argparse.Namespace, prompt: str | None) -> str | None:
 
 def check_input_format(args: argparse.Namespace) -> bool:
     """Whether the turns come from standard input (``--input-format stream-json``,
-    which, as in Claude Code, needs ``-p --output-format stream-json``)."""
+    which, as in Claude Code, is headless (``-p`` is implied: a program drives the
+    run) and needs ``--output-format stream-json``)."""
     if args.input_format != "stream-json":
         return False
-    if not args.print or args.output_format != "stream-json":
-        raise CoterieError("--input-format stream-json needs -p and --output-format stream-json")
+    if args.output_format != "stream-json":
+        raise CoterieError("--input-format stream-json needs --output-format stream-json")
     if getattr(args, "prompt", None) is not None:
         raise CoterieError("--input-format stream-json takes the prompts from standard input only")
     return True
-
-
-async def stdin_turns() -> AsyncIterator[str]:
-    """The prompts of ``--input-format stream-json`` input, one per line, as they come."""
-    number = 0
-    while True:
-        line = await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
-        if not line:
-            return
-        number += 1
-        prompt = parse_turn(line, number)
-        if prompt is not None:
-            yield prompt

@@ -17,7 +17,7 @@ from typing import Any
 
 from coterie.errors import CoterieError
 
-__all__ = ["InputError", "parse_turn"]
+__all__ = ["InputError", "parse_turn", "turn_text"]
 
 
 class InputError(CoterieError, ValueError):
@@ -37,6 +37,11 @@ def parse_turn(line: str, number: int) -> str | None:
         raise InputError(f"{where}: expected a JSON object, got {_kind(raw)}")
     if raw.get("type") != "user":
         raise InputError(f"{where}: expected a message of type 'user', got {raw.get('type')!r}")
+    return turn_text(raw, where)
+
+
+def turn_text(raw: dict[str, Any], where: str) -> str:
+    """The prompt of a ``user`` line already read as JSON (*where* names it in errors)."""
     message = raw.get("message")
     if not isinstance(message, dict):
         raise InputError(f"{where}: 'message' must be an object")

@@ -15,6 +15,7 @@ from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from rich.markup import escape
 
+from coterie import __claude_code_version__, __version__
 from coterie.ui.record import RunRecord
 
 if TYPE_CHECKING:
@@ -199,6 +200,8 @@ class StreamJsonView(JsonView):
             "session_id": info["run_id"],
             **info,
             "permissionMode": info.get("permission_mode"),
+            "claude_code_version": __claude_code_version__,
+            "coterie_version": __version__,
         }
         self._line(init)
 
@@ -208,7 +211,16 @@ class StreamJsonView(JsonView):
         actor = str(d.get("actor", ""))
         ids = {"parent_tool_use_id": self.record.parent_of(actor), "session_id": self.run_id}
         if event.type == "agent.message":
-            message = {"role": "assistant", "content": d["content"], "usage": d["usage"]}
+            # Claude Code's shape: the SDKs read the model and the id of every message.
+            message = {
+                "id": f"msg_{self.run_id}_{event.seq}",
+                "type": "message",
+                "role": "assistant",
+                "model": d.get("model", ""),
+                "content": d["content"],
+                "stop_reason": d.get("stop_reason"),
+                "usage": d["usage"],
+            }
             self._line({"type": "assistant", "message": message, **ids})
         elif event.type == "agent.tool_result":
             block = {

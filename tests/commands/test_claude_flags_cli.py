@@ -292,16 +292,67 @@ def test_stream_json_input_is_one_conversation_of_many_turns(
     assert len({r["session_id"] for r in results}) == 1
 
 
-def test_a_bad_input_line_is_a_clear_error(tmp_path: Path, workspace: Path, home: Path) -> None:
-    path = scenario(tmp_path, {"lead": [{"text": "one"}, {"text": "never"}]})
+def test_a_bad_input_line_is_one_line_and_the_run_goes_on(
+    tmp_path: Path, workspace: Path, home: Path
+) -> None:
+    """A host's malformed line is said once on stderr; the prompts around it are run."""
+    path = scenario(tmp_path, {"lead": [{"text": "one"}, {"text": "three"}]})
     done = piped(
-        user_line("first") + "{oops\n" + user_line("third"),
+        user_line("first") + "{oops\n" + user_line({"not": "content"}) + user_line("third"),
         "run", "-p", "--input-format", "stream-json", "--output-format", "stream-json",
         "--scenario", path, cwd=workspace, home=home,
     )  # fmt: skip
-    assert done.returncode == 2
+    assert done.returncode == 0, done.stderr
     assert "standard input, line 2: not JSON" in done.stderr
-    assert [o["result"] for o in lines(done.stdout) if o["type"] == "result"] == ["one"]
+    assert "user message 2: 'content' must be a string or a list of blocks" in done.stderr
+    assert [o["result"] for o in lines(done.stdout) if o["type"] == "result"] == ["one", "three"]
+
+
+def control(request_id: str, subtype: str, **fields: Any) -> str:
+    request = {"subtype": subtype, **fields}
+    return json.dumps({"type": "control_request", "request_id": request_id,
+                       "request": request}) + "\n"  # fmt: skip
+
+
+def test_a_host_is_answered_initialize_then_its_prompt_runs(
+    tmp_path: Path, workspace: Path, home: Path
+) -> None:
+    """What the Agent SDK sends first (no -p: stream-json input implies it)."""
+    path = scenario(tmp_path, {"lead": [{"expect": "hi", "text": "hello"}]})
+    done = piped(
+        control("req_1_ab", "initialize", hooks=None) + user_line("hi"),
+        "--output-format", "stream-json", "--verbose", "--input-format", "stream-json",
+        "--scenario", path, cwd=workspace, home=home,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    out = lines(done.stdout)
+    answer = next(o for o in out if o["type"] == "control_response")
+    assert answer["response"]["subtype"] == "success"
+    assert answer["response"]["request_id"] == "req_1_ab"
+    assert "commands" in answer["response"]["response"]
+    init = next(o for o in out if o.get("subtype") == "init")
+    assert int(init["claude_code_version"].split(".")[0]) >= 2
+    message = next(o for o in out if o["type"] == "assistant")["message"]
+    assert message["model"]
+    assert message["id"].startswith("msg_")
+    assert [o["result"] for o in out if o["type"] == "result"] == ["hello"]
+
+
+def test_an_unknown_control_request_is_an_error_answer_and_the_run_goes_on(
+    tmp_path: Path, workspace: Path, home: Path
+) -> None:
+    path = scenario(tmp_path, {"lead": [{"text": "fine"}]})
+    done = piped(
+        control("r1", "teleport") + user_line("hi"),
+        "-p", "--input-format", "stream-json", "--output-format", "stream-json",
+        "--scenario", path, cwd=workspace, home=home,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    out = lines(done.stdout)
+    [answer] = [o for o in out if o["type"] == "control_response"]
+    assert answer["response"]["subtype"] == "error"
+    assert "teleport" in answer["response"]["error"]
+    assert [o["result"] for o in out if o["type"] == "result"] == ["fine"]
 
 
 @pytest.mark.parametrize(

@@ -243,7 +243,13 @@ def test_version(workspace: Path, home: Path) -> None:
 
     result = coterie("--version", cwd=workspace, home=home)
     assert result.returncode == 0
-    assert result.stdout.strip() == f"coterie {__version__}"
+    assert result.stdout.startswith(f"coterie {__version__} ")
+    # -v, as the Agent SDKs probe it: a version they parse (at least 2.0.0) first.
+    probe = coterie("-v", cwd=workspace, home=home)
+    assert probe.returncode == 0
+    first = probe.stdout.split()[0]
+    assert tuple(int(n) for n in first.split(".")) >= (2, 0, 0)
+    assert f"coterie {__version__}" in probe.stdout
 
 
 def test_print_without_a_subcommand_is_a_headless_run(

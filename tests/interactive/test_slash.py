@@ -70,7 +70,7 @@ def test_the_subcommands_are_known() -> None:
 @given(st.lists(st.text(min_size=1, max_size=10), max_size=4))
 def test_a_first_word_that_is_no_command_is_run_s(argv: list[str]) -> None:
     out = routed(argv, SUBCOMMANDS)
-    if argv and (argv[0] in SUBCOMMANDS or argv[0] in ("-h", "--help", "--version")):
+    if argv and (argv[0] in SUBCOMMANDS or argv[0] in ("-h", "--help", "-v", "--version")):
         assert out == argv
     else:
         assert out == ["run", "--conversation", *argv]
