@@ -180,8 +180,17 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
         choices=INPUT_FORMATS,
         default="text",
         help=(
-            "with -p: text (the prompt) or stream-json (standard input is JSON lines of"
-            " user messages, each a turn; needs --output-format stream-json)"
+            "text (the prompt) or stream-json (standard input is JSON lines of user"
+            " messages and Claude Code's control requests, as the Agent SDK writes them;"
+            " headless; needs --output-format stream-json)"
+        ),
+    )
+    parser.add_argument(
+        "--permission-prompt-tool",
+        metavar="TOOL",
+        help=(
+            "who answers permission questions: stdio (the program driving the run, over"
+            " --input-format stream-json: the Agent SDK's can_use_tool)"
         ),
     )
     parser.add_argument(

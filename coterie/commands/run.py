@@ -19,6 +19,7 @@ from coterie.commands.driving import (
     with_summary,
     workspace_trust,
 )
+from coterie.commands.hostasker import HostAsker
 from coterie.commands.hostmode import host_prompts, open_host
 from coterie.commands.stdin import check_input_format, headless_input
 from coterie.commands.stopping import interrupt_process
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from coterie.extensions import Expansion
+    from coterie.tools.permissions import Asker
 
 
 async def run_prompt(args: argparse.Namespace, console: Console, err: Console) -> int:
@@ -74,7 +76,7 @@ async def run_prompt(args: argparse.Namespace, console: Console, err: Console) -
     except (CoterieError, ValueError) as exc:
         err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
         return 2
-    asker = make_asker(args, console)
+    asker: Asker | None = make_asker(args, console)
     await workspace_trust(args, console, err)
     prompt, expansion = given, None
     if prompt is not None:
@@ -117,6 +119,8 @@ async def run_prompt(args: argparse.Namespace, console: Console, err: Console) -
         return await drive(args, console, err, agent, lambda s: _loop(s, args.loop))
     if streamed:
         async with open_host(err) as link:
+            if args.permission_prompt_tool == "stdio":
+                asker = HostAsker(link)  # the host's can_use_tool answers every agent
             return await drive(args, console, err, agent, ask, turns=host_prompts(link, err))
     return await drive(args, console, err, agent, ask)
 

@@ -45,7 +45,15 @@ def check_input_format(args: argparse.Namespace) -> bool:
     which, as in Claude Code, is headless (``-p`` is implied: a program drives the
     run) and needs ``--output-format stream-json``)."""
     if args.input_format != "stream-json":
+        if getattr(args, "permission_prompt_tool", None) is not None:
+            raise CoterieError("--permission-prompt-tool needs --input-format stream-json")
         return False
+    tool = getattr(args, "permission_prompt_tool", None)
+    if tool not in (None, "stdio"):
+        raise CoterieError(
+            f"--permission-prompt-tool {tool}: only stdio is supported (the program driving"
+            " the run answers); an MCP tool as the prompt is not"
+        )
     if args.output_format != "stream-json":
         raise CoterieError("--input-format stream-json needs --output-format stream-json")
     if getattr(args, "prompt", None) is not None:

@@ -18,9 +18,14 @@ from claude_agent_sdk import (
     AssistantMessage,
     ClaudeAgentOptions,
     ClaudeSDKClient,
+    PermissionResultAllow,
+    PermissionResultDeny,
     ResultMessage,
     SystemMessage,
     TextBlock,
+    ToolPermissionContext,
+    ToolResultBlock,
+    UserMessage,
     query,
 )
 
@@ -101,3 +106,56 @@ async def test_a_client_holds_one_conversation_over_several_turns(
             results += [m async for m in client.receive_response() if isinstance(m, ResultMessage)]
     assert [r.result for r in results] == ["one", "two"], stderr
     assert len({r.session_id for r in results}) == 1
+
+
+TOUCH = {"tool_uses": [{"name": "Bash", "input": {"command": "touch made.txt"}}]}
+
+
+async def ask_once(
+    opts: ClaudeAgentOptions, prompt: str
+) -> tuple[list[ToolResultBlock], list[ResultMessage]]:
+    """One prompt through a client: the tool results and results it streams."""
+    tool_results: list[ToolResultBlock] = []
+    results: list[ResultMessage] = []
+    async with ClaudeSDKClient(options=opts) as client:
+        await client.query(prompt)
+        async for message in client.receive_response():
+            if isinstance(message, UserMessage) and isinstance(message.content, list):
+                tool_results += [b for b in message.content if isinstance(b, ToolResultBlock)]
+            elif isinstance(message, ResultMessage):
+                results.append(message)
+    return tool_results, results
+
+
+@pytest.mark.filterwarnings(
+    "ignore:Exception ignored in. <async_generator object"
+    " (Query|ClaudeSDKClient).receive_messages:pytest.PytestUnraisableExceptionWarning"
+)
+@pytest.mark.parametrize("allow", [True, False])
+async def test_the_hosts_can_use_tool_answers_the_permission_question(
+    tmp_path: Path, workspace: Path, home: Path, mock_server: Callable[[Path], str], allow: bool
+) -> None:
+    """Default mode asks about `touch`: the SDK's callback is the person asked."""
+    url = mock_server(scenario(tmp_path, [TOUCH, {"text": "done"}]))
+    asked: list[tuple[str, dict[str, Any], Any]] = []
+
+    async def can_use_tool(
+        tool: str, input: dict[str, Any], context: ToolPermissionContext
+    ) -> PermissionResultAllow | PermissionResultDeny:
+        asked.append((tool, input, context))
+        return PermissionResultAllow() if allow else PermissionResultDeny(message="not today")
+
+    stderr: list[str] = []
+    opts = options(workspace, home, url, stderr)
+    opts.can_use_tool = can_use_tool
+    [result_block], [result] = await ask_once(opts, "go")
+    assert [(tool, input) for tool, input, _ in asked] == [("Bash", {"command": "touch made.txt"})]
+    suggested = asked[0][2].suggestions
+    assert [(r.tool_name, r.rule_content) for s in suggested for r in s.rules or []] == [
+        ("Bash", "touch:*")
+    ]
+    assert (workspace / "made.txt").exists() is allow
+    assert result_block.is_error is not allow
+    if not allow:
+        assert "not today" in str(result_block.content)
+    assert result.result == "done"

@@ -56,6 +56,9 @@ class Answer:
     grant: str | None = None
     #: What the person wants done instead, given to the model with a denial.
     instruction: str | None = None
+    #: The input the call runs with instead, when approved (an Agent SDK host's
+    #: ``updatedInput``): checked against the schema and the deny rules again.
+    updated_input: dict[str, Any] | None = None
 
 
 class Asker(Protocol):
@@ -161,7 +164,16 @@ class PermissionGate:
             )
         else:
             rule = answer.rule or decision.rule
-            if answer.approved:
+            if answer.approved and answer.updated_input not in (None, input):
+                # Not run yet as rewritten; running the original would run what was
+                # not approved, so the call is denied (fail-closed).
+                decision = Decision(
+                    "deny",
+                    "Approved with a rewritten input, which this version of coterie cannot"
+                    " run yet, so the call is denied.",
+                    rule,
+                )
+            elif answer.approved:
                 if answer.grant is not None:
                     self._grant(answer.grant, ctx)
                 decision = Decision("allow", answer.reason or "Approved when asked.", rule)

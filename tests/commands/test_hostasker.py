@@ -1,0 +1,49 @@
+"""The host's can_use_tool answers, read into the gate's answers (fail-closed)."""
+
+from __future__ import annotations
+
+import pytest
+
+from coterie.commands.hostasker import answer_of, can_use_tool_request
+from coterie.hostlink import error_response, success_response
+from coterie.tools.permissions import Suggestion
+
+
+def test_the_request_has_claude_codes_fields() -> None:
+    rule = Suggestion("Bash(npm test:*)", "npm test commands", persist=True)
+    body = can_use_tool_request("Bash", {"command": "npm test"}, "asks", agent="bob",
+                                suggestion=rule)  # fmt: skip
+    assert body["tool_name"] == "Bash"
+    assert body["input"] == {"command": "npm test"}
+    assert body["agent_id"] == "bob"
+    assert body["permission_suggestions"][0]["rules"] == [
+        {"toolName": "Bash", "ruleContent": "npm test:*"}
+    ]
+    assert "agent_id" not in can_use_tool_request("Bash", {}, "asks", agent="lead")
+
+
+def test_an_allow_may_carry_a_new_input() -> None:
+    answer = answer_of(success_response("r", {"behavior": "allow", "updatedInput": {"a": 1}}),
+                       tool_name="Bash")  # fmt: skip
+    assert answer.approved
+    assert answer.updated_input == {"a": 1}
+    assert answer_of(success_response("r", {"behavior": "allow"}), tool_name="X").approved
+
+
+def test_a_deny_carries_the_hosts_message() -> None:
+    answer = answer_of(success_response("r", {"behavior": "deny", "message": "no"}),
+                       tool_name="Bash")  # fmt: skip
+    assert not answer.approved
+    assert answer.reason is not None
+    assert answer.reason.endswith("no")
+
+
+@pytest.mark.parametrize(
+    "response",
+    [None, error_response("r", "boom"), success_response("r", {"behavior": "maybe"}),
+     success_response("r", {})],
+)  # fmt: skip
+def test_anything_else_is_a_denial(response: object) -> None:
+    answer = answer_of(response, tool_name="Bash")  # type: ignore[arg-type]
+    assert not answer.approved
+    assert answer.reason
