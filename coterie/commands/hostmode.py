@@ -19,18 +19,21 @@ import contextlib
 import sys
 from typing import TYPE_CHECKING, Any
 
+import attrs
 import trio
 from rich.markup import escape
 
 from coterie.commands.streaminput import InputError, turn_text
-from coterie.hostlink import HostLink, Request
+from coterie.hostlink import Handler, HostLink, Request
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
     from rich.console import Console
 
-__all__ = ["host_prompts", "open_host"]
+    from coterie.session import AgentSession
+
+__all__ = ["SessionSlot", "host_prompts", "open_host"]
 
 
 async def _initialize(request: Request) -> dict[str, Any]:
@@ -41,6 +44,36 @@ async def _initialize(request: Request) -> dict[str, Any]:
         "output_style": "default",
         "available_output_styles": ["default"],
     }
+
+
+@attrs.define
+class SessionSlot:
+    """The run's session, for the host's requests that act on it: filled once when
+    the session opens; a request that comes earlier waits for it."""
+
+    _session: AgentSession | None = None
+    _filled: trio.Event = attrs.field(factory=trio.Event)
+
+    def fill(self, session: AgentSession) -> None:
+        self._session = session
+        self._filled.set()
+
+    async def get(self) -> AgentSession:
+        await self._filled.wait()
+        assert self._session is not None
+        return self._session
+
+
+def _handlers(slot: SessionSlot) -> dict[str, Handler]:
+    """The host's requests coterie serves, each by the handler that answers it."""
+
+    async def interrupt(request: Request) -> dict[str, Any]:
+        # Stop the work on the prompt in flight: its result comes back interrupted,
+        # and the run goes on with the next prompt (nothing is queued behind it here).
+        await (await slot.get()).interrupt()
+        return {"still_queued": []}
+
+    return {"initialize": _initialize, "interrupt": interrupt}
 
 
 async def _stdin_lines() -> AsyncIterator[str]:
@@ -57,14 +90,15 @@ async def _write_line(line: str) -> None:
 
 
 @contextlib.asynccontextmanager
-async def open_host(err: Console) -> AsyncIterator[HostLink]:
-    """Serve the host on standard input and output while the block runs; a line that
-    settles nothing (unreadable, late) is one line on *err*."""
+async def open_host(err: Console, slot: SessionSlot) -> AsyncIterator[HostLink]:
+    """Serve the host on standard input and output while the block runs, acting on
+    the session *slot* is filled with; a line that settles nothing (unreadable,
+    late) is one line on *err*."""
 
     def stray(note: str) -> None:
         err.print(f"[yellow]note:[/] {escape(note)}", soft_wrap=True)
 
-    link = HostLink({"initialize": _initialize}, _write_line, on_stray=stray)
+    link = HostLink(_handlers(slot), _write_line, on_stray=stray)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(link.run, _stdin_lines())
         yield link

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
@@ -20,7 +21,7 @@ from coterie.commands.driving import (
     workspace_trust,
 )
 from coterie.commands.hostasker import HostAsker
-from coterie.commands.hostmode import host_prompts, open_host
+from coterie.commands.hostmode import SessionSlot, host_prompts, open_host
 from coterie.commands.stdin import check_input_format, headless_input
 from coterie.commands.stopping import interrupt_process
 from coterie.errors import CoterieError
@@ -31,6 +32,7 @@ from coterie.session import AgentSession, open_agent, open_team
 from coterie.trust import is_trusted
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
     from contextlib import AbstractAsyncContextManager
     from pathlib import Path
 
@@ -118,10 +120,18 @@ async def run_prompt(args: argparse.Namespace, console: Console, err: Console) -
     if args.loop is not None:
         return await drive(args, console, err, agent, lambda s: _loop(s, args.loop))
     if streamed:
-        async with open_host(err) as link:
+        slot = SessionSlot()
+
+        @contextlib.asynccontextmanager
+        async def hosted() -> AsyncIterator[AgentSession]:
+            async with agent() as session:
+                slot.fill(session)  # the host's interrupt acts on it
+                yield session
+
+        async with open_host(err, slot) as link:
             if args.permission_prompt_tool == "stdio":
                 asker = HostAsker(link)  # the host's can_use_tool answers every agent
-            return await drive(args, console, err, agent, ask, turns=host_prompts(link, err))
+            return await drive(args, console, err, hosted, ask, turns=host_prompts(link, err))
     return await drive(args, console, err, agent, ask)
 
 

@@ -159,3 +159,30 @@ async def test_the_hosts_can_use_tool_answers_the_permission_question(
     if not allow:
         assert "not today" in str(result_block.content)
     assert result.result == "done"
+
+
+@pytest.mark.filterwarnings(
+    "ignore:Exception ignored in. <async_generator object"
+    " (Query|ClaudeSDKClient).receive_messages:pytest.PytestUnraisableExceptionWarning"
+)
+async def test_interrupt_stops_a_long_bash_and_the_conversation_goes_on(
+    tmp_path: Path, workspace: Path, home: Path, mock_server: Callable[[Path], str]
+) -> None:
+    slow = {"tool_uses": [{"name": "Bash", "input": {"command": "sleep 30; touch late.txt"}}]}
+    url = mock_server(scenario(tmp_path, [slow, {"text": "stopped"}, {"text": "next"}]))
+    stderr: list[str] = []
+    opts = options(workspace, home, url, stderr)
+    opts.permission_mode = "bypassPermissions"
+    results: list[ResultMessage] = []
+    async with ClaudeSDKClient(options=opts) as client:
+        await client.query("go")
+        async for message in client.receive_response():
+            if isinstance(message, AssistantMessage):
+                await client.interrupt()  # the Bash call is under way
+            elif isinstance(message, ResultMessage):
+                results.append(message)
+        await client.query("and then")
+        results += [m async for m in client.receive_response() if isinstance(m, ResultMessage)]
+    assert (results[0].subtype, results[0].is_error) == ("error_interrupted", True), stderr
+    assert results[-1].subtype == "success"
+    assert not (workspace / "late.txt").exists()
