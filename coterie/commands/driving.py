@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import trio
 from rich.markup import escape
 
+from coterie.commands.options import unhonoured_notices
 from coterie.commands.stopping import (
     StorageFailed,
     StorageWatch,
@@ -104,15 +105,23 @@ def agent_options(args: argparse.Namespace) -> dict[str, Any]:
         "max_goal_iterations": args.max_goal_iterations,
         "add_dirs": args.add_dir,
         "mcp_configs": args.mcp_config,
+        "strict_mcp_config": args.strict_mcp_config,
         "max_turns": args.max_turns,
         "max_budget_usd": args.max_budget_usd,
         "context_window": args.context_window,
         "compact_at": args.compact_at,
         "agents": args.agents,
-        "system_prompt": args.system_prompt,
+        "system_prompt": _system_prompt(args),
         "append_system_prompt": args.append_system_prompt,
         "backend": Backend.parse(args.backend).recorded,
     }
+
+
+def _system_prompt(args: argparse.Namespace) -> str | None:
+    """``--system-prompt TEXT`` or ``--system-prompt-file FILE`` (its text), not both."""
+    if args.system_prompt is not None and args.system_prompt_file is not None:
+        raise CoterieError("--system-prompt and --system-prompt-file: give one or the other")
+    return args.system_prompt if args.system_prompt_file is None else args.system_prompt_file
 
 
 def _rules(flag: str, values: list[str]) -> list[str]:
@@ -239,7 +248,7 @@ async def drive(
                     **session.info,
                 }
             )
-            for notice in session.notices:
+            for notice in (*session.notices, *unhonoured_notices(args)):
                 err.print(f"[yellow]note:[/] {escape(notice)}", soft_wrap=True)
             dropped = session.policy.dropped_allow
             if dropped:

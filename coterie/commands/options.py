@@ -79,8 +79,16 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
         "--mcp-config",
         action="append",
         default=[],
-        metavar="FILE",
-        help='load MCP servers from this JSON file ({"mcpServers": ...}; repeatable)',
+        metavar="FILE_OR_JSON",
+        help=(
+            'load MCP servers from this JSON file, or this JSON text ({"mcpServers": ...};'
+            " repeatable)"
+        ),
+    )
+    parser.add_argument(
+        "--strict-mcp-config",
+        action="store_true",
+        help="only the --mcp-config servers: none of ~/.claude.json's or .mcp.json's",
     )
     parser.add_argument(
         "--context-window",
@@ -154,10 +162,25 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
         help="replace coterie's default system prompt with TEXT (CLAUDE.md still applies)",
     )
     parser.add_argument(
+        "--system-prompt-file",
+        type=_text_file,
+        metavar="FILE",
+        help="replace coterie's default system prompt with FILE's text",
+    )
+    parser.add_argument(
         "--append-system-prompt",
         metavar="TEXT",
         help="append TEXT to the system prompt",
     )
+    for flag, (takes_value, _missing) in UNHONOURED.items():
+        parser.add_argument(
+            flag,
+            dest="unhonoured",
+            action=_Unhonoured,
+            nargs=None if takes_value else 0,
+            default=[],
+            help=argparse.SUPPRESS,
+        )
     add_output_options(parser)
 
 
@@ -198,6 +221,60 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="with -p --output-format text: tool calls and their outcomes on stderr",
     )
+
+
+#: Claude Code flags that the Agent SDKs pass and coterie takes without acting on
+#: them yet: whether each takes a value, and what is not done. A host that passes
+#: one is not refused (its run goes on); the run says once what it leaves out.
+UNHONOURED: dict[str, tuple[bool, str]] = {
+    "--include-partial-messages": (False, "partial messages (stream_event lines) are not sent"),
+    "--include-hook-events": (False, "hook events are not sent"),
+    "--json-schema": (True, "no structured output is produced"),
+    "--max-thinking-tokens": (True, "extended thinking is not configured"),
+    "--thinking": (True, "extended thinking is not configured"),
+    "--thinking-display": (True, "extended thinking is not configured"),
+    "--effort": (True, "the effort level is not sent"),
+    "--betas": (True, "beta headers are not sent"),
+    "--task-budget": (True, "the task budget is not applied (--max-budget-usd is)"),
+    "--plugin-dir": (True, "plugins are not loaded"),
+    "--resume": (True, "this is a new run (`coterie resume RUN_ID` continues one)"),
+    "--session-id": (True, "the run gets an id of its own"),
+    "--fork-session": (False, "runs are not forked"),
+    "--resume-session-at": (True, "runs are not cut back"),
+    "--resume-drops-turn": (True, "runs are not cut back"),
+    "--session-mirror": (False, "the transcript is not mirrored to the host"),
+}
+
+
+class _Unhonoured(argparse.Action):
+    """Records a flag of :data:`UNHONOURED` (with its value), for the run's notice."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        taken = list(getattr(namespace, self.dest, None) or [])
+        namespace.unhonoured = [*taken, option_string]
+
+
+def unhonoured_notices(args: argparse.Namespace) -> list[str]:
+    """One line for each :data:`UNHONOURED` flag the command line gave."""
+    return [
+        f"{flag} is taken for Claude Code compatibility, but not acted on yet:"
+        f" {UNHONOURED[flag][1]}"
+        for flag in dict.fromkeys(getattr(args, "unhonoured", None) or [])
+    ]
+
+
+def _text_file(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as file:
+            return file.read()
+    except (OSError, UnicodeError) as exc:
+        raise argparse.ArgumentTypeError(f"{path}: cannot be read ({exc})") from None
 
 
 def setting_sources(text: str) -> tuple[str, ...]:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -36,7 +37,6 @@ from coterie.trust import Approval, approval, server_digest
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
-    from pathlib import Path
 
 __all__ = [
     "HttpServer",
@@ -255,14 +255,48 @@ def load_servers(
     *,
     trusted: bool,
     home: Path,
-    files: Iterable[Path] = (),
+    files: Iterable[Path | str] = (),
     env: Mapping[str, str],
     approved: Approval | None = None,
+    strict: bool = False,
 ) -> tuple[tuple[ServerConfig, ...], tuple[str, ...]]:
     """Every server the run gets, by name (the last source wins), and the notices to
     show once (a ``.mcp.json`` ignored in an untrusted workspace, its servers new or
     changed since it was trusted). *approved* is what the user approved of the
-    workspace (default: what the trust store says)."""
+    workspace (default: what the trust store says). *files* are ``--mcp-config``
+    values: a file, or JSON text (starting with ``{``); with *strict*
+    (``--strict-mcp-config``) they are the only source."""
+    chosen: dict[str, ServerConfig] = {}
+    notices: list[str] = []
+    if not strict:
+        chosen, notices = _file_servers(workdir, trusted=trusted, home=home, env=env,
+                                        approved=approved)  # fmt: skip
+    for value in files:
+        for server in _given(value, env):
+            chosen[server.name] = server
+    return tuple(chosen.values()), tuple(notices)
+
+
+def _given(value: Path | str, env: Mapping[str, str]) -> list[ServerConfig]:
+    """The servers of one ``--mcp-config``: JSON text, or a file that must exist."""
+    if isinstance(value, str) and value.lstrip().startswith("{"):
+        try:
+            data = json.loads(value)
+        except ValueError as exc:
+            raise McpConfigError(f"--mcp-config: not valid JSON: {exc}") from None
+        return parse_servers(data, "--mcp-config", env)
+    return read_file(Path(value), env, required=True)
+
+
+def _file_servers(
+    workdir: Path,
+    *,
+    trusted: bool,
+    home: Path,
+    env: Mapping[str, str],
+    approved: Approval | None,
+) -> tuple[dict[str, ServerConfig], list[str]]:
+    """The servers of the user's files and (trusted, approved) the workspace's."""
     chosen: dict[str, ServerConfig] = {}
     notices: list[str] = []
     for server in _user_servers(home, workdir, env):
@@ -277,7 +311,4 @@ def load_servers(
             f"{workdir} is not trusted, so its .mcp.json servers were ignored;"
             f" `coterie trust {workdir}` trusts it"
         )
-    for path in files:
-        for server in read_file(path, env, required=True):
-            chosen[server.name] = server
-    return tuple(chosen.values()), tuple(notices)
+    return chosen, notices

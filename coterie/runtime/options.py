@@ -33,6 +33,10 @@ def _paths(value: Any) -> tuple[Path, ...]:
     return tuple(Path(v) for v in value)
 
 
+def _strings(value: Any) -> tuple[str, ...]:
+    return tuple(str(v) for v in value)
+
+
 def _optional_path(value: Any) -> Path | None:
     return Path(value) if value else None
 
@@ -107,8 +111,12 @@ class RunOptions:
     #: The run is a conversation at a terminal: its ``/goal`` and ``/loop`` need
     #: the goal evaluator and the scheduler whatever the first request asks.
     conversation: bool = False
-    #: ``--mcp-config``: further MCP configuration files (Claude Code's format).
-    mcp_configs: tuple[Path, ...] = attrs.field(default=(), converter=_paths)
+    #: ``--mcp-config``: further MCP configurations (Claude Code's format), each a
+    #: file's absolute path or the JSON text itself (text starting with ``{``).
+    mcp_configs: tuple[str, ...] = attrs.field(default=(), converter=_strings)
+    #: ``--strict-mcp-config``: only the servers of ``mcp_configs``, none of the
+    #: user's or the workspace's files.
+    strict_mcp_config: bool = False
     #: ``--agents``: custom subagents in Claude Code's JSON (over the files' by name).
     agents: str | None = None
     #: Permission rules allowed for this run (a slash command's ``allowed-tools``).

@@ -135,7 +135,7 @@ def prepare(
     options = attrs.evolve(
         options,
         add_dirs=tuple(Path(d).resolve() for d in options.add_dirs),
-        mcp_configs=tuple(Path(f).resolve() for f in options.mcp_configs),
+        mcp_configs=tuple(_json_or_path(f) for f in options.mcp_configs),
         settings=_settings_arg(options.settings),
     )
     settings, policy, extra = _policy(options)
@@ -303,6 +303,7 @@ def _mcp(
         home=Path(os.path.expanduser("~")),
         files=options.mcp_configs,
         env=os.environ,
+        strict=options.strict_mcp_config,
     )
     return servers, (*notices, *said)
 
@@ -341,6 +342,11 @@ def _policy(
     policy = attrs.evolve(policy, workspace_trusted=settings.trusted)
     extra = (*options.add_dirs, *(Path(d).resolve() for d in settings.additional_directories))
     return settings, policy, tuple(dict.fromkeys(extra))
+
+
+def _json_or_path(value: str) -> str:
+    """A ``--mcp-config`` as recorded: JSON text as it is, a file by its absolute path."""
+    return value if value.lstrip().startswith("{") else str(Path(value).expanduser().resolve())
 
 
 def _settings_arg(value: str | None) -> str | None:

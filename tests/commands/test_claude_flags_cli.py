@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from coterie.runs import runs_root
 from tests.agent.conftest import clean_env, coterie
 
 TOUCH = {"tool_uses": [{"id": "toolu_touch", "name": "Bash", "input": {"command": "touch x"}}]}
@@ -611,3 +612,39 @@ def test_a_team_reads_its_goal_from_stdin_and_keeps_its_team_tools(
     assert "Bash" not in init["tools"]
     assert (workspace / "one.txt").read_text() == "1"
     assert lines(done.stdout)[-1]["session_id"] == init["session_id"]
+
+
+def test_every_claude_code_flag_a_host_passes_is_taken_with_one_notice(
+    tmp_path: Path, workspace: Path, home: Path
+) -> None:
+    """A flag coterie does not act on yet never refuses the host's run: one line each."""
+    from coterie.commands.options import UNHONOURED
+
+    args: list[str] = []
+    for flag, (takes_value, _) in UNHONOURED.items():
+        args += [flag, "1"] if takes_value else [flag]
+    path = scenario(tmp_path, {"lead": [{"text": "fine"}]})
+    done = coterie("run", "go", "-p", "--scenario", path, *args, cwd=workspace, home=home)
+    assert (done.returncode, done.stdout) == (0, "fine\n"), done.stderr
+    for flag in UNHONOURED:
+        assert done.stderr.count(f"note: {flag} is taken for Claude Code compatibility") == 1
+
+
+def test_a_system_prompt_file_replaces_the_system_prompt(
+    tmp_path: Path, workspace: Path, home: Path
+) -> None:
+    (tmp_path / "prompt.txt").write_text("You are a terse pirate.")
+    path = scenario(tmp_path, {"lead": [{"text": "arr"}]})
+    done = coterie(
+        "run", "go", "-p", "--scenario", path, "--system-prompt-file", str(tmp_path / "prompt.txt"),
+        cwd=workspace, home=home,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    config = json.loads(next(runs_root(workspace).glob("*/config.json")).read_text())
+    assert config["system_prompt"] == "You are a terse pirate."
+    both = coterie(
+        "run", "go", "-p", "--scenario", path, "--system-prompt", "x",
+        "--system-prompt-file", str(tmp_path / "prompt.txt"), cwd=workspace, home=home,
+    )  # fmt: skip
+    assert both.returncode == 2
+    assert "one or the other" in both.stderr

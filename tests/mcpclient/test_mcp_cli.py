@@ -287,3 +287,33 @@ def test_a_teammate_gets_the_runs_mcp_tools(workspace: Path, home: Path) -> None
     assert result.stdout.strip() == "alice got the answer"
     calls = [e for e in of_type(workspace, "agent.tool_result") if e["actor"] == "alice"]
     assert [(c["name"], c["is_error"]) for c in calls] == [("mcp__tst__echo", False)]
+
+
+def test_an_mcp_config_given_as_json_text_is_used(workspace: Path, home: Path) -> None:
+    """The Agent SDK passes --mcp-config '{"mcpServers": ...}' as text, not a file."""
+    text = stdio_config(workspace / "mcp.json").read_text()
+    (workspace / "mcp.json").unlink()
+    done = coterie(
+        "run", "go", "-p", "--scenario", str(SCENARIOS / "stdio_call.json"),
+        "--mcp-config", text, *BYPASS, cwd=workspace, home=home,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "The server says 42."
+
+
+def test_strict_mcp_config_leaves_the_users_own_servers_out(workspace: Path, home: Path) -> None:
+    stdio_config(home / ".claude.json", name="mine")
+    config = stdio_config(workspace / "mcp.json")
+    done = coterie(
+        "run", "go", "-p", "--scenario", str(SCENARIOS / "stdio_call.json"),
+        "--mcp-config", str(config), "--strict-mcp-config", *BYPASS, cwd=workspace, home=home,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    [connected] = of_type(workspace, "mcp.connected")
+    assert connected["server"] == "tst"
+
+
+def test_mcp_config_text_that_is_not_json_is_a_usage_error(workspace: Path, home: Path) -> None:
+    done = coterie("run", "go", "-p", "--mcp-config", "{oops", cwd=workspace, home=home)
+    assert done.returncode == 2
+    assert "--mcp-config: not valid JSON" in done.stderr
