@@ -121,7 +121,10 @@ def _system_prompt(args: argparse.Namespace) -> str | None:
     """``--system-prompt TEXT`` or ``--system-prompt-file FILE`` (its text), not both."""
     if args.system_prompt is not None and args.system_prompt_file is not None:
         raise CoterieError("--system-prompt and --system-prompt-file: give one or the other")
-    return args.system_prompt if args.system_prompt_file is None else args.system_prompt_file
+    chosen: str | None = (
+        args.system_prompt if args.system_prompt_file is None else args.system_prompt_file
+    )
+    return chosen
 
 
 def _rules(flag: str, values: list[str]) -> list[str]:

@@ -337,9 +337,6 @@ def _policy(
         )
         settings = attrs.evolve(settings, allow=(*settings.allow, *granted))
     policy = PermissionPolicy.from_settings(settings, mode=options.permission_mode)
-    # A checkout's .git/config names programs git runs (fsmonitor, textconv):
-    # read-only git commands pass unasked only in a trusted folder.
-    policy = attrs.evolve(policy, workspace_trusted=settings.trusted)
     extra = (*options.add_dirs, *(Path(d).resolve() for d in settings.additional_directories))
     return settings, policy, tuple(dict.fromkeys(extra))
 

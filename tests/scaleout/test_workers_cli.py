@@ -325,8 +325,12 @@ def test_a_worker_keeps_its_owners_deny_rules_whatever_the_run_read(
     scenario = write_scenario(
         tmp_path / "secret.json",
         {
-            "lead": [{"tool_uses": [create("copy", "alice")]}, {"text": "planned"},
-                     {"text": "done"}, {"text": "done"}],  # fmt: skip
+            "lead": [
+                {"tool_uses": [create("copy", "alice")]},
+                {"text": "planned"},
+                {"text": "done"},
+                {"text": "done"},
+            ],
             "alice": [read, copy, {"text": "tried"}],
         },
     )

@@ -75,7 +75,7 @@ THROUGH = [
     "ssh -o 'ProxyCommand rm -f {v}' x",
     "ssh -o proxycommand='rm -f {v}' -o BatchMode=yes x",
     "scp -o ProxyCommand='rm -f {v}' x:f {v}.out",
-    "rsync -e 'rm -f {v}' x:y {v}.out",
+    "rsync -e 'rm -f {v} --' x:y {v}.out",  # rsync appends its own words: -- makes them files
     "gdb -batch -ex 'shell rm -f {v}'",
     "gdb -batch -ex '!rm -f {v}'",
     "gdb -batch --eval-command='shell rm -f {v}'",

@@ -198,10 +198,25 @@ def test_a_hard_link_to_a_start_up_file_is_refused(ws: Path) -> None:
         ("\\rm x", "allow"),
         ("FOO=1 rm x", "ask"),
         ("/bin/rm x", "ask"),
-        ("nice rm x", "ask"),
+        ("nice rm x", "allow"),
+        ("nohup rm x", "allow"),
+        ("command rm x", "allow"),
+        ("timeout 5 rm x", "allow"),
+        ("nice -n 5 rm x", "ask"),
+        ("timeout -s KILL 5 rm x", "ask"),
+        ("command -p rm x", "ask"),
         ("env rm x", "ask"),
+        ("env FOO=1 rm x", "ask"),
+        ("taskset 1 rm x", "ask"),
+        ("(rm x)", "ask"),
+        ("cd d && rm x", "ask"),
         ("mkdir -p d && touch d/f", "allow"),
         ("A=1 touch f", "ask"),
+        ("cp a b", "allow"),
+        ("cp -r a b", "ask"),
+        ("cp -l a b", "ask"),
+        ("printf x | tee f", "ask"),
+        ("echo x | tee -a f", "ask"),
     ],
 )
 def test_accept_edits_covers_only_plain_file_commands(
@@ -211,6 +226,28 @@ def test_accept_edits_covers_only_plain_file_commands(
     assert decide(command, ws, mode="acceptEdits", allow=["Bash"], deny=["Bash(rm:*)"])[0] == (
         "deny" if "rm" in command else "allow"
     )
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("sed -i s/a/b/ f", "allow"),
+        ("sed -i s/a/b/g f g", "allow"),
+        ("sed -i 's|a/|b|I' f", "allow"),
+        ("sed -i 's/a/b/e' f", "ask"),  # runs the pattern space as a command
+        ("sed -i 's/a/b/w out' f", "ask"),  # writes another file
+        ("sed -i.bak s/a/b/ f", "ask"),
+        ("sed -i 1d f", "ask"),
+        ("sed -i 's/a/b/;e id' f", "ask"),
+        ("sed -i -e s/a/b/ f", "ask"),
+        ("sed -i s/a/b/ .git/config", "ask"),
+    ],
+)
+def test_accept_edits_covers_sed_in_place_with_one_plain_substitution(
+    command: str, expected: str, ws: Path
+) -> None:
+    assert decide(command, ws, mode="acceptEdits")[0] == expected
+    assert decide(command, ws, mode="acceptEdits", deny=["Bash(sed:*)"])[0] == "deny"
 
 
 # -- arithmetic ---------------------------------------------------------------------

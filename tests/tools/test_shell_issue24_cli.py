@@ -92,7 +92,7 @@ def test_finding_10_accept_edits_asks_for_rm_behind_an_assignment_or_a_path(
     for name in ("a", "b", "c", "d"):
         (workspace / name).write_text("keep\n")
     turns: list[dict[str, Any]] = [
-        {"tool_uses": [bash("FOO=1 rm a"), bash("/bin/rm b"), bash("nice rm c"), bash("rm d")]},
+        {"tool_uses": [bash("FOO=1 rm a"), bash("/bin/rm b"), bash("env rm c"), bash("rm d")]},
         {"tool_uses": [bash("echo $((40+2))")]},
         {"expect": "42", "text": "done"},
     ]
@@ -124,3 +124,41 @@ def test_finding_10_a_write_path_allow_rule_is_said_once(
     assert result.returncode == 0, result.stderr
     assert result.stderr.count("Write(path) allow rules are ignored; use Edit(path)") == 1
     assert json.dumps("Write(docs/**)")[1:-1] in result.stderr
+
+
+FSMONITOR = '[core]\n\tfsmonitor = "touch {marker}; false"\n'
+
+
+@pytest.mark.parametrize("command", ["git status", "git diff && git status"])
+def test_accept_edits_in_an_untrusted_folder_runs_no_fsmonitor(
+    tmp_path: Path, workspace: Path, home: Path, command: str
+) -> None:
+    """acceptEdits' file commands hold git to what the read-only path holds it to: in an
+    untrusted folder whose ``.git/config`` names an fsmonitor, ``git status`` asks
+    (refused headless) instead of running the repository's program."""
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    marker = tmp_path / "pwned"
+    with (workspace / ".git/config").open("a") as config:
+        config.write(FSMONITOR.format(marker=marker))
+    turns: list[dict[str, Any]] = [{"tool_uses": [bash(command)]}, {"text": "done"}]
+    result = run(tmp_path, workspace, home, turns, "--permission-mode", "acceptEdits")
+    assert result.returncode == 0, result.stderr
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("command", ["cd sub && git status", "git -C sub status"])
+def test_git_in_a_nested_repository_is_judged_by_that_repository(
+    tmp_path: Path, workspace: Path, home: Path, command: str
+) -> None:
+    """In a trusted folder whose repository is inert, ``sub``'s names an fsmonitor: git
+    run there (after a ``cd``, or with ``-C``) asks, refused headless."""
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    subprocess.run(["git", "init", "-q", str(workspace / "sub")], check=True)
+    marker = tmp_path / "pwned"
+    with (workspace / "sub/.git/config").open("a") as config:
+        config.write(FSMONITOR.format(marker=marker))
+    trust(workspace, home)
+    turns: list[dict[str, Any]] = [{"tool_uses": [bash(command)]}, {"text": "done"}]
+    result = run(tmp_path, workspace, home, turns)
+    assert result.returncode == 0, result.stderr
+    assert not marker.exists()

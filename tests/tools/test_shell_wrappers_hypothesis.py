@@ -146,7 +146,7 @@ def test_a_deny_rule_sees_a_carried_command_in_every_mode(
 
 
 arithmetic = st.recursive(
-    st.sampled_from(["1", "40", "x", "$y", "${#z}"]),
+    st.sampled_from(["1", "40", "x", "$y"]),
     lambda inner: st.tuples(
         inner, st.sampled_from(["+", "-", "*", "/", "%", "<<", "**"]), inner
     ).map(lambda t: f"({t[0]} {t[1]} {t[2]})"),
@@ -161,3 +161,4 @@ def test_arithmetic_is_no_substitution(expr: str) -> None:
     held = analyze(f"echo $(({expr} + $(rm -f victim)))")
     assert "command substitution $(...)" in held.risks
     assert "rm -f victim" in held.all_commands
+    assert "a parameter expansion ${...}" in analyze(f"echo $(({expr} + ${{#z}}))").risks

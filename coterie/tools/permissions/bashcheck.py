@@ -23,9 +23,21 @@ included) and finds:
 - every path it reads, against Read deny rules, inside substitutions too
   (``echo $(cat secrets/k)``), and recursively for ``grep -r`` and ``rg``;
 - whether it is read-only (every part a curated read-only command with all
-  its paths inside the workspace: no prompt in any mode), or only edits
-  files there with plain file commands (``acceptEdits`` covers it; not
-  ``FOO=1 rm x``, ``nice rm x`` or ``/bin/rm x``, as in Claude Code).
+  its paths inside the workspace, no assignment, no redirection writing
+  anything but ``/dev/null`` and the like: no prompt in any mode), or only
+  edits files there with plain file commands (``acceptEdits`` covers it; as
+  in Claude Code not ``FOO=1 rm x``, ``env rm x``, ``nice -n 5 rm x``,
+  ``/bin/rm x``, ``(rm x)`` or ``cd d && rm x``, but ``nohup rm x`` and
+  ``timeout 5 rm x``: :attr:`~coterie.tools.permissions.wrappers.Wrapper.plain`);
+- whether a narrow allow rule can cover it at all: ``Bash(echo:*)`` allows
+  ``echo``, not the file its redirection writes, nor ``ls ..`` reading
+  outside the workspace;
+- where its read-only ``git`` runs, for the policy to look at that
+  repository's configuration.
+
+After ``shopt -s dotglob`` (``extglob``, ``nocaseglob``, ``globstar``) or a
+``GLOBIGNORE=`` a glob names what coterie's reading of it does not (``*``
+matching ``.git``), so a globbed write or copy on that line is unknown.
 
 The commands ``ssh host CMD`` runs elsewhere are matched by rules, but their
 paths are that host's, not judged here.
@@ -39,6 +51,7 @@ sandbox is for.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 from pathlib import Path
@@ -48,13 +61,13 @@ import attrs
 
 from coterie.tools.permissions import protect
 from coterie.tools.permissions.carriers import unreadable
+from coterie.tools.permissions.gitread import repository_is_inert
 from coterie.tools.permissions.hidden import SHELLS
 from coterie.tools.permissions.known import Usage, usage
 from coterie.tools.permissions.protect import Finding
-from coterie.tools.permissions.rules import RuleError, parse_rule
-from coterie.tools.permissions.shell import _strip_one, analyze, command_views
-from coterie.tools.permissions.words import Simple, Word, parse_simple
-from coterie.tools.permissions.wrappers import UNREADABLE
+from coterie.tools.permissions.shell import ShellAnalysis, _strip_one, analyze
+from coterie.tools.permissions.words import Redirect, Simple, Word, parse_simple, widens_globs
+from coterie.tools.permissions.wrappers import UNREADABLE, hides_arguments, plainly_wraps
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -62,10 +75,11 @@ if TYPE_CHECKING:
     from coterie.tools._base import ToolContext
     from coterie.tools.permissions.rules import Rule
 
-__all__ = ["BashCheck", "check_bash", "excluded_command"]
+__all__ = ["BashCheck", "check_bash"]
 
 #: Assignments that make a shell read a file first (non-interactive bash reads $BASH_ENV).
 _STARTUP_VARS = frozenset({"BASH_ENV", "ENV"})
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
 _GIT_PROGRAM_KEYS = re.compile(
     r"^(alias\..*|core\.(fsmonitor|pager|editor|sshcommand|hookspath|askpass|gitproxy)"
     r"|diff\..*|filter\..*|pager\..*|credential\..*|gpg\..*|sequence\.editor|merge\..*)$",
@@ -73,12 +87,12 @@ _GIT_PROGRAM_KEYS = re.compile(
 )
 
 
-#: Wrappers that hide the arguments or the directory of the command they run.
-_OPAQUE = frozenset({"xargs", "parallel", "chroot", "nsenter", "unshare", "firejail"})
 #: Commands that may create symbolic links.
 _LINKERS = frozenset({"ln", "tar", "unzip", "rsync", "cpio", "7z", "bsdtar", "git", "link"})
 #: A path coterie cannot see (arguments read from input, a link made on the way).
 _UNSEEN = Word("$INPUT", literal=False, raw="a path from the input or a new link")
+#: Files a redirection may write without writing anything.
+_NOWHERE = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 
 
 @attrs.frozen
@@ -97,6 +111,22 @@ class BashCheck:
     git: bool = False
     #: Every part reads or edits files inside the workspace (``acceptEdits``).
     edits_only: bool = False
+    #: A redirection writes a file, or a known command reads outside the workspace:
+    #: no narrow allow rule covers that (a whole-tool rule or the mode decides).
+    beyond_rules: bool = False
+    #: Where its git parts run (``None``: somewhere coterie cannot tell).
+    git_dirs: tuple[Path, ...] | None = ()
+
+    def git_passes(self) -> bool:
+        """Whether its git may run without a prompt. The model's git runs with the
+        repository's configuration as it is, so only in directories (every one it
+        may have moved to) whose configuration names no program
+        (:func:`~coterie.tools.permissions.gitread.repository_is_inert`), trusted or
+        not. Both ways a command passes by its shape alone (read-only in any mode,
+        file commands in ``acceptEdits``) ask this one question."""
+        if not self.git:
+            return True
+        return self.git_dirs is not None and all(repository_is_inert(d) for d in self.git_dirs)
 
 
 @attrs.frozen
@@ -108,6 +138,8 @@ class _Part:
     #: Run as written: no ``NAME=value`` prefix, no wrapper, no directory in the
     #: command word (``acceptEdits`` covers only such plain file commands).
     plain: bool = True
+    #: Sets a variable for what it runs (``FOO=1 ls``, ``env FOO=1 ls``).
+    assigns: bool = False
     #: Run on another host (``ssh host CMD``): its paths are that host's.
     remote: bool = False
 
@@ -138,11 +170,12 @@ def _unknown(simple: Simple, chain: list[tuple[Word, ...]]) -> str | None:
         if words and words[0].value == UNREADABLE:
             return "a wrapper's options are not ones coterie knows, so its command is hidden"
     assigned = [w.value for w in simple.assignments]
-    for words in (
+    texts: list[list[str]] = [
         [*assigned, *(w.value for w in chain[0])] if chain else assigned,
         *([w.value for w in view] for view in chain[1:]),
-    ):
-        why = unreadable(words)
+    ]
+    for text in texts:
+        why = unreadable(text)
         if why is not None:
             return why
     for word in simple.assignments:
@@ -185,23 +218,11 @@ def _unknown(simple: Simple, chain: list[tuple[Word, ...]]) -> str | None:
 
 
 def _opaque(chain: list[tuple[Word, ...]]) -> bool:
-    """Whether a wrapper hides the command's real arguments or directory.
-
-    ``xargs`` and ``parallel`` add arguments read from the input, ``env -C``
-    and ``chroot`` run it elsewhere, namespace tools may remap the file system.
-    """
-    for words in chain[:-1]:
-        program = words[0].value if words else ""
-        if program in _OPAQUE:
-            return True
-        if program == "env" and any(
-            w.value in ("-C", "--chdir") or w.value.startswith(("--chdir=", "-C")) for w in words
-        ):
-            return True
-    return False
+    """Whether a wrapper hides the command's real arguments or directory."""
+    return any(hides_arguments([w.value for w in words]) for words in chain[:-1])
 
 
-def _parts(command: str) -> tuple[list[_Part], tuple[str, ...]]:
+def _parts(command: str) -> tuple[list[_Part], ShellAnalysis]:
     analysis = analyze(command)
     parts: list[_Part] = []
     for text in analysis.all_commands:
@@ -214,8 +235,19 @@ def _parts(command: str) -> tuple[list[_Part], tuple[str, ...]]:
             writes = (_UNSEEN,) if found.writes or found.kind == "file" else ()
             found = Usage("other", (_UNSEEN,), writes)
         remote = text in analysis.remote and text not in analysis.local_commands
-        plain = len(chain) <= 1 and not simple.assignments
-        parts.append(_Part(simple, words, found, _unknown(simple, chain), plain, remote))
+        assigns = bool(simple.assignments) or any(
+            _ASSIGNMENT.match(w.value)
+            for outer, inner in itertools.pairwise(chain)
+            for w in outer[: len(outer) - len(inner)]
+        )
+        plain = not assigns and all(
+            plainly_wraps([w.value for w in outer], [w.value for w in inner])
+            for outer, inner in itertools.pairwise(chain)
+        )
+        unknown = _unknown(simple, chain)
+        parts.append(_Part(simple, words, found, unknown, plain, assigns=assigns, remote=remote))
+    if any(widens_globs(p.simple) for p in parts):
+        parts = [_globs_unseen(p) for p in parts]
     if sum(1 for p in parts if _writes(p)) and any(_links(p) for p in parts) and len(parts) > 1:
         # `ln -s ~/.bashrc l; echo x >> l`: a link made by one part redirects another's
         # write, after coterie looked. Every write of such a line is unknown.
@@ -225,7 +257,26 @@ def _parts(command: str) -> tuple[list[_Part], tuple[str, ...]]:
             else p
             for p in parts
         ]
-    return parts, analysis.risks
+    return parts, analysis
+
+
+def _globs_unseen(part: _Part) -> _Part:
+    """The part with every write and copy of a non-literal word made unknown."""
+
+    def seen(word: Word) -> Word:
+        return word if word.literal else attrs.evolve(_UNSEEN, raw=word.raw)
+
+    found = part.usage
+    found = attrs.evolve(
+        found,
+        writes=tuple(seen(w) for w in found.writes),
+        copies=tuple(seen(w) for w in found.copies),
+    )
+    redirects = tuple(
+        attrs.evolve(r, target=seen(r.target)) if r.writes and r.target else r
+        for r in part.simple.redirects
+    )
+    return attrs.evolve(part, usage=found, simple=attrs.evolve(part.simple, redirects=redirects))
 
 
 def _writes(part: _Part) -> bool:
@@ -250,7 +301,8 @@ def check_bash(
     command: str, ctx: ToolContext, *, deny: Sequence[Rule], ask: Sequence[Rule]
 ) -> BashCheck:
     """Judge *command* for the agent of *ctx* under the *deny* and *ask* rules."""
-    parts, risks = _parts(command)
+    parts, analysis = _parts(command)
+    risks = analysis.risks
     unknown = tuple(dict.fromkeys(p.unknown for p in parts if p.unknown))
     places = protect.Places.of(ctx)
     # Relative paths are taken against where the agent's shell is now (Bash keeps
@@ -270,6 +322,7 @@ def check_bash(
     denial: Finding | None = None
     question: Finding | None = None
     inside = True
+    beyond_rules = False
     for part in parts:
         if part.remote:
             inside = False  # never read-only here, and its paths are on that host
@@ -292,22 +345,39 @@ def check_bash(
             denial = denial or verdict.denial
             question = question or verdict.question
             inside = inside and verdict.inside
+            # `Bash(ls:*)` allows ls here, not `ls ..` (an unknown command's operands
+            # are counted as reads only for the Read deny rules: not this).
+            beyond_rules |= not verdict.inside and part.usage.kind != "other"
+        beyond_rules |= any(_writes_file(r) for r in part.simple.redirects)
         if not part.words and part.simple.assignments:
             inside = False  # `PATH=...` on its own changes what later words run
     if denial is not None:
         return BashCheck(denial=denial, unknown=unknown)
     clean = inside and not unknown and not risks
     no_writes = all(
-        not any(r.writes for r in p.simple.redirects) and not p.usage.writes for p in parts
+        not any(_writes_file(r) for r in p.simple.redirects) and not p.usage.writes for p in parts
     )
     read_only = clean and no_writes and all(_read_only(p) for p in parts)
-    edits_only = clean and all(_read_only(p) or (p.usage.kind == "file" and p.plain) for p in parts)
+    # A write after a `cd`, or in a subshell, is not a plain file command (Claude Code).
+    moved = any(p.usage.chdir is not None or p.usage.chdir_elsewhere for p in parts)
+    edits_only = (
+        clean
+        and not ((moved or analysis.subshell) and not no_writes)
+        and all(_read_only(p) or (p.usage.kind == "file" and p.plain) for p in parts)
+    )
     git = any(p.usage.git for p in parts)
-    return BashCheck(None, question, unknown, read_only, git, edits_only)
+    git_dirs = tuple(cwds) if cwd_known else None
+    return BashCheck(None, question, unknown, read_only, git, edits_only, beyond_rules, git_dirs)
 
 
 def _read_only(part: _Part) -> bool:
-    return part.usage.kind == "read-only" and not part.simple.assignments
+    return part.usage.kind == "read-only" and not part.assigns
+
+
+def _writes_file(redirect: Redirect) -> bool:
+    """Whether *redirect* writes a file (``> /dev/null`` writes nothing)."""
+    target = redirect.target
+    return redirect.writes and not (target and target.literal and target.value in _NOWHERE)
 
 
 def _directories(parts: list[_Part], workspace: Path) -> tuple[list[Path], bool]:
@@ -328,25 +398,3 @@ def _directories(parts: list[_Part], workspace: Path) -> tuple[list[Path], bool]
             if moved not in cwds:
                 cwds.append(moved)
     return cwds, known
-
-
-def excluded_command(command: str, excluded: Sequence[str]) -> bool:
-    """Whether a part of *command* is one of *excluded* (Claude Code's ``excludedCommands``).
-
-    An entry is a command name (``docker``) or a Bash rule specifier
-    (``git:*``, ``npm run *``), matched against every spelling of every part.
-    """
-    names = [e.strip() for e in excluded if e.strip()]
-    if not names:
-        return False
-    patterns = []
-    for name in names:
-        try:
-            patterns.append(parse_rule(f"Bash({name})"))
-        except RuleError:
-            continue  # not a specifier: the name alone still counts
-    for part in analyze(command).all_commands:
-        for view in command_views(part):
-            if view.split(" ", 1)[0] in names or any(r.matches_command(view) for r in patterns):
-                return True
-    return False

@@ -6,8 +6,10 @@ already stripped of wrappers) and says:
 - its ``kind``: ``read-only`` (a curated command, none of whose writing or
   program-running options is present: ``find -exec``, ``sed -i``,
   ``sort -o``, ``git`` subcommands that write...), ``file`` (``mkdir``,
-  ``touch``, ``rm``, ``rmdir``, ``mv``, ``cp``, ``tee``: what ``acceptEdits``
-  covers inside the workspace) or ``other``;
+  ``touch``, ``rm``, ``rmdir``, ``mv``, ``cp`` with no option, ``sed -i``
+  with one plain ``s///`` script: what ``acceptEdits`` covers inside the
+  workspace, as in Claude Code; not ``tee``, ``cp -r`` or ``cp -l``) or
+  ``other``;
 - the words it reads and writes as paths (``cp a b`` reads ``a``, writes
   ``b``; ``sort -o out``, ``dd of=x``, ``curl -o f``, ``tee f`` write; a hard
   link writes its source too, ``mv``, ``rename`` and ``link`` every operand)
@@ -15,7 +17,12 @@ already stripped of wrappers) and says:
 - a directory it changes to (``cd``, ``pushd``), and whether it is ``git``,
   whose read-only subcommands still run programs a repository's
   ``.git/config`` names (fsmonitor, textconv, external diff), so they pass
-  without a prompt only in a trusted workspace.
+  without a prompt only where that configuration is inert. ``git -C dir``,
+  ``--git-dir`` and ``--work-tree`` point git at another repository, whose
+  configuration nobody looked at: never read-only.
+
+``printenv`` and ``env`` print the environment, secrets included: not
+read-only (Claude Code asks too).
 
 A command word spelled with a directory (``./ls``, ``/bin/rm``) is not the
 system's command as written, so it is never read-only, nor a plain file
@@ -25,7 +32,6 @@ counted as reads, so that Read deny rules see ``python secrets/k``.
 
 from __future__ import annotations
 
-import os
 import re
 from typing import TYPE_CHECKING, Literal
 
@@ -33,7 +39,7 @@ import attrs
 
 from coterie.tools.permissions.gitread import git_reads
 from coterie.tools.permissions.links import placing
-from coterie.tools.permissions.words import Word
+from coterie.tools.permissions.words import Word, after_equals, split_options, value_word
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -77,7 +83,7 @@ READ_ONLY: dict[str, _Spec] = {
     **dict.fromkeys(("comm", "cmp", "od", "hexdump", "base64", "base32", "column"), _PLAIN),
     **dict.fromkeys(("echo", "printf", "true", "false", "whoami", "id", "uname"), _TEXT),
     **dict.fromkeys(("basename", "dirname", "seq", "test", "[", "expr", "nproc"), _TEXT),
-    **dict.fromkeys(("arch", "tty", "groups", "printenv", "which", "whereis", "type"), _TEXT),
+    **dict.fromkeys(("arch", "tty", "groups", "which", "whereis", "type"), _TEXT),
     **dict.fromkeys(("uptime", "locale", "pwd", "sleep", "ps", "pgrep", "free"), _TEXT),
     "ls": _Spec(values=_s("-I", "--ignore", "-w", "--width", "-T", "--tabsize")),
     "tree": _Spec(values=_s("-L", "-P", "-I", "--charset"), forbidden=_s("-o", "-R")),
@@ -119,7 +125,6 @@ READ_ONLY: dict[str, _Spec] = {
     ),
     "date": _Spec(values=_s("-d", "--date", "-r"), forbidden=_s("-s", "--set"), paths=False),
     "hostname": _Spec(paths=False, max_operands=0),
-    "env": _Spec(paths=False, max_operands=0),
     "xxd": _Spec(values=_s("-c", "-g", "-l", "-s"), forbidden=_s("-r"), max_operands=1),
     "cd": _PLAIN,
     "pushd": _PLAIN,
@@ -141,7 +146,14 @@ _WRITE_ALL |= frozenset({"gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zs
 _WRITE_ALL |= frozenset({"link", "rename"})
 _WRITE_LAST = frozenset({"cp", "ln", "install", "rsync"})
 _MODE_FIRST = frozenset({"chmod", "chown", "chgrp"})
-_FILE_KIND = frozenset({"mkdir", "touch", "rm", "rmdir", "mv", "cp", "tee"})
+_FILE_KIND = frozenset({"mkdir", "touch", "rm", "rmdir", "mv", "cp"})
+#: One ``s`` command whose flags neither run (``e``) nor write (``w``) anything.
+_SED_SUBSTITUTE = re.compile(
+    r"^s(?P<d>[^\s\\])(?:(?!(?P=d))[^\\\n]|\\[^\n])*(?P=d)"
+    r"(?:(?!(?P=d))[^\\\n]|\\[^\n])*(?P=d)[gpiI0-9]*$"
+)
+#: Global options pointing git at another repository (``git -C dir``, ``--git-dir``).
+_GIT_ELSEWHERE = _s("-C", "--git-dir", "--work-tree")
 _WRITE_VALUES: dict[str, frozenset[str]] = {
     "sort": _s("-o", "--output"),
     "curl": _s("-o", "--output", "-D", "--dump-header", "-c", "--cookie-jar", "--trace"),
@@ -190,72 +202,6 @@ class Usage:
     copies: tuple[Word, ...] = ()
 
 
-def _split_options(
-    words: Sequence[Word], spec_values: frozenset[str], end_at_operand: bool = False
-) -> tuple[list[tuple[str, Word | None]], list[Word]]:
-    """Options (each with its value, if it takes one) and operands."""
-    options: list[tuple[str, Word | None]] = []
-    operands: list[Word] = []
-    i = 0
-    while i < len(words):
-        w = words[i]
-        v = w.value
-        if v == "--":
-            operands.extend(words[i + 1 :])
-            break
-        if v.startswith("-") and len(v) > 1 and not operands_only(end_at_operand, operands):
-            name, eq, _ = v.partition("=")
-            if eq:
-                options.append((name, w))
-            elif v in spec_values and i + 1 < len(words):
-                options.append((v, words[i + 1]))
-                i += 1
-            elif not v.startswith("--") and len(v) > 2:
-                # Bundled short options: `-rn`, or `-n5` whose tail is a value.
-                for k, letter in enumerate(v[1:]):
-                    flag = "-" + letter
-                    if flag in spec_values:
-                        has_tail = k + 2 < len(v)
-                        if not has_tail and i + 1 < len(words):
-                            options.append((flag, words[i + 1]))
-                            i += 1
-                        else:
-                            options.append((flag, w))
-                        break
-                    options.append((flag, None))
-            else:
-                options.append((v, None))
-        else:
-            operands.append(w)
-        i += 1
-    return options, operands
-
-
-def operands_only(end_at_operand: bool, operands: list[Word]) -> bool:
-    """After the first operand, ``find``-style commands take no more options."""
-    return end_at_operand and bool(operands)
-
-
-def _value_word(name: str, word: Word | None) -> Word | None:
-    """The value of an option, as a word (``--out=f`` carries it after the ``=``)."""
-    if word is None:
-        return None
-    if word.value.startswith(name + "=") or (word.value.startswith("-") and "=" in word.value):
-        return _after_equals(word)
-    if word.value.startswith(name) and len(word.value) > len(name) and not name.startswith("--"):
-        return attrs.evolve(word, value=word.value[len(name) :])  # `-ofile`
-    return word
-
-
-def _after_equals(word: Word) -> Word:
-    """The value after ``=`` in ``of=~/x`` or ``--out=~/x``: bash expands that ``~`` too."""
-    value = word.value.partition("=")[2]
-    if value.startswith("~"):
-        head, sep, tail = value.partition("/")
-        value = os.path.expanduser(head) + sep + tail
-    return attrs.evolve(word, value=value)
-
-
 def usage(words: Sequence[Word]) -> Usage:
     """What the simple command *words* (wrappers stripped) reads and writes."""
     if not words:
@@ -278,13 +224,13 @@ def usage(words: Sequence[Word]) -> Usage:
 def _read_only(name: str, spec: _Spec, args: list[Word]) -> Usage | None:
     if name == "find":
         return _find(spec, args)
-    options, operands = _split_options(args, spec.values | spec.reads | spec.writes)
+    options, operands = split_options(args, spec.values | spec.reads | spec.writes)
     for option, _ in options:
         if option in spec.forbidden or option.partition("=")[0] in spec.forbidden:
             return None
     if spec.max_operands is not None and len(operands) > spec.max_operands:
         return None
-    reads = [v for o, w in options if o in spec.reads and (v := _value_word(o, w)) is not None]
+    reads = [v for o, w in options if o in spec.reads and (v := value_word(o, w)) is not None]
     if name == "sed":
         scripts = [w for o, w in options if o in ("-e", "--expression") and w is not None]
         if not scripts and not any(o in ("-f", "--file") for o, _ in options):
@@ -325,6 +271,11 @@ def _find(spec: _Spec, args: list[Word]) -> Usage | None:
 
 
 def _git(args: list[Word]) -> Usage:
+    at = 0
+    while at < len(args) and args[at].value.startswith("-"):  # up to the subcommand
+        if args[at].value.partition("=")[0] in _GIT_ELSEWHERE:
+            return _other("git", args)
+        at += 2 if args[at].value == "--namespace" else 1
     reads = git_reads(args)
     if reads is None:
         return _other("git", args)
@@ -334,15 +285,15 @@ def _git(args: list[Word]) -> Usage:
 def _other(name: str, args: list[Word]) -> Usage:
     """An unknown or writing command: its write targets, and every operand as a read."""
     values = _VALUE_OPTIONS.get(name, frozenset()) | _WRITE_VALUES.get(name, frozenset())
-    options, operands = _split_options(args, values)
+    options, operands = split_options(args, values)
     writes: list[Word] = [
         v
         for o, w in options
-        if o in _WRITE_VALUES.get(name, ()) and (v := _value_word(o, w)) is not None
+        if o in _WRITE_VALUES.get(name, ()) and (v := value_word(o, w)) is not None
     ]
     reads: list[Word] = [w for w in operands]
     copies: tuple[Word, ...] = ()
-    reads += [v for o, w in options if w is not None and (v := _value_word(o, w)) is not None]
+    reads += [v for o, w in options if w is not None and (v := value_word(o, w)) is not None]
     if name in _WRITE_ALL:
         writes += operands
     elif name in _WRITE_LAST and operands:
@@ -355,9 +306,9 @@ def _other(name: str, args: list[Word]) -> Usage:
         for w in operands:
             key, eq, _ = w.value.partition("=")
             if eq and key == "of":
-                writes.append(_after_equals(w))
+                writes.append(after_equals(w))
             elif eq and key == "if":
-                reads.append(_after_equals(w))
+                reads.append(after_equals(w))
     elif name == "sed" and any(o in ("-i", "--in-place") for o, _ in options):
         writes += operands[1:]
     elif name == "uniq" and len(operands) > 1:
@@ -365,8 +316,26 @@ def _other(name: str, args: list[Word]) -> Usage:
     elif name == "unzip" or (name == "tar" and _tar_extracts(args)):
         # Extracting writes below the current directory (or -C / -d, taken above).
         writes.append(Word("."))
-    kind: Kind = "file" if name in _FILE_KIND else "other"
+    kind: Kind = "file" if _plain_file_command(name, options, operands) else "other"
     return Usage(kind, tuple(reads), tuple(writes), copies=copies)
+
+
+def _plain_file_command(
+    name: str, options: list[tuple[str, Word | None]], operands: list[Word]
+) -> bool:
+    """Whether ``acceptEdits`` covers this command inside the workspace (as Claude Code
+    does): the plain file commands, ``cp`` only with no option (``cp -l`` links,
+    ``cp -r`` carries whole trees), ``sed -i`` only with one plain ``s///`` script."""
+    if name == "cp":
+        return not options
+    if name == "sed":
+        return (
+            options in ([("-i", None)], [("--in-place", None)])
+            and len(operands) > 1
+            and operands[0].literal
+            and _SED_SUBSTITUTE.match(operands[0].value) is not None
+        )
+    return name in _FILE_KIND
 
 
 def _tar_extracts(args: list[Word]) -> bool:

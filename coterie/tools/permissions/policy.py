@@ -17,25 +17,22 @@ in order and the first that decides wins:
 3. plan mode's ceiling: in ``plan`` anything but a read-only or run-state tool,
    or a read-only Bash command, is denied
    (allow rules do not lift it: a plan is made without changing anything);
-4. ask rules, and the built-in protection of ``.git`` and ``.claude``
-   (editing them always asks, Bash redirections included: an agent must not
-   rewrite its own permissions or the repository's hooks); a Bash write whose
-   target coterie cannot tell;
-5. allow rules (not ``Write(path)`` rules, which Claude Code ignores too:
-   ``Edit(path)`` allows edits; for Bash every simple command must be
-   allowed, and a command with substitutions, nested shells or a non-literal
-   command word is never allowed by a narrow rule); with
-   :attr:`PermissionPolicy.sandbox_auto_allow` (the OS sandbox is on and
-   works) any Bash command not excluded;
-6. the mode: read-only tools, and tools that change only the run's own
-   state (the team tools, ApprovePlan, ``Task``, ``ScheduleWakeup``), are
-   allowed in every mode, and so are curated read-only Bash commands whose
-   paths stay inside the workspace (git's only in a trusted workspace);
-   ``default`` asks for the rest; ``acceptEdits`` allows file edits (already
-   inside the sandbox) and the file commands ``mkdir touch rm rmdir mv cp``
-   inside it, written plainly (no ``VAR=1`` prefix, wrapper or ``/bin/``: as
-   Claude Code), and asks for the rest; ``auto`` asks (the gate's asker is then
-   the Auto Mode classifier); ``dontAsk`` denies; ``bypassPermissions`` allows.
+4. ask rules, and configuration that acts later (``.claude``, ``.mcp.json``,
+   ``.git`` at any depth, every spelling of the path: changing it always
+   asks, Bash writes included); a Bash write whose target coterie cannot tell;
+5. allow rules (not ``Write(path)`` rules, which Claude Code ignores too;
+   for Bash every simple command must be allowed, and a command with
+   substitutions, ``${...}``, nested shells, a non-literal command word, a
+   redirection writing a file or a read outside the workspace is never
+   allowed by a narrow rule); with :attr:`PermissionPolicy.sandbox_auto_allow`
+   (the OS sandbox works) any Bash command not excluded;
+6. the mode: read-only and run-state tools pass in every mode, and so do
+   curated read-only Bash commands inside the workspace (their git only where
+   the repository's configuration is inert); ``default`` asks for the rest;
+   ``acceptEdits`` allows file edits and plain file commands inside the
+   workspace (:mod:`~coterie.tools.permissions.bashcheck`, as Claude Code),
+   and asks for the rest; ``auto`` asks (the gate's asker is then the Auto
+   Mode classifier); ``dontAsk`` denies; ``bypassPermissions`` allows.
 
 Every fact about a tool used here is its own declaration
 (:class:`~coterie.tools.capabilities.Capabilities`): its effect, the input
@@ -66,13 +63,18 @@ import attrs
 
 from coterie.autonomy import grants_arbitrary_execution
 from coterie.tools.capabilities import Effect
-from coterie.tools.permissions.bashcheck import BashCheck, check_bash, excluded_command
-from coterie.tools.permissions.gitread import repository_is_inert
+from coterie.tools.permissions.bashcheck import BashCheck, check_bash
 from coterie.tools.permissions.harddeny import hard_deny_reason
 from coterie.tools.permissions.protect import Places
-from coterie.tools.permissions.rules import Rule, RuleError, parse_rule
+from coterie.tools.permissions.rules import (
+    Rule,
+    RuleError,
+    excluded_command,
+    match_command,
+    parse_rule,
+)
 from coterie.tools.permissions.settings import MODES, Mode, PermissionSettings
-from coterie.tools.permissions.shell import analyze, command_views
+from coterie.tools.permissions.shell import analyze
 from coterie.tools.sandbox import SandboxViolation, allowed_roots, check_inside, resolve_path
 
 if TYPE_CHECKING:
@@ -118,10 +120,6 @@ class PermissionPolicy:
     #: Claude Code's ``sandbox.excludedCommands``: commands (``docker``, ``git:*``)
     #: that run outside the sandbox, so auto-allow never covers them.
     sandbox_excluded: tuple[str, ...] = attrs.field(default=(), converter=tuple)
-    #: The workspace is trusted (``coterie trust``): git's read-only subcommands
-    #: run the programs its ``.git/config`` names, so only then do they pass
-    #: without a prompt.
-    workspace_trusted: bool = False
 
     def grant(self, rule: Rule) -> None:
         """Allow what *rule* allows from now on (a person's "don't ask again" at a
@@ -241,11 +239,11 @@ class PermissionPolicy:
             refusal = self._refuse_write(paths, ctx, workspace)
             if refusal is not None:
                 return refusal
-        # The model's git runs with the repository's configuration as it is: its
-        # read-only commands pass unasked only where that configuration names no
-        # program (coterie.gitsafe's allow list), trusted or not.
-        git_inert = bash is None or not bash.git or repository_is_inert(ctx.shell_cwd or workspace)
-        read_only = bash is not None and bash.read_only and git_inert
+        # Both ways a Bash command passes by its shape alone (read-only in any mode,
+        # file commands in acceptEdits) hold its git to the same condition.
+        git_passes = bash is None or bash.git_passes()
+        read_only = bash is not None and bash.read_only and git_passes
+        edits_only = bash is not None and bash.edits_only and git_passes
 
         # 2. the sandbox (the first candidate is the resolved path)
         reading = not caps.edits_files
@@ -272,12 +270,12 @@ class PermissionPolicy:
         rule = self._match(self.ask, tool, input, command, paths, workspace, strict=False)
         if rule is not None:
             return self._asking(f"An ask rule requires approval: {rule.describe()}.", rule.text)
-        if caps.edits_files and paths and Places.of(ctx).asked(paths[0]):
-            return self._asking(
-                f"{paths[0]} is inside a protected directory (.git or .claude); changing it"
-                " needs explicit approval.",
-                "protected-path",
-            )
+        if caps.edits_files and paths:
+            places = Places.of(ctx)
+            # Every spelling: `link/x` may be `.claude/x` resolved, or the other way.
+            asked = next((r for p in paths if (r := places.asked_reason(p)) is not None), None)
+            if asked is not None:
+                return self._asking(asked, "protected-path")
         if bash is not None and bash.question is not None:
             return self._asking(bash.question.reason, bash.question.rule)
 
@@ -287,7 +285,7 @@ class PermissionPolicy:
         allow = self.effective_allow
         if ctx.granted:
             allow = (*allow, *self._granted(ctx))
-        if bash is not None and bash.unknown:
+        if bash is not None and (bash.unknown or bash.beyond_rules):
             allow = tuple(r for r in allow if r.whole_tool)
         rule = self._match(allow, tool, input, command, paths, workspace, strict=True)
         if rule is not None:
@@ -304,7 +302,7 @@ class PermissionPolicy:
         # 6. the mode
         if read_only:
             return Decision("allow", "A read-only command inside the workspace.", None)
-        if bash is not None and bash.edits_only and git_inert and self.mode == "acceptEdits":
+        if edits_only and self.mode == "acceptEdits":
             return Decision(
                 "allow", "Permission mode acceptEdits allows file commands in the workspace.", None
             )
@@ -393,7 +391,7 @@ class PermissionPolicy:
         if whole is not None:
             return whole
         if command is not None:
-            return _match_command(relevant, command, strict)
+            return match_command(relevant, command, strict=strict)
         if paths:
             targets = paths[:1] if strict else paths
             for rule in relevant:
@@ -409,30 +407,6 @@ class PermissionPolicy:
 def _grants_execution(rule_text: str) -> bool:
     # Checked on every call in auto mode; a session has few distinct allow rules.
     return grants_arbitrary_execution(rule_text)
-
-
-def _match_command(rules: list[Rule], command: str, strict: bool) -> Rule | None:
-    analysis = analyze(command)
-    if not strict:
-        for part in analysis.all_commands:
-            for view in command_views(part):
-                for rule in rules:
-                    if rule.matches_command(view):
-                        return rule
-        return None
-    parts = analysis.all_commands
-    if analysis.risks or not parts:
-        return None
-    covering: list[Rule] = []
-    for part in parts:
-        # As written, and without its wrappers: `Bash(flock:*)` or `Bash(timeout:*)`
-        # must not allow the command they run.
-        innermost = command_views(part)[-1]
-        found = next((r for r in rules if r.matches_command(part)), None)
-        if found is None or not any(r.matches_command(innermost) for r in rules):
-            return None
-        covering.append(found)
-    return covering[0]
 
 
 def _candidates(raw: str, ctx: ToolContext) -> list[Path]:

@@ -46,14 +46,19 @@ import attrs
 
 from coterie.errors import CoterieError
 from coterie.tools._globbing import compile_glob, has_magic
+from coterie.tools.permissions.shell import analyze, command_views
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from coterie.tools._base import Tool
 
 __all__ = [
     "PATH_RULE_KINDS",
     "Rule",
     "RuleError",
+    "excluded_command",
+    "match_command",
     "parse_rule",
 ]
 
@@ -245,3 +250,52 @@ def _path_pattern(
     if not tail or tail == "**":
         return anchor, None
     return anchor, compile_glob(tail, suffix=r"(?:/.*)?")
+
+
+def match_command(rules: list[Rule], command: str, *, strict: bool) -> Rule | None:
+    """The first of *rules* covering *command*: any part in any spelling (deny, ask),
+    or with *strict* (allow) every part as written and without its wrappers, and
+    nothing hidden (no substitution, nested shell...)."""
+    analysis = analyze(command)
+    if not strict:
+        for part in analysis.all_commands:
+            for view in command_views(part):
+                for rule in rules:
+                    if rule.matches_command(view):
+                        return rule
+        return None
+    parts = analysis.all_commands
+    if analysis.risks or not parts:
+        return None
+    covering: list[Rule] = []
+    for part in parts:
+        # As written, and without its wrappers: `Bash(flock:*)` or `Bash(timeout:*)`
+        # must not allow the command they run.
+        innermost = command_views(part)[-1]
+        found = next((r for r in rules if r.matches_command(part)), None)
+        if found is None or not any(r.matches_command(innermost) for r in rules):
+            return None
+        covering.append(found)
+    return covering[0]
+
+
+def excluded_command(command: str, excluded: Sequence[str]) -> bool:
+    """Whether a part of *command* is one of *excluded* (Claude Code's ``excludedCommands``).
+
+    An entry is a command name (``docker``) or a Bash rule specifier
+    (``git:*``, ``npm run *``), matched against every spelling of every part.
+    """
+    names = [e.strip() for e in excluded if e.strip()]
+    if not names:
+        return False
+    patterns = []
+    for name in names:
+        try:
+            patterns.append(parse_rule(f"Bash({name})"))
+        except RuleError:
+            continue  # not a specifier: the name alone still counts
+    for part in analyze(command).all_commands:
+        for view in command_views(part):
+            if view.split(" ", 1)[0] in names or any(r.matches_command(view) for r in patterns):
+                return True
+    return False

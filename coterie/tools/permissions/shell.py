@@ -11,8 +11,12 @@ here-string, and options or variables carrying a command (``tar --to-command``,
 :mod:`~coterie.tools.permissions.carriers`) (the *nested* commands; what
 ``ssh host CMD`` runs on another host is kept apart as *remote*), and notes
 what makes a command impossible to approve by a rule alone (the *risks*:
-substitutions, nested shells, here-documents, unbalanced quotes). ``$((...))``
-arithmetic runs nothing, but the substitutions inside it are found.
+substitutions, nested shells, here-documents, unbalanced quotes, and
+``${...}`` parameter expansions, whose operators (``${X:-rm}``, ``${X/a/b}``,
+``${!X}``) make any text: Claude Code refuses them too). ``$((...))``
+arithmetic runs nothing, but the substitutions inside it are found. A
+subshell ``( ... )`` is noted too: ``acceptEdits`` does not cover file
+commands in one, as Claude Code does not.
 
 :func:`command_views` gives the spellings of one simple command that a deny
 rule must see through: leading ``VAR=value`` assignments, wrappers
@@ -67,6 +71,8 @@ class ShellAnalysis:
     #: Simple commands run on another host (``ssh host CMD``): rules see them,
     #: but their paths are not this machine's.
     remote: tuple[str, ...] = ()
+    #: Some part runs in a subshell ``( ... )``.
+    subshell: bool = False
 
     @property
     def local_commands(self) -> tuple[str, ...]:
@@ -82,7 +88,7 @@ class ShellAnalysis:
 def analyze(command: str, _depth: int = 0) -> ShellAnalysis:
     """Split *command* into simple commands and find what hides inside them."""
     # The shell removes a backslash-newline before reading words: `r\<newline>m` is rm.
-    parts, inner, risks = _split(command.replace("\\\n", ""))
+    parts, inner, risks, subshell = _split(command.replace("\\\n", ""))
     elsewhere: list[str] = []
     for text, _ in parts:
         for hidden, why, remote in _hidden_commands(text):
@@ -101,6 +107,7 @@ def analyze(command: str, _depth: int = 0) -> ShellAnalysis:
         tuple(dict.fromkeys(risks)),
         tuple(dict.fromkeys(inner)),
         tuple(dict.fromkeys(remote_commands)),
+        subshell,
     )
 
 
@@ -117,8 +124,9 @@ def _add_nested(
     risks.extend(sub.risks)
 
 
-def _split(command: str) -> tuple[list[tuple[str, str]], list[str], list[str]]:
+def _split(command: str) -> tuple[list[tuple[str, str]], list[str], list[str], bool]:
     parts: list[tuple[str, str]] = []
+    subshell = False
     inner: list[str] = []
     risks: list[str] = []
     buf: list[str] = []
@@ -156,6 +164,8 @@ def _split(command: str) -> tuple[list[tuple[str, str]], list[str], list[str]]:
             buf.append(command[i : i + 2])
             i += 2
             continue
+        if c == "$" and nxt == "{":
+            risks.append("a parameter expansion ${...}")
         if c == "`" or (c == "$" and nxt == "(") or (c in "<>" and nxt == "(" and not quote):
             if c == "`":
                 end = command.find("`", i + 1)
@@ -221,6 +231,7 @@ def _split(command: str) -> tuple[list[tuple[str, str]], list[str], list[str]]:
             else:
                 flush("&")
         elif c in ";\n()":
+            subshell = subshell or c == "("
             flush(";" if c != "\n" else "\n")
         else:
             buf.append(c)
@@ -228,7 +239,7 @@ def _split(command: str) -> tuple[list[tuple[str, str]], list[str], list[str]]:
     if quote:
         risks.append("unbalanced quotes")
     flush("")
-    return parts, inner, risks
+    return parts, inner, risks, subshell
 
 
 _QUOTED_HEREDOC = re.compile(
@@ -328,6 +339,8 @@ def _arithmetic(command: str, i: int, end: int) -> bool:
 def _held(expression: str, inner: list[str], risks: list[str]) -> None:
     """The substitutions inside an arithmetic *expression*: bash runs them first."""
     i = 0
+    if "${" in expression:
+        risks.append("a parameter expansion ${...}")
     while i < len(expression):
         if expression.startswith("$(", i):
             end = matching_close(expression, i + 1, "(", ")")

@@ -8,6 +8,10 @@ it as written, or whether an expansion (a variable, a command substitution,
 a glob, a brace expansion, ANSI-C or locale quoting) decides what it becomes.
 A command word that is not literal names no command coterie can judge.
 
+:func:`split_options` splits a command's words into options (with their
+values) and operands; :func:`widens_globs` says whether a command makes later
+globs name what they do not by default (``shopt -s dotglob``, ``GLOBIGNORE=``).
+
 Like the rest of this package it reads, it never runs; where it cannot tell
 it says "not literal", which callers treat as "could be anything".
 """
@@ -16,14 +20,25 @@ from __future__ import annotations
 
 import os
 import re
+from typing import TYPE_CHECKING
 
 import attrs
 
-__all__ = ["Redirect", "Simple", "Word", "parse_simple"]
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+__all__ = [
+    "Redirect", "Simple", "Word", "after_equals", "parse_simple", "split_options", "value_word",
+    "widens_globs",
+]  # fmt: skip
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
 _WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
 _OPERATORS = ("&>>", "<<<", "<<-", "&>", ">>", ">|", "<>", "<<", ">&", "<&", ">", "<")
+#: Shell options making a glob name what it does not by default (dot files, any case).
+_GLOB_OPTIONS = frozenset({"dotglob", "extglob", "nocaseglob", "globstar"})
+#: Variables doing the same (``GLOBIGNORE`` set makes ``*`` match dot files too).
+_GLOB_VARIABLES = frozenset({"GLOBIGNORE", "BASHOPTS"})
 
 
 @attrs.frozen
@@ -270,3 +285,86 @@ def parse_simple(text: str) -> Simple:
         else:
             words.append(word)
     return Simple(tuple(assignments), tuple(words), tuple(redirects))
+
+
+# -- options and values ---------------------------------------------------------
+
+
+def split_options(
+    words: Sequence[Word], spec_values: frozenset[str], end_at_operand: bool = False
+) -> tuple[list[tuple[str, Word | None]], list[Word]]:
+    """Options (each with its value, if it takes one) and operands."""
+    options: list[tuple[str, Word | None]] = []
+    operands: list[Word] = []
+    i = 0
+    while i < len(words):
+        w = words[i]
+        v = w.value
+        if v == "--":
+            operands.extend(words[i + 1 :])
+            break
+        if v.startswith("-") and len(v) > 1 and not operands_only(end_at_operand, operands):
+            name, eq, _ = v.partition("=")
+            if eq:
+                options.append((name, w))
+            elif v in spec_values and i + 1 < len(words):
+                options.append((v, words[i + 1]))
+                i += 1
+            elif not v.startswith("--") and len(v) > 2:
+                # Bundled short options: `-rn`, or `-n5` whose tail is a value.
+                for k, letter in enumerate(v[1:]):
+                    flag = "-" + letter
+                    if flag in spec_values:
+                        has_tail = k + 2 < len(v)
+                        if not has_tail and i + 1 < len(words):
+                            options.append((flag, words[i + 1]))
+                            i += 1
+                        else:
+                            options.append((flag, w))
+                        break
+                    options.append((flag, None))
+            else:
+                options.append((v, None))
+        else:
+            operands.append(w)
+        i += 1
+    return options, operands
+
+
+def operands_only(end_at_operand: bool, operands: list[Word]) -> bool:
+    """After the first operand, ``find``-style commands take no more options."""
+    return end_at_operand and bool(operands)
+
+
+def value_word(name: str, word: Word | None) -> Word | None:
+    """The value of an option, as a word (``--out=f`` carries it after the ``=``)."""
+    if word is None:
+        return None
+    if word.value.startswith(name + "=") or (word.value.startswith("-") and "=" in word.value):
+        return after_equals(word)
+    if word.value.startswith(name) and len(word.value) > len(name) and not name.startswith("--"):
+        return attrs.evolve(word, value=word.value[len(name) :])  # `-ofile`
+    return word
+
+
+def after_equals(word: Word) -> Word:
+    """The value after ``=`` in ``of=~/x`` or ``--out=~/x``: bash expands that ``~`` too."""
+    value = word.value.partition("=")[2]
+    if value.startswith("~"):
+        head, sep, tail = value.partition("/")
+        value = os.path.expanduser(head) + sep + tail
+    return attrs.evolve(word, value=value)
+
+
+def widens_globs(simple: Simple) -> bool:
+    """Whether *simple* makes later globs name files they do not name by default:
+    ``shopt -s dotglob`` (``extglob``, ``nocaseglob``, ``globstar``, or options not
+    literal), ``bash -O dotglob``, ``GLOBIGNORE=...`` or ``BASHOPTS=...`` set."""
+    values = [w.value for w in simple.words]
+    if any(w.value.partition("=")[0] in _GLOB_VARIABLES for w in simple.assignments):
+        return True
+    if any(v.partition("=")[0] in _GLOB_VARIABLES for v in values[1:]):
+        return True  # `export GLOBIGNORE=.`, `env BASHOPTS=dotglob bash -c ...`
+    if not values or not (values[0] == "shopt" or "-O" in values):
+        return False
+    return bool(_GLOB_OPTIONS & set(values)) or not all(w.literal for w in simple.words)

@@ -20,7 +20,7 @@ import re
 
 import attrs
 
-__all__ = ["UNREADABLE", "Wrapper", "WRAPPERS", "strip_wrapper"]
+__all__ = ["UNREADABLE", "Wrapper", "WRAPPERS", "hides_arguments", "plainly_wraps", "strip_wrapper"]
 
 #: The command word put in place of a command a wrapper hides from coterie.
 UNREADABLE = "\x00unreadable-wrapper"
@@ -53,6 +53,13 @@ class Wrapper:
     #: Options after the operands giving the command as one string (``flock F -c``),
     #: read as a nested command line elsewhere: no command follows in the words.
     string_options: frozenset[str] = frozenset()
+    #: Written with no option (``nohup rm x``, ``timeout 5 rm x``), it leaves what it
+    #: runs a plain command, which ``acceptEdits`` may cover (Claude Code does too).
+    plain: bool = False
+    #: The command's real arguments or directory are not its words: ``xargs`` adds
+    #: arguments read from the input, ``chroot`` runs it elsewhere, namespace tools
+    #: may remap the file system (so whatever it writes is unknown).
+    opaque: bool = False
 
     def known(self) -> frozenset[str]:
         return self.valued | self.optional | (self.flags or frozenset())
@@ -64,18 +71,18 @@ _PRLIMIT = _s(
 )
 
 WRAPPERS: dict[str, Wrapper] = {
-    "command": Wrapper(),
+    "command": Wrapper(plain=True),
     "builtin": Wrapper(),
     "exec": Wrapper(_s("-a")),
-    "nohup": Wrapper(),
+    "nohup": Wrapper(plain=True),
     "time": Wrapper(_s("-f -o --format --output")),  # also the keyword: `time -p --`
-    "nice": Wrapper(_s("-n --adjustment")),
+    "nice": Wrapper(_s("-n --adjustment"), plain=True),
     "ionice": Wrapper(_s("-c -n -p --class --classdata --pid")),
     "setsid": Wrapper(),
     "stdbuf": Wrapper(_s("-i -o -e --input --output --error")),
-    "timeout": Wrapper(_s("-s -k --signal --kill-after"), operands=1),
+    "timeout": Wrapper(_s("-s -k --signal --kill-after"), operands=1, plain=True),
     "env": Wrapper(_s("-u --unset -C --chdir -S --split-string"), assignments=True),
-    "xargs": Wrapper(_s("-I -i -n -P -L -l -d -E -e -s -a")),
+    "xargs": Wrapper(_s("-I -i -n -P -L -l -d -E -e -s -a"), opaque=True),
     "watch": Wrapper(_s("-n -d --interval")),
     "busybox": Wrapper(),
     "strace": Wrapper(_s("-o -e -p -s -u -E -P -a -b -I -O -S")),
@@ -83,10 +90,10 @@ WRAPPERS: dict[str, Wrapper] = {
     "fakeroot": Wrapper(_s("-l --lib --faked -s -i")),
     "unbuffer": Wrapper(),
     "chronic": Wrapper(),
-    "nsenter": Wrapper(_s("-t --target -S --setuid -G --setgid")),
-    "unshare": Wrapper(_s("-S --setuid -G --setgid -R --root -w --wd")),
-    "firejail": Wrapper(),  # its options carry their values after `=`
-    "parallel": Wrapper(_s("-j --jobs")),
+    "nsenter": Wrapper(_s("-t --target -S --setuid -G --setgid"), opaque=True),
+    "unshare": Wrapper(_s("-S --setuid -G --setgid -R --root -w --wd"), opaque=True),
+    "firejail": Wrapper(opaque=True),  # its options carry their values after `=`
+    "parallel": Wrapper(_s("-j --jobs"), opaque=True),
     "caffeinate": Wrapper(_s("-t -w")),
     "proxychains": Wrapper(_s("-f")),
     "proxychains4": Wrapper(_s("-f")),
@@ -154,7 +161,7 @@ WRAPPERS: dict[str, Wrapper] = {
     "flock": Wrapper(
         _s("-w --timeout -E --conflict-exit-code"), operands=1, string_options=_s("-c --command")
     ),
-    "chroot": Wrapper(_s("--userspec --groups"), operands=1),
+    "chroot": Wrapper(_s("--userspec --groups"), operands=1, opaque=True),
     "setarch": Wrapper(operands=1, options_after=True),
     "linux32": Wrapper(),
     "linux64": Wrapper(),
@@ -227,3 +234,25 @@ def strip_wrapper(words: list[str]) -> list[str] | None:
         if at is None:
             return [UNREADABLE]
     return rest[at:]
+
+
+def plainly_wraps(words: list[str], inner: list[str]) -> bool:
+    """Whether *words* are a :attr:`Wrapper.plain` wrapper written with no option
+    (its operands only: ``timeout 5``) around exactly *inner*."""
+    spec = WRAPPERS.get(words[0]) if words else None
+    if spec is None or not spec.plain or len(words) != 1 + spec.operands + len(inner):
+        return False
+    operands = words[1 : 1 + spec.operands]
+    return words[1 + spec.operands :] == inner and not any(w.startswith("-") for w in operands)
+
+
+def hides_arguments(words: list[str]) -> bool:
+    """Whether the wrapper *words* start with is :attr:`Wrapper.opaque`, or is ``env``
+    changing directory (``env -C dir``)."""
+    spec = WRAPPERS.get(words[0]) if words else None
+    if spec is None:
+        return False
+    return spec.opaque or (
+        words[0] == "env"
+        and any(w in ("-C", "--chdir") or w.startswith(("--chdir=", "-C")) for w in words)
+    )
