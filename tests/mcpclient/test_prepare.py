@@ -32,7 +32,7 @@ def test_a_resumed_run_loads_the_mcp_config_it_was_started_with(workdir: Path) -
     )
     first = prepare(options)
     assert [s.name for s in first.mcp_servers] == ["recorded"]
-    assert first.options.mcp_configs == (config.resolve(),)
+    assert first.options.mcp_configs == (str(config.resolve()),)
     again = prepare(RunOptions(workdir=workdir), resume=first.run_id)
     assert [s.name for s in again.mcp_servers] == ["recorded"]
 
