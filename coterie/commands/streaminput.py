@@ -1,43 +1,27 @@
-"""``--input-format stream-json``: standard input as JSON lines of user messages.
+"""``--input-format stream-json``: the prompt of a ``user`` line.
 
-Each line is one turn of the conversation, as Claude Code takes it::
+Each such line is one turn of the conversation, as Claude Code takes it::
 
     {"type": "user", "message": {"role": "user", "content": "..."}}
 
 ``content`` is a string or a list of content blocks, of which the ``text``
-blocks are the prompt. :func:`parse_turn` reads one line (a pure function);
-a line that is not such a message is an :class:`InputError` naming the line
-and what is wrong with it.
+blocks are the prompt. The line itself is read by :mod:`coterie.hostlink`
+(which tells it from the control protocol's lines); :func:`turn_text` takes
+its prompt (a pure function), and a message that has none is an
+:class:`InputError` naming it and what is wrong with it.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from coterie.errors import CoterieError
 
-__all__ = ["InputError", "parse_turn", "turn_text"]
+__all__ = ["InputError", "turn_text"]
 
 
 class InputError(CoterieError, ValueError):
     """A line of ``--input-format stream-json`` input is not a user message."""
-
-
-def parse_turn(line: str, number: int) -> str | None:
-    """The prompt of input line *number* (1-based), or None for a blank line."""
-    if not line.strip():
-        return None
-    where = f"standard input, line {number}"
-    try:
-        raw: Any = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{where}: not JSON ({exc.msg} at column {exc.colno})") from None
-    if not isinstance(raw, dict):
-        raise InputError(f"{where}: expected a JSON object, got {_kind(raw)}")
-    if raw.get("type") != "user":
-        raise InputError(f"{where}: expected a message of type 'user', got {raw.get('type')!r}")
-    return turn_text(raw, where)
 
 
 def turn_text(raw: dict[str, Any], where: str) -> str:
@@ -67,9 +51,3 @@ def _block_text(block: Any, where: str, index: int) -> str:
             f"{where}: content[{index}] is a {block['type']!r} block; only text blocks are taken"
         )
     return str(block["text"])
-
-
-def _kind(value: Any) -> str:
-    if isinstance(value, list):
-        return "an array"
-    return "a string" if isinstance(value, str) else type(value).__name__
