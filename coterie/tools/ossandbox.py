@@ -36,7 +36,7 @@ import attrs
 
 from coterie.errors import CoterieError
 from coterie.home import coterie_home
-from coterie.tools.permissions.protect import ACTS_LATER
+from coterie.tools.permissions.places import ACTS_LATER
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence

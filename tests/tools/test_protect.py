@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 
 from coterie.tools import EditTool, PermissionPolicy, ReadTool, ToolContext, WriteTool
 from coterie.tools.permissions import MODES, Mode
-from coterie.tools.permissions.protect import ACTS_LATER, _braces, acts_later
+from coterie.tools.permissions.places import ACTS_LATER, acts_later
+from coterie.tools.permissions.protect import _braces
 from tests.tools.test_shell_words import TOOLS, decide
 
 if TYPE_CHECKING:

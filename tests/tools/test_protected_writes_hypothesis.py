@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from coterie.tools import PermissionPolicy, ToolContext
-from coterie.tools.permissions.protect import ACTS_LATER
+from coterie.tools.permissions.places import ACTS_LATER
 from tests.tools.test_shell_words import TOOLS
 
 PROTECTED = {

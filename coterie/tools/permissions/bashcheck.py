@@ -59,12 +59,12 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from coterie.tools.permissions import protect
 from coterie.tools.permissions.carriers import unreadable
 from coterie.tools.permissions.gitread import repository_is_inert
 from coterie.tools.permissions.hidden import SHELLS
 from coterie.tools.permissions.known import Usage, usage
-from coterie.tools.permissions.protect import Finding
+from coterie.tools.permissions.places import Places
+from coterie.tools.permissions.protect import Finding, PathJudge
 from coterie.tools.permissions.shell import ShellAnalysis, _strip_one, analyze
 from coterie.tools.permissions.words import Redirect, Simple, Word, parse_simple, widens_globs
 from coterie.tools.permissions.wrappers import UNREADABLE, hides_arguments, plainly_wraps
@@ -304,7 +304,7 @@ def check_bash(
     parts, analysis = _parts(command)
     risks = analysis.risks
     unknown = tuple(dict.fromkeys(p.unknown for p in parts if p.unknown))
-    places = protect.Places.of(ctx)
+    places = Places.of(ctx)
     # Relative paths are taken against where the agent's shell is now (Bash keeps
     # its working directory between calls).
     cwds, cwd_known = _directories(parts, ctx.shell_cwd or places.workspace)
@@ -318,7 +318,7 @@ def check_bash(
         )
         return BashCheck(denial=refusal, unknown=unknown)
     read_deny = [r for r in deny if r.tool == "Read" and r.takes_path]
-    judge = protect.PathJudge(places, read_deny, deny, ask)
+    judge = PathJudge(places, read_deny, deny, ask)
     denial: Finding | None = None
     question: Finding | None = None
     inside = True

@@ -65,7 +65,7 @@ from coterie.autonomy import grants_arbitrary_execution
 from coterie.tools.capabilities import Effect
 from coterie.tools.permissions.bashcheck import BashCheck, check_bash
 from coterie.tools.permissions.harddeny import hard_deny_reason
-from coterie.tools.permissions.protect import Places
+from coterie.tools.permissions.places import Places
 from coterie.tools.permissions.rules import (
     Rule,
     RuleError,
