@@ -16,6 +16,7 @@ output from the Trio thread, so their lines never interleave.
 from __future__ import annotations
 
 import contextlib
+import json
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +26,7 @@ from rich.markup import escape
 
 from coterie.commands.streaminput import InputError, turn_text
 from coterie.hostlink import Handler, HostLink, Request
+from coterie.tools.permissions import MODES
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -73,7 +75,24 @@ def _handlers(slot: SessionSlot) -> dict[str, Handler]:
         await (await slot.get()).interrupt()
         return {"still_queued": []}
 
-    return {"initialize": _initialize, "interrupt": interrupt}
+    async def set_permission_mode(request: Request) -> dict[str, Any]:
+        mode = request.body.get("mode")
+        if mode not in MODES:
+            raise ValueError(f"unknown permission mode {mode!r}; expected one of {MODES}")
+        session = await slot.get()
+        session.policy.switch_mode(mode)  # ValueError: the host's error answer
+        # Claude Code says so on the stream too, for hosts that only read it.
+        await _write_line(json.dumps({
+            "type": "system", "subtype": "status", "permissionMode": mode,
+            "session_id": session.run_id,
+        }))  # fmt: skip
+        return {"mode": mode}
+
+    return {
+        "initialize": _initialize,
+        "interrupt": interrupt,
+        "set_permission_mode": set_permission_mode,
+    }
 
 
 async def _stdin_lines() -> AsyncIterator[str]:

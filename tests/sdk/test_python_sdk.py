@@ -186,3 +186,31 @@ async def test_interrupt_stops_a_long_bash_and_the_conversation_goes_on(
     assert (results[0].subtype, results[0].is_error) == ("error_interrupted", True), stderr
     assert results[-1].subtype == "success"
     assert not (workspace / "late.txt").exists()
+
+
+@pytest.mark.filterwarnings(
+    "ignore:Exception ignored in. <async_generator object"
+    " (Query|ClaudeSDKClient).receive_messages:pytest.PytestUnraisableExceptionWarning"
+)
+async def test_set_permission_mode_changes_what_the_run_asks(
+    tmp_path: Path, workspace: Path, home: Path, mock_server: Callable[[Path], str]
+) -> None:
+    """A Write asks in default mode (denied headless); after the host switches the run
+    to acceptEdits it passes. Entering bypassPermissions mid-run is refused."""
+    write = {"tool_uses": [{"name": "Write", "input": {"file_path": "a.txt", "content": "x"}}]}
+    url = mock_server(scenario(tmp_path, [write, {"text": "first"}, write, {"text": "second"}]))
+    stderr: list[str] = []
+    outcomes: list[bool] = []
+    async with ClaudeSDKClient(options=options(workspace, home, url, stderr)) as client:
+        for switch in (None, "acceptEdits"):
+            if switch is not None:
+                await client.set_permission_mode(switch)
+            await client.query("write a.txt")
+            async for message in client.receive_response():
+                if isinstance(message, UserMessage) and isinstance(message.content, list):
+                    outcomes += [not b.is_error for b in message.content
+                                 if isinstance(b, ToolResultBlock)]  # fmt: skip
+        with pytest.raises(Exception, match="bypassPermissions"):
+            await client.set_permission_mode("bypassPermissions")
+    assert outcomes == [False, True], stderr
+    assert (workspace / "a.txt").read_text() == "x"

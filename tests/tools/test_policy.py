@@ -321,3 +321,18 @@ def test_deny_beats_allow_for_file_rules(
     if decision.behavior == "deny" and decision.rule in deny:
         full = PermissionPolicy.from_rules(allow=allow, deny=deny, mode=mode)
         assert behavior(full, tool, input) == "deny"
+
+
+def test_a_run_switches_its_mode_but_never_into_bypass_or_auto_it_did_not_start_in() -> None:
+    policy = PermissionPolicy(mode="default")
+    policy.switch_mode("acceptEdits")
+    assert policy.mode == "acceptEdits"
+    policy.switch_mode("plan")
+    for mode in ("bypassPermissions", "auto", "nonsense"):
+        with pytest.raises(ValueError, match=mode if mode != "nonsense" else "unknown"):
+            policy.switch_mode(mode)  # type: ignore[arg-type]
+    assert policy.mode == "plan"
+    started = PermissionPolicy(mode="bypassPermissions")
+    started.switch_mode("default")
+    started.switch_mode("bypassPermissions")
+    assert started.mode == "bypassPermissions"

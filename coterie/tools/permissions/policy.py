@@ -120,12 +120,28 @@ class PermissionPolicy:
     #: Claude Code's ``sandbox.excludedCommands``: commands (``docker``, ``git:*``)
     #: that run outside the sandbox, so auto-allow never covers them.
     sandbox_excluded: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    #: The mode the run started in (what :meth:`switch_mode` may come back to).
+    _started: Mode = attrs.field(init=False, eq=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        self._started = self.mode
 
     def grant(self, rule: Rule) -> None:
         """Allow what *rule* allows from now on (a person's "don't ask again" at a
         prompt: every gate holding this policy, every agent of the run, sees it)."""
         if rule not in self.allow:
             self.allow = (*self.allow, rule)
+
+    def switch_mode(self, mode: Mode) -> None:
+        """Decide in *mode* from now on (a host's ``set_permission_mode``: every gate
+        holding this policy sees it). Entering ``bypassPermissions`` needs a run that
+        started in it, and ``auto`` a run that has its classifier: :class:`ValueError`."""
+        _validate_mode(self, None, mode)
+        if mode == "bypassPermissions" and self._started != "bypassPermissions":
+            raise ValueError("bypassPermissions can be entered only by a run started in it")
+        if mode == "auto" and self._started != "auto":
+            raise ValueError("auto needs the Auto Mode classifier: start the run with --auto")
+        self.mode = mode
 
     @property
     def dropped_allow(self) -> tuple[Rule, ...]:
