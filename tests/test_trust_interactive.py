@@ -24,10 +24,10 @@ QUESTION = "trust this folder? [y/N]"
 TOUCH = {"tool_uses": [{"name": "Bash", "input": {"command": "touch made-by-bash.txt"}}]}
 
 
-def interactive_run(workspace: Path, home: Path, answers: dict[str, str]) -> str:
-    """``coterie run`` at a terminal; each key seen on screen is answered with its value.
-    Returns the whole screen once the run ends."""
-    scenario = write_scenario(workspace.parent / "s.json", {"lead": [TOUCH, {"text": "Over."}]})
+def at_terminal(workspace: Path, home: Path, scenario: Path, answers: dict[str, str]) -> str:
+    """``coterie run`` at a terminal on *scenario* (its lead ends saying "Over."); each
+    key seen on screen is answered with its value, in order. Returns the whole screen
+    once the run ends."""
     master, slave = pty.openpty()
     proc = subprocess.Popen(
         [sys.executable, "-m", "coterie", "run", "touch it", "--scenario", str(scenario)],
@@ -51,6 +51,12 @@ def interactive_run(workspace: Path, home: Path, answers: dict[str, str]) -> str
         proc.wait()
         os.close(master)
     return screen
+
+
+def interactive_run(workspace: Path, home: Path, answers: dict[str, str]) -> str:
+    """A run that touches a file with Bash, at a terminal (see :func:`at_terminal`)."""
+    scenario = write_scenario(workspace.parent / "s.json", {"lead": [TOUCH, {"text": "Over."}]})
+    return at_terminal(workspace, home, scenario, answers)
 
 
 def test_yes_trusts_the_folder_for_this_run_and_the_next(workspace: Path, home: Path) -> None:

@@ -12,20 +12,17 @@ from __future__ import annotations
 import contextlib
 import http.server
 import json
-import os
-import pty
-import subprocess
-import sys
 import threading
 from typing import TYPE_CHECKING, Any
 
 from coterie.runs import runs_root
-from tests.agent.conftest import clean_env, coterie, home, workspace
-from tests.agent.test_interactive import read_until
+from tests.agent.conftest import coterie, home, workspace
 from tests.agent.test_resume_cli import write_scenario
 from tests.mcpclient.conftest import SCENARIOS, stdio_config
+from tests.test_trust_interactive import at_terminal
 
 if TYPE_CHECKING:
+    import subprocess
     from collections.abc import Iterator
     from pathlib import Path
 
@@ -175,34 +172,6 @@ def test_a_changed_settings_allow_rule_is_ignored_headless(workspace: Path, home
 
 
 # (e), (f): at a terminal ------------------------------------------------------
-
-
-def at_terminal(workspace: Path, home: Path, scenario: Path, answers: dict[str, str]) -> str:
-    """``coterie run`` at a terminal; each key seen on screen is answered with its
-    value, in order. Returns the whole screen once the run ends."""
-    master, slave = pty.openpty()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "coterie", "run", "go", "--scenario", str(scenario)],
-        cwd=workspace,
-        env=clean_env(HOME=str(home), COLUMNS="300"),
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        close_fds=True,
-    )
-    os.close(slave)
-    screen = ""
-    try:
-        for needle, answer in answers.items():
-            screen += read_until(master, needle)
-            os.write(master, f"{answer}\n".encode())
-        screen += read_until(master, "Over.")
-        assert proc.wait(timeout=60) == 0, screen
-    finally:
-        proc.kill()
-        proc.wait()
-        os.close(master)
-    return screen
 
 
 def test_a_rule_saved_by_answering_2_holds_in_the_next_run(workspace: Path, home: Path) -> None:
