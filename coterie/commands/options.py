@@ -172,6 +172,14 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
         metavar="TEXT",
         help="append TEXT to the system prompt",
     )
+    parser.add_argument(
+        "--resume",
+        metavar="RUN_ID",
+        help=(
+            "with --input-format stream-json (the Agent SDK's resume): the host's prompts go"
+            " on in run RUN_ID, after it finishes the request it was working on"
+        ),
+    )
     for flag, (takes_value, _missing) in UNHONOURED.items():
         parser.add_argument(
             flag,
@@ -237,7 +245,6 @@ UNHONOURED: dict[str, tuple[bool, str]] = {
     "--betas": (True, "beta headers are not sent"),
     "--task-budget": (True, "the task budget is not applied (--max-budget-usd is)"),
     "--plugin-dir": (True, "plugins are not loaded"),
-    "--resume": (True, "this is a new run (`coterie resume RUN_ID` continues one)"),
     "--session-id": (True, "the run gets an id of its own"),
     "--fork-session": (False, "runs are not forked"),
     "--resume-session-at": (True, "runs are not cut back"),

@@ -51,12 +51,20 @@ async def run_prompt(args: argparse.Namespace, console: Console, err: Console) -
     on standard input (:func:`headless_input`)."""
     if args.continue_run:
         return await continue_run(args, console, err)
+    if args.resume is not None and conversing(args):  # `coterie --resume ID` at a terminal
+        try:
+            found = find_run(args.workdir.resolve(), args.resume)
+        except (CoterieError, ValueError) as exc:
+            err.print(f"[red]error:[/] {exc}")
+            return 2
+        return await converse(args, console, err, run_id=found.name, first=args.prompt)
     if args.loop is None and conversing(args) and (args.prompt is None or args.conversation):
         return await converse(args, console, err, run_id=None, first=args.prompt)
     try:
         streamed = check_input_format(args)
+        resumed = _resumed(args)
         given = args.prompt if args.loop is not None else headless_input(args, args.prompt)
-    except CoterieError as exc:
+    except (CoterieError, ValueError) as exc:
         err.print(f"[red]error:[/] {exc}")
         return 2
     if args.loop is not None and (given is not None or streamed):
@@ -124,7 +132,15 @@ async def run_prompt(args: argparse.Namespace, console: Console, err: Console) -
 
         @contextlib.asynccontextmanager
         async def hosted() -> AsyncIterator[AgentSession]:
-            async with agent() as session:
+            opened = agent() if resumed is None else open_agent(
+                args.workdir, asker=asker, resume=resumed.name, on_cancel=interrupt_process
+            )  # fmt: skip
+            async with opened as session:
+                if resumed is not None:
+                    # The request it was on when its host was lost is finished first
+                    # (an interrupted tool reported, never run again); its result is
+                    # in the run, not on this host's stream.
+                    await session.resume()
                 slot.fill(session)  # the host's interrupt acts on it
                 yield session
 
@@ -133,6 +149,18 @@ async def run_prompt(args: argparse.Namespace, console: Console, err: Console) -
                 asker = HostAsker(link)  # the host's can_use_tool answers every agent
             return await drive(args, console, err, hosted, ask, turns=host_prompts(link, err))
     return await drive(args, console, err, agent, ask)
+
+
+def _resumed(args: argparse.Namespace) -> Path | None:
+    """The run ``--resume RUN_ID`` names (a :class:`CoterieError` if there is none)."""
+    if args.resume is None:
+        return None
+    if args.input_format != "stream-json":
+        raise CoterieError(
+            f"--resume {args.resume} goes with --input-format stream-json or a terminal;"
+            f" for one prompt, `coterie resume {args.resume} PROMPT` continues it"
+        )
+    return find_run(args.workdir.resolve(), args.resume)
 
 
 async def continue_run(args: argparse.Namespace, console: Console, err: Console) -> int:

@@ -29,6 +29,8 @@ from claude_agent_sdk import (
     query,
 )
 
+from coterie.runs import runs_root
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -214,3 +216,26 @@ async def test_set_permission_mode_changes_what_the_run_asks(
             await client.set_permission_mode("bypassPermissions")
     assert outcomes == [False, True], stderr
     assert (workspace / "a.txt").read_text() == "x"
+
+
+@pytest.mark.filterwarnings(
+    "ignore:Exception ignored in. <async_generator object"
+    " (Query|ClaudeSDKClient).receive_messages:pytest.PytestUnraisableExceptionWarning"
+)
+async def test_a_host_resumes_its_run_by_id_and_the_conversation_goes_on(
+    tmp_path: Path, workspace: Path, home: Path, mock_server: Callable[[Path], str]
+) -> None:
+    """The SDK's resume= (``--resume ID``): a second process goes on in the same run
+    (one run in the workspace, the same session id) instead of starting another."""
+    turns = [{"expect": "first", "text": "one"}, {"expect": "second", "text": "two"}]
+    url = mock_server(scenario(tmp_path, turns))
+    stderr: list[str] = []
+    [first] = [m for m in await collect("first", options(workspace, home, url, stderr))
+               if isinstance(m, ResultMessage)]  # fmt: skip
+    again = options(workspace, home, url, stderr)
+    again.resume = first.session_id
+    [second] = [m for m in await collect("second", again) if isinstance(m, ResultMessage)]
+    assert (first.result, second.result) == ("one", "two"), stderr
+    assert second.session_id == first.session_id
+    runs = list(runs_root(workspace).iterdir())
+    assert [r.name for r in runs] == [first.session_id]
