@@ -7,13 +7,17 @@ scenario over the Messages API (the real ``anthropic`` path): no key, no network
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import pytest
+import trio
 from claude_agent_sdk import (
     AssistantMessage,
     ClaudeAgentOptions,
@@ -239,3 +243,57 @@ async def test_a_host_resumes_its_run_by_id_and_the_conversation_goes_on(
     assert second.session_id == first.session_id
     runs = list(runs_root(workspace).iterdir())
     assert [r.name for r in runs] == [first.session_id]
+
+
+def kill_coterie_in(workspace: Path) -> int:
+    """kill -9 the coterie process working in *workspace* (the SDK's child); its pid."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cwd = os.readlink(entry / "cwd")
+            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if cwd == str(workspace) and any(b"--input-format" in part for part in cmdline):
+            os.kill(int(entry.name), signal.SIGKILL)
+            return int(entry.name)
+    raise AssertionError("no coterie process in the workspace")
+
+
+@pytest.mark.filterwarnings(
+    "ignore:Exception ignored in. <async_generator object"
+    " (Query|ClaudeSDKClient).receive_messages:pytest.PytestUnraisableExceptionWarning"
+)
+async def test_a_run_whose_host_was_killed_mid_tool_resumes_with_nothing_run_twice(
+    tmp_path: Path, workspace: Path, home: Path, mock_server: Callable[[Path], str]
+) -> None:
+    """kill -9 in the middle of a Bash call, then resume= from a new host: the call is
+    reported as interrupted to the model, never run again, and the new prompt goes on."""
+    slow = {
+        "tool_uses": [{"name": "Bash", "input": {"command": "echo ran >> count.txt; sleep 30"}}]
+    }
+    url = mock_server(
+        scenario(tmp_path, [slow, {"text": "after"}, {"expect": "next", "text": "on"}])
+    )
+    stderr: list[str] = []
+    opts = options(workspace, home, url, stderr)
+    opts.permission_mode = "bypassPermissions"
+    run_id = ""
+    with contextlib.suppress(Exception):  # the host loses its CLI: the SDK raises
+        async with ClaudeSDKClient(options=opts) as client:
+            await client.query("go")
+            async for message in client.receive_messages():
+                if isinstance(message, SystemMessage) and message.subtype == "init":
+                    run_id = message.data["session_id"]
+                if isinstance(message, AssistantMessage):
+                    while not (workspace / "count.txt").exists():
+                        await trio.sleep(0.05)  # the command has started
+                    kill_coterie_in(workspace)
+    assert run_id
+    again = options(workspace, home, url, stderr)
+    again.permission_mode = "bypassPermissions"
+    again.resume = run_id
+    [result] = [m for m in await collect("next", again) if isinstance(m, ResultMessage)]
+    assert (result.result, result.session_id) == ("on", run_id), stderr
+    assert (workspace / "count.txt").read_text() == "ran\n"
