@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from coterie.actors import ActorContext
 from coterie.events import EventLog
+from coterie.hooks import callback_hooks
 from coterie.mailbox import PostOffice
 from coterie.runs import hold_run
 from coterie.runtime import Agents, AgentSession, RunOptions, open_run, prepare
@@ -23,9 +24,10 @@ from coterie.team import team_names
 from coterie.tools import default_registry
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable
+    from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 
     from coterie.context import CompactionReport
+    from coterie.hooks import HookMatcher
     from coterie.models import Model
     from coterie.tools import Asker
 
@@ -45,6 +47,7 @@ async def open_agent(
     asker: Asker | None = None,
     resume: str | None = None,
     on_cancel: Callable[[], None] | None = None,
+    hooks: Mapping[str, Sequence[HookMatcher]] | None = None,
     **options: Any,
 ) -> AsyncIterator[AgentSession]:
     """Start an agent in *workdir* and yield a session; stop it on exit.
@@ -62,10 +65,14 @@ async def open_agent(
     options are used; call :meth:`AgentSession.resume` to finish its pending
     request. ``coterie cancel RUN`` raises :class:`~coterie.errors.RunCancelled`
     from the block, or calls *on_cancel* instead if given (the CLI's Ctrl-C).
+    *hooks* are Python hook callbacks, grouped as the Agent SDK groups them
+    (``{"PreToolUse": [HookMatcher("Bash", [check])]}``): they run beside the
+    settings' hooks (:mod:`coterie.hooks.callbacks`).
     """
+    callbacks = callback_hooks(hooks or {})  # an unknown event fails before the run
     run = _options(workdir, options, command="run", headless=asker is None)
     prepared = prepare(run, model=model, resume=resume)
-    async with open_run(prepared, asker, on_cancel=on_cancel) as session:
+    async with open_run(prepared, asker, on_cancel=on_cancel, callbacks=callbacks) as session:
         yield session
 
 
@@ -79,6 +86,7 @@ async def open_team(
     asker: Asker | None = None,
     resume: str | None = None,
     on_cancel: Callable[[], None] | None = None,
+    hooks: Mapping[str, Sequence[HookMatcher]] | None = None,
     **options: Any,
 ) -> AsyncIterator[AgentSession]:
     """Start a team in *workdir*; ``await session.query(goal)`` runs it to the end.
@@ -89,10 +97,11 @@ async def open_team(
     (``"batched"``, the default, or ``"each"``: docs/teams.md). With *resume* the
     run's recorded options are used.
     """
+    callbacks = callback_hooks(hooks or {})
     chosen = team_names(teammates, names) if resume is None else ()
     run = _options(workdir, options, command="team", teammates=chosen, headless=asker is None)
     prepared = prepare(run, model=model, resume=resume)
-    async with open_run(prepared, asker, on_cancel=on_cancel) as session:
+    async with open_run(prepared, asker, on_cancel=on_cancel, callbacks=callbacks) as session:
         yield session
 
 

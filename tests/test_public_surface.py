@@ -111,7 +111,7 @@ SURFACES: dict[str, set[str]] = {
     "coterie.hooks": {
         "EVENTS", "HookEvent", "Handler", "HookConfig", "HookGroup", "HooksConfigError",
         "load_hooks", "Actor", "AgentHooks", "Hooks", "matches", "Outcome", "Verdict",
-        "combine", "read_result",
+        "combine", "read_result", "HookCallback", "HookMatcher", "callback_hooks",
     },
     "coterie.runtime": {
         "MAX_RESTARTS", "RESTART_PERIOD", "USER", "AgentSession", "Agents", "Command",

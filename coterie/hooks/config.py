@@ -54,10 +54,11 @@ class HooksConfigError(CoterieError, ValueError):
 
 @attrs.frozen
 class Handler:
-    """One hook handler: a command to run, or a URL to POST to."""
+    """One hook handler: a command to run, a URL to POST to, or a Python callback of
+    the program embedding the run (never from a settings file)."""
 
-    type: Literal["command", "http"]
-    #: The command line (``command``) or the URL (``http``).
+    type: Literal["command", "http", "callback"]
+    #: The command line (``command``), the URL (``http``) or the callback's id.
     target: str
     timeout: float = DEFAULT_TIMEOUT
     headers: tuple[tuple[str, str], ...] = ()
@@ -65,6 +66,8 @@ class Handler:
     @property
     def label(self) -> str:
         """How events and messages name this handler."""
+        if self.type == "callback":
+            return f"callback {self.target}"
         return self.target if self.type == "command" else f"POST {self.target}"
 
 

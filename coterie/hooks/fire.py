@@ -22,9 +22,10 @@ import trio
 
 from coterie.hooks.catalogue import MATCHED_ON
 from coterie.hooks.outcome import Outcome, Verdict, combine, failed, read_result
-from coterie.hooks.runner import Ran, run_handler
+from coterie.hooks.runner import HookCallback, Ran, run_handler
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from pathlib import Path
 
     from coterie.events import EventLog
@@ -65,6 +66,8 @@ class Hooks:
     cwd: Path
     permission_mode: str
     events: EventLog | None = None
+    #: The Python callbacks the ``callback`` handlers of :attr:`config` name, by id.
+    callbacks: Mapping[str, HookCallback] = attrs.field(factory=dict)
 
     def for_agent(self, actor: Actor, transcript_path: Path | None = None) -> AgentHooks:
         """The hooks as *actor* fires them (its transcript named in every input)."""
@@ -103,7 +106,9 @@ class Hooks:
 
         async def one(i: int, handler: Handler) -> None:
             started = time.monotonic()
-            ran = await run_handler(handler, payload, cwd=self.cwd, env=env)
+            ran = await run_handler(
+                handler, payload, cwd=self.cwd, env=env, callbacks=self.callbacks
+            )
             outcomes[i] = self._outcome(event, handler, ran, started, actor)
 
         async with trio.open_nursery() as nursery:

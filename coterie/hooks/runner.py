@@ -5,16 +5,22 @@ the hook input JSON on its stdin, in the workspace, with
 ``CLAUDE_PROJECT_DIR`` set; past its timeout, or when the caller is
 cancelled, the whole group is killed (SIGKILL) before this returns. An
 ``http`` handler POSTs the same JSON; a 2xx body is read as a command's
-stdout, any other status is a non-blocking error.
+stdout, any other status is a non-blocking error. A ``callback`` handler
+calls the run's Python callback of that id with the input (a dict) and reads
+what it returns as a command's JSON output; past its timeout, or when it
+raises, it has failed as a command that could not run has (a PreToolUse
+hook's failure then blocks the call: fail-closed).
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import attrs
 import trio
@@ -25,7 +31,7 @@ if TYPE_CHECKING:
 
     from coterie.hooks.config import Handler
 
-__all__ = ["Ran", "run_handler"]
+__all__ = ["HookCallback", "Ran", "run_handler"]
 
 #: Bytes of stdout / stderr kept of one hook (the rest is dropped).
 OUTPUT_LIMIT = 1 << 20
@@ -46,13 +52,39 @@ class Ran:
     error: str | None = None
 
 
+#: A hook handler in Python (an embedder's, or one forwarding to an Agent SDK host):
+#: the hook's input in, the hook's JSON output (Claude Code's shape) out.
+HookCallback: TypeAlias = Callable[[dict[str, Any]], Awaitable["dict[str, Any] | None"]]
+
+
 async def run_handler(
-    handler: Handler, payload: bytes, *, cwd: Path, env: Mapping[str, str]
+    handler: Handler,
+    payload: bytes,
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    callbacks: Mapping[str, HookCallback] | None = None,
 ) -> Ran:
     """Run *handler* on *payload* (the hook input, JSON) and say what it did."""
     if handler.type == "http":
         return await _post(handler, payload)
+    if handler.type == "callback":
+        return await _call(handler, payload, callbacks or {})
     return await _command(handler, payload, cwd=cwd, env=env)
+
+
+async def _call(handler: Handler, payload: bytes, callbacks: Mapping[str, HookCallback]) -> Ran:
+    """A callback answers as a command would on its standard output: its JSON."""
+    function = callbacks.get(handler.target)
+    if function is None:
+        return Ran(None, error=f"no callback {handler.target} in this run")
+    with trio.move_on_after(handler.timeout):
+        try:
+            output = await function(json.loads(payload))
+        except Exception as exc:  # the embedder's code: its failure is the hook's
+            return Ran(None, error=f"{type(exc).__name__}: {exc}")
+        return Ran(0, stdout=json.dumps(output or {}))
+    return Ran(None, error=f"timed out after {handler.timeout:g}s")
 
 
 async def _command(handler: Handler, payload: bytes, *, cwd: Path, env: Mapping[str, str]) -> Ran:

@@ -26,7 +26,7 @@ from coterie.autonomy import DenialTracker
 from coterie.context import Funnel, FunnelConfig, TokenCounter, TranscriptLog
 from coterie.fsutil import atomic_write
 from coterie.home import coterie_home
-from coterie.hooks import Actor, Hooks
+from coterie.hooks import Actor, HookConfig, Hooks
 from coterie.mailbox import Durability
 from coterie.mcpclient import McpServers
 from coterie.procgroups import records_dir
@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from coterie.actors import ActorContext
     from coterie.events import EventLog
     from coterie.extensions import AgentDefinition
+    from coterie.hooks import HookCallback
     from coterie.mailbox import PostOffice
     from coterie.models import Model
     from coterie.runmirror import RunMirror
@@ -122,14 +123,22 @@ class DurableDenials(DenialTracker):
                 self.copy(data)
 
 
-def run_hooks(prepared: PreparedRun, events: EventLog | None) -> Hooks:
-    """The hooks of *prepared*'s run: its settings' hooks, its id as the session id."""
+def run_hooks(
+    prepared: PreparedRun,
+    events: EventLog | None,
+    callbacks: tuple[HookConfig, Mapping[str, HookCallback]] | None = None,
+) -> Hooks:
+    """The hooks of *prepared*'s run: its settings' hooks, then the embedding program's
+    *callbacks* (their configuration and the functions it names); its id as the
+    session id."""
+    extra, functions = callbacks if callbacks is not None else (HookConfig(), {})
     return Hooks(
-        prepared.hooks,
+        HookConfig.merge([prepared.hooks, extra]),
         session_id=prepared.run_id,
         cwd=prepared.options.workdir,
         permission_mode=prepared.policy.mode,
         events=events,
+        callbacks=functions,
     )
 
 

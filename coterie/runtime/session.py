@@ -50,11 +50,11 @@ from coterie.supervisors import DynamicSupervisor
 from coterie.team import Team, Wakeups, changed_tasks
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable
+    from collections.abc import AsyncIterator, Callable, Mapping
     from pathlib import Path
 
     from coterie.board import TaskBoard
-    from coterie.hooks import AgentHooks
+    from coterie.hooks import AgentHooks, HookCallback, HookConfig
     from coterie.mailbox import PostOffice
     from coterie.redisclient import RedisTarget
     from coterie.runmirror import RunMirror
@@ -180,7 +180,11 @@ class AgentSession:
 
 @contextlib.asynccontextmanager
 async def open_run(
-    prepared: PreparedRun, asker: Asker | None, *, on_cancel: Callable[[], None] | None = None
+    prepared: PreparedRun,
+    asker: Asker | None,
+    *,
+    on_cancel: Callable[[], None] | None = None,
+    callbacks: tuple[HookConfig, Mapping[str, HookCallback]] | None = None,
 ) -> AsyncIterator[AgentSession]:
     """Hold the run, open its event log, mailboxes and board, start its tree, yield
     the session; stop it all on the way out (see the module docstring).
@@ -189,7 +193,8 @@ async def open_run(
     what Ctrl-C in the run's terminal does. By default (an embedding program)
     the session's block is cancelled and :class:`~coterie.errors.RunCancelled`
     raised from it once the run has stopped, leaving the run resumable; the
-    rest of the program goes on.
+    rest of the program goes on. *callbacks* are the embedding program's Python
+    hooks (:func:`coterie.hooks.callback_hooks`), run beside the settings' hooks.
     """
     run_dir, options = prepared.run_dir, prepared.options
     raise_fd_limit()
@@ -242,7 +247,7 @@ async def open_run(
                     copy=None if stores.mirror is None else stores.mirror.put,
                 )
             subagents = DynamicSupervisor("subagents", events=events)
-            hooks = run_hooks(prepared, events)
+            hooks = run_hooks(prepared, events, callbacks)
             lead_hooks = hooks.for_agent(Actor("lead", "lead"))
             resumed = (run_dir / "transcripts" / "lead.log").exists()
             started = await lead_hooks.fire(
