@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +26,9 @@ import trio
 from rich.markup import escape
 
 from coterie.commands.streaminput import InputError, turn_text
-from coterie.hostlink import Handler, HostLink, Request
+from coterie.hooks import EVENTS, HookCallback, HookMatcher
+from coterie.hooks.config import DEFAULT_TIMEOUT
+from coterie.hostlink import FrameError, Handler, HostLink, Request, parse_line
 from coterie.tools.permissions import MODES
 
 if TYPE_CHECKING:
@@ -35,7 +38,7 @@ if TYPE_CHECKING:
 
     from coterie.session import AgentSession
 
-__all__ = ["SessionSlot", "host_prompts", "open_host"]
+__all__ = ["HostSetup", "SessionSlot", "host_prompts", "open_host"]
 
 
 async def _initialize(request: Request) -> dict[str, Any]:
@@ -66,8 +69,65 @@ class SessionSlot:
         return self._session
 
 
-def _handlers(slot: SessionSlot) -> dict[str, Handler]:
+@attrs.define
+class HostSetup:
+    """What the host's first line decides of the run, which is built only once it is
+    known: the hook callbacks of its ``initialize`` (none when it starts with a
+    prompt, or says nothing before its input ends)."""
+
+    #: Per event, the host's matcher groups: ``{"matcher", "hookCallbackIds", "timeout"}``.
+    hooks: dict[str, list[dict[str, Any]]] = attrs.field(factory=dict)
+    #: Events the host asked for that coterie does not have (said once, never run).
+    unknown: list[str] = attrs.field(factory=list)
+    ready: trio.Event = attrs.field(factory=trio.Event)
+
+    def initialized(self, hooks: Any) -> None:
+        """The host's ``initialize`` arrived with *hooks* (the first one decides)."""
+        if self.ready.is_set():
+            return
+        for event, groups in (hooks or {}).items() if isinstance(hooks, dict) else ():
+            if event not in EVENTS:
+                self.unknown.append(str(event))
+            elif isinstance(groups, list):
+                self.hooks[event] = [g for g in groups if isinstance(g, dict)]
+        self.ready.set()
+
+    def matchers(self, link: HostLink) -> dict[str, list[HookMatcher]]:
+        """The host's hooks as the run takes them: each callback id a function that
+        asks the host (``hook_callback``) and returns its answer."""
+        return {
+            event: [
+                HookMatcher(
+                    group.get("matcher"),
+                    [_forward(link, str(i)) for i in group.get("hookCallbackIds") or []],
+                    float(group.get("timeout") or DEFAULT_TIMEOUT),
+                )
+                for group in groups
+            ]
+            for event, groups in self.hooks.items()
+        }
+
+
+def _forward(link: HostLink, callback_id: str) -> HookCallback:
+    async def ask_host(data: dict[str, Any]) -> dict[str, Any]:
+        body = {"callback_id": callback_id, "input": data, "tool_use_id": data.get("tool_use_id")}
+        # The hook's own timeout bounds this call (the host is told to stop then).
+        response = await link.ask("hook_callback", body, answer_within=math.inf)
+        if response is None:
+            raise RuntimeError("the program driving the run is gone")
+        if response.outcome == "error":
+            raise RuntimeError(response.error)
+        return response.body
+
+    return ask_host
+
+
+def _handlers(slot: SessionSlot, setup: HostSetup) -> dict[str, Handler]:
     """The host's requests coterie serves, each by the handler that answers it."""
+
+    async def initialize(request: Request) -> dict[str, Any]:
+        setup.initialized(request.body.get("hooks"))
+        return await _initialize(request)
 
     async def interrupt(request: Request) -> dict[str, Any]:
         # Stop the work on the prompt in flight: its result comes back interrupted,
@@ -89,18 +149,33 @@ def _handlers(slot: SessionSlot) -> dict[str, Handler]:
         return {"mode": mode}
 
     return {
-        "initialize": _initialize,
+        "initialize": initialize,
         "interrupt": interrupt,
         "set_permission_mode": set_permission_mode,
     }
 
 
-async def _stdin_lines() -> AsyncIterator[str]:
-    while True:
-        line = await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
-        if not line:
-            return
-        yield line
+async def _stdin_lines(setup: HostSetup) -> AsyncIterator[str]:
+    """Standard input's lines; the first says whether the host initializes (the run
+    waits for that) or starts with a prompt (the run starts at once)."""
+    try:
+        while True:
+            line = await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
+            if not line:
+                return
+            if line.strip() and not setup.ready.is_set() and not _initializes(line):
+                setup.ready.set()
+            yield line
+    finally:
+        setup.ready.set()
+
+
+def _initializes(line: str) -> bool:
+    try:
+        frame = parse_line(line, 1)
+    except FrameError:
+        return False
+    return isinstance(frame, Request) and frame.subtype == "initialize"
 
 
 async def _write_line(line: str) -> None:
@@ -109,17 +184,21 @@ async def _write_line(line: str) -> None:
 
 
 @contextlib.asynccontextmanager
-async def open_host(err: Console, slot: SessionSlot) -> AsyncIterator[HostLink]:
+async def open_host(err: Console, slot: SessionSlot, setup: HostSetup) -> AsyncIterator[HostLink]:
     """Serve the host on standard input and output while the block runs, acting on
-    the session *slot* is filled with; a line that settles nothing (unreadable,
-    late) is one line on *err*."""
+    the session *slot* is filled with; enters once the host's first line has set
+    up the run (*setup*). A line that settles nothing (unreadable, late) is one
+    line on *err*."""
 
     def stray(note: str) -> None:
         err.print(f"[yellow]note:[/] {escape(note)}", soft_wrap=True)
 
-    link = HostLink(_handlers(slot), _write_line, on_stray=stray)
+    link = HostLink(_handlers(slot, setup), _write_line, on_stray=stray)
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(link.run, _stdin_lines())
+        nursery.start_soon(link.run, _stdin_lines(setup))
+        await setup.ready.wait()
+        for event in setup.unknown:
+            stray(f"the host's {event} hooks never run: coterie has no such event")
         yield link
         nursery.cancel_scope.cancel()
 

@@ -21,7 +21,7 @@ from coterie.commands.driving import (
     workspace_trust,
 )
 from coterie.commands.hostasker import HostAsker
-from coterie.commands.hostmode import SessionSlot, host_prompts, open_host
+from coterie.commands.hostmode import HostSetup, SessionSlot, host_prompts, open_host
 from coterie.commands.stdin import check_input_format, headless_input
 from coterie.commands.stopping import interrupt_process
 from coterie.errors import CoterieError
@@ -128,12 +128,13 @@ async def run_prompt(args: argparse.Namespace, console: Console, err: Console) -
     if args.loop is not None:
         return await drive(args, console, err, agent, lambda s: _loop(s, args.loop))
     if streamed:
-        slot = SessionSlot()
+        slot, setup = SessionSlot(), HostSetup()
 
         @contextlib.asynccontextmanager
         async def hosted() -> AsyncIterator[AgentSession]:
             opened = agent() if resumed is None else open_agent(
-                args.workdir, asker=asker, resume=resumed.name, on_cancel=interrupt_process
+                args.workdir, asker=asker, resume=resumed.name, on_cancel=interrupt_process,
+                hooks=options["hooks"],
             )  # fmt: skip
             async with opened as session:
                 if resumed is not None:
@@ -144,9 +145,10 @@ async def run_prompt(args: argparse.Namespace, console: Console, err: Console) -
                 slot.fill(session)  # the host's interrupt acts on it
                 yield session
 
-        async with open_host(err, slot) as link:
+        async with open_host(err, slot, setup) as link:
             if args.permission_prompt_tool == "stdio":
                 asker = HostAsker(link)  # the host's can_use_tool answers every agent
+            options["hooks"] = setup.matchers(link)  # its hook_callback ones
             return await drive(args, console, err, hosted, ask, turns=host_prompts(link, err))
     return await drive(args, console, err, agent, ask)
 

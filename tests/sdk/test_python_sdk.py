@@ -22,6 +22,7 @@ from claude_agent_sdk import (
     AssistantMessage,
     ClaudeAgentOptions,
     ClaudeSDKClient,
+    HookMatcher,
     PermissionResultAllow,
     PermissionResultDeny,
     ResultMessage,
@@ -297,3 +298,38 @@ async def test_a_run_whose_host_was_killed_mid_tool_resumes_with_nothing_run_twi
     [result] = [m for m in await collect("next", again) if isinstance(m, ResultMessage)]
     assert (result.result, result.session_id) == ("on", run_id), stderr
     assert (workspace / "count.txt").read_text() == "ran\n"
+
+
+@pytest.mark.filterwarnings(
+    "ignore:Exception ignored in. <async_generator object"
+    " (Query|ClaudeSDKClient).receive_messages:pytest.PytestUnraisableExceptionWarning"
+)
+async def test_a_pre_tool_use_hook_callback_of_the_host_blocks_a_call(
+    tmp_path: Path, workspace: Path, home: Path, mock_server: Callable[[Path], str]
+) -> None:
+    """The SDK's hooks= (hook_callback): the host's Python hook denies the Bash call."""
+    url = mock_server(scenario(tmp_path, [TOUCH, {"text": "done"}]))
+    seen: list[dict[str, Any]] = []
+
+    async def no_touching(data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        seen.append(data)
+        return {
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": "the host says no",
+            }
+        }
+
+    stderr: list[str] = []
+    opts = options(workspace, home, url, stderr)
+    opts.permission_mode = "bypassPermissions"
+    opts.hooks = {"PreToolUse": [HookMatcher(matcher="Bash", hooks=[no_touching])]}
+    [result_block], [result] = await ask_once(opts, "go")
+    assert [(d["tool_name"], d["tool_input"]) for d in seen] == [
+        ("Bash", {"command": "touch made.txt"})
+    ], stderr
+    assert result_block.is_error
+    assert "the host says no" in str(result_block.content)
+    assert not (workspace / "made.txt").exists()
+    assert result.result == "done"
