@@ -218,6 +218,16 @@ async def execute_tool_call(
             return ToolResult(
                 f"Permission to use {name} was denied. {decision.reason}", is_error=True
             )
+        if decision.updated_input is not None:  # approved as rewritten when asked
+            input = decision.updated_input
+            problems = validate(tool.input_schema, input)
+            if problems:
+                return ToolResult(
+                    f"The input {name} was approved with does not fit its schema: "
+                    + "; ".join(problems)
+                    + ".",
+                    is_error=True,
+                )
     try:
         result = await tool.run(input, ctx)
     except Exception as exc:

@@ -333,3 +333,34 @@ async def test_a_pre_tool_use_hook_callback_of_the_host_blocks_a_call(
     assert "the host says no" in str(result_block.content)
     assert not (workspace / "made.txt").exists()
     assert result.result == "done"
+
+
+@pytest.mark.filterwarnings(
+    "ignore:Exception ignored in. <async_generator object"
+    " (Query|ClaudeSDKClient).receive_messages:pytest.PytestUnraisableExceptionWarning"
+)
+@pytest.mark.parametrize(
+    ("rewritten", "runs"), [("touch other.txt", True), ("rm -f keep.txt", False)]
+)
+async def test_an_updated_input_runs_instead_unless_a_deny_rule_forbids_it(
+    tmp_path: Path, workspace: Path, home: Path, mock_server: Callable[[Path], str],
+    rewritten: str, runs: bool,
+) -> None:  # fmt: skip
+    """can_use_tool's updatedInput is what runs, judged again by the deny rules."""
+    (workspace / "keep.txt").write_text("kept")
+    url = mock_server(scenario(tmp_path, [TOUCH, {"text": "done"}]))
+
+    async def rewrite(
+        tool: str, input: dict[str, Any], context: ToolPermissionContext
+    ) -> PermissionResultAllow:
+        return PermissionResultAllow(updated_input={"command": rewritten})
+
+    stderr: list[str] = []
+    opts = options(workspace, home, url, stderr)
+    opts.can_use_tool = rewrite
+    opts.disallowed_tools = ["Bash(rm:*)"]
+    [result_block], _ = await ask_once(opts, "go")
+    assert not (workspace / "made.txt").exists()
+    assert (workspace / "other.txt").exists() is (runs and "other" in rewritten)
+    assert (workspace / "keep.txt").exists()
+    assert result_block.is_error is not runs, result_block.content

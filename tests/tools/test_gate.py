@@ -161,3 +161,42 @@ async def test_an_asker_without_the_newer_keywords_still_works(ctx: ToolContext)
     some = Some()
     await PermissionGate(PermissionPolicy(), some).authorize(TOOLS["Bash"], NPM, ctx)
     assert some.seen == ["lead"]
+
+
+@attrs.define
+class RewritingAsker:
+    """Approves with another input, as an Agent SDK host's updatedInput does."""
+
+    rewritten: dict[str, Any]
+
+    async def ask(self, tool_name: str, input: dict[str, Any], reason: str, **context: Any) -> Any:
+        from coterie.tools.permissions import Answer
+
+        return Answer(True, updated_input=self.rewritten)
+
+
+async def test_an_approval_with_a_new_input_runs_the_new_input(ctx: ToolContext) -> None:
+    gate = PermissionGate(PermissionPolicy(), RewritingAsker({"command": "npm test -- -x"}))
+    decision = await gate.authorize(TOOLS["Bash"], NPM, ctx)
+    assert decision.behavior == "allow"
+    assert decision.updated_input == {"command": "npm test -- -x"}
+
+
+async def test_a_new_input_that_a_deny_rule_forbids_is_denied(ctx: ToolContext) -> None:
+    policy = PermissionPolicy.from_rules(deny=["Bash(rm:*)"])
+    asker = RewritingAsker({"command": "rm -rf src"})
+    decision = await PermissionGate(policy, asker).authorize(TOOLS["Bash"], NPM, ctx)
+    assert decision.behavior == "deny"
+    assert decision.updated_input is None
+
+
+async def test_a_new_input_out_of_the_tools_shape_does_not_run(
+    ctx: ToolContext, workspace: Path
+) -> None:
+    gate = PermissionGate(PermissionPolicy(), RewritingAsker({"file_path": "other.txt"}))
+    input = {"file_path": "made.txt", "content": "hi"}
+    result = await execute_tool_call(default_registry(), gate, "Write", input, ctx)
+    assert result.is_error
+    assert "does not fit its schema" in result.content
+    assert not (workspace / "made.txt").exists()
+    assert not (workspace / "other.txt").exists()

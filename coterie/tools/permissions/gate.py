@@ -57,7 +57,7 @@ class Answer:
     #: What the person wants done instead, given to the model with a denial.
     instruction: str | None = None
     #: The input the call runs with instead, when approved (an Agent SDK host's
-    #: ``updatedInput``): checked against the schema and the deny rules again.
+    #: ``updatedInput``): checked against the deny rules and the schema again.
     updated_input: dict[str, Any] | None = None
 
 
@@ -165,14 +165,22 @@ class PermissionGate:
         else:
             rule = answer.rule or decision.rule
             if answer.approved and answer.updated_input not in (None, input):
-                # Not run yet as rewritten; running the original would run what was
-                # not approved, so the call is denied (fail-closed).
-                decision = Decision(
-                    "deny",
-                    "Approved with a rewritten input, which this version of coterie cannot"
-                    " run yet, so the call is denied.",
-                    rule,
-                )
+                # What runs is the rewritten input: the deny rules, the hard deny list
+                # and the sandbox judge it too (the answer was a person's, never a
+                # rule's: only a denial of the new input stops it).
+                try:
+                    again = policy.check(tool, answer.updated_input, ctx)
+                except (KeyError, TypeError, ValueError) as exc:  # not the tool's shape
+                    again = Decision("deny", f"The rewritten input cannot be judged ({exc}).")
+                if again.behavior == "deny":
+                    decision = Decision("deny", again.reason, again.rule)
+                else:
+                    decision = Decision(
+                        "allow",
+                        answer.reason or "Approved, rewritten, when asked.",
+                        rule,
+                        updated_input=answer.updated_input,
+                    )
             elif answer.approved:
                 if answer.grant is not None:
                     self._grant(answer.grant, ctx)

@@ -94,6 +94,9 @@ class Decision:
     behavior: Behavior
     reason: str
     rule: str | None = None
+    #: An "allow" for a rewritten input (a host's ``updatedInput``): the call runs
+    #: with it instead of the model's.
+    updated_input: dict[str, Any] | None = None
 
 
 def _validate_mode(instance: object, attribute: object, value: str) -> None:
