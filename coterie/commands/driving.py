@@ -214,12 +214,14 @@ async def drive(
     asker: TerminalAsker | None = None,
     show_result: bool = True,
     turns: AsyncIterator[str] | None = None,
+    next_model: Callable[[], str | None] | None = None,
 ) -> int:
     """Open the session, show its events in the chosen view, do *work*; the exit code
     (*show_result* False: *work* showed its results, as a conversation does).
 
     With *turns* (``--input-format stream-json``), each prompt it yields is a
-    request of its own instead, each result shown as it comes.
+    request of its own instead, each result shown as it comes, with the model
+    *next_model* names (a host's ``set_model``; None: the run's).
 
     The session's notices (settings an untrusted folder lost, a sandbox that
     cannot work here, processes a dead run left running and that were killed)
@@ -281,7 +283,7 @@ async def drive(
                     if turns is None:
                         result = await work(session)
                     else:
-                        result = await _each_turn(session, view, turns, err)
+                        result = await _each_turn(session, view, turns, err, next_model)
                     nursery.cancel_scope.cancel()
     except* SupervisorGaveUp as group:
         # The Lead kept crashing past its supervisor's restart intensity.
@@ -338,14 +340,19 @@ async def drive(
 
 
 async def _each_turn(
-    session: AgentSession, view: View, turns: AsyncIterator[str], err: Console
+    session: AgentSession,
+    view: View,
+    turns: AsyncIterator[str],
+    err: Console,
+    next_model: Callable[[], str | None] | None,
 ) -> dict[str, Any] | None:
-    """Every prompt of *turns* asked in order, each result shown; the last result
-    (an error one if a turn failed), or None when there was no turn."""
+    """Every prompt of *turns* asked in order (with the model *next_model* names then),
+    each result shown; the last result (an error one if a turn failed), or None
+    when there was no turn."""
     last: dict[str, Any] | None = None
     failed = False
     async for prompt in turns:
-        last = await ask_lead(session, prompt)
+        last = await ask_lead(session, prompt, next_model() if next_model else None)
         failed = failed or bool(last["is_error"])
         view.finish(last)
     if last is None:
@@ -353,8 +360,8 @@ async def _each_turn(
     return None if last is None else {**last, "is_error": failed}
 
 
-async def ask_lead(session: AgentSession, prompt: str) -> dict[str, Any]:
-    result = (await session.query(prompt)).to_dict()
+async def ask_lead(session: AgentSession, prompt: str, model: str | None = None) -> dict[str, Any]:
+    result = (await session.query(prompt, model=model)).to_dict()
     if session.board is None:
         return with_run_id(session, result)
     return await with_summary(session, result)

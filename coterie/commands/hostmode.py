@@ -58,6 +58,9 @@ class SessionSlot:
 
     _session: AgentSession | None = None
     _filled: trio.Event = attrs.field(factory=trio.Event)
+    #: The model a host's ``set_model`` chose for the prompts from now on (None: the
+    #: run's own; the lead keeps a model it was given from that request on).
+    model: str | None = None
 
     def fill(self, session: AgentSession) -> None:
         self._session = session
@@ -148,8 +151,16 @@ def _handlers(slot: SessionSlot, setup: HostSetup) -> dict[str, Handler]:
         }))  # fmt: skip
         return {"mode": mode}
 
+    async def set_model(request: Request) -> dict[str, Any]:
+        model = request.body.get("model")
+        if model is not None and (not isinstance(model, str) or not model.strip()):
+            raise ValueError(f"a model is a name, not {model!r}")
+        slot.model = model
+        return {}
+
     return {
         "initialize": initialize,
+        "set_model": set_model,
         "interrupt": interrupt,
         "set_permission_mode": set_permission_mode,
     }

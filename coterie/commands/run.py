@@ -149,7 +149,10 @@ async def run_prompt(args: argparse.Namespace, console: Console, err: Console) -
             if args.permission_prompt_tool == "stdio":
                 asker = HostAsker(link)  # the host's can_use_tool answers every agent
             options["hooks"] = setup.matchers(link)  # its hook_callback ones
-            return await drive(args, console, err, hosted, ask, turns=host_prompts(link, err))
+            return await drive(
+                args, console, err, hosted, ask, turns=host_prompts(link, err),
+                next_model=lambda: slot.model,
+            )  # fmt: skip
     return await drive(args, console, err, agent, ask)
 
 

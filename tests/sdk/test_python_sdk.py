@@ -364,3 +364,24 @@ async def test_an_updated_input_runs_instead_unless_a_deny_rule_forbids_it(
     assert (workspace / "other.txt").exists() is (runs and "other" in rewritten)
     assert (workspace / "keep.txt").exists()
     assert result_block.is_error is not runs, result_block.content
+
+
+@pytest.mark.filterwarnings(
+    "ignore:Exception ignored in. <async_generator object"
+    " (Query|ClaudeSDKClient).receive_messages:pytest.PytestUnraisableExceptionWarning"
+)
+async def test_set_model_changes_the_model_of_the_next_prompts(
+    tmp_path: Path, workspace: Path, home: Path, mock_server: Callable[[Path], str]
+) -> None:
+    url = mock_server(scenario(tmp_path, [{"text": "one"}, {"text": "two"}]))
+    stderr: list[str] = []
+    models: list[str] = []
+    async with ClaudeSDKClient(options=options(workspace, home, url, stderr)) as client:
+        for chosen in (None, "claude-haiku-4-5"):
+            if chosen is not None:
+                await client.set_model(chosen)
+            await client.query("go")
+            models += [m.model async for m in client.receive_response()
+                       if isinstance(m, AssistantMessage)]  # fmt: skip
+    assert models[1] == "claude-haiku-4-5", (models, stderr)
+    assert models[0] != models[1]
