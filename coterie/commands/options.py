@@ -40,6 +40,16 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
         help="how tool calls are approved (default: settings' defaultMode, else 'default')",
     )
     parser.add_argument(
+        "--dangerously-skip-permissions",
+        dest="permission_mode",
+        action="store_const",
+        const="bypassPermissions",
+        help=(
+            "Claude Code's spelling of --permission-mode bypassPermissions (deny rules,"
+            " protected configuration and the sandbox still apply)"
+        ),
+    )
+    parser.add_argument(
         "--auto",
         action="store_true",
         help=(
@@ -173,11 +183,13 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
         help="append TEXT to the system prompt",
     )
     parser.add_argument(
+        "-r",
         "--resume",
         metavar="RUN_ID",
         help=(
-            "with --input-format stream-json (the Agent SDK's resume): the host's prompts go"
-            " on in run RUN_ID, after it finishes the request it was working on"
+            "go on in run RUN_ID: at a terminal its conversation reopens; with"
+            " --input-format stream-json (the Agent SDK's resume) the host's prompts go on"
+            " in it, after it finishes the request it was working on"
         ),
     )
     for flag, (takes_value, _missing) in UNHONOURED.items():

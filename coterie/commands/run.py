@@ -196,6 +196,8 @@ async def run_team(args: argparse.Namespace, console: Console, err: Console) -> 
     try:
         if args.input_format == "stream-json":
             raise CoterieError("coterie team takes its GOAL as an argument, not stream-json input")
+        if args.resume is not None:
+            raise CoterieError(f"a team goes on with `coterie resume {args.resume} [GOAL]`")
         request = headless_input(args, args.request) or args.request
         options = agent_options(args)
     except (CoterieError, ValueError) as exc:

@@ -648,3 +648,27 @@ def test_a_system_prompt_file_replaces_the_system_prompt(
     )  # fmt: skip
     assert both.returncode == 2
     assert "one or the other" in both.stderr
+
+
+def test_dangerously_skip_permissions_is_bypass_mode(
+    tmp_path: Path, workspace: Path, home: Path
+) -> None:
+    touch = {"tool_uses": [{"name": "Bash", "input": {"command": "touch made.txt"}}]}
+    path = scenario(tmp_path, {"lead": [touch, {"text": "done"}]})
+    done = coterie(
+        "run", "go", "-p", "--scenario", path, "--dangerously-skip-permissions",
+        cwd=workspace, home=home,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (0, "done\n"), done.stderr
+    assert (workspace / "made.txt").exists()
+
+
+def test_resume_headless_without_stream_json_points_to_coterie_resume(
+    workspace: Path, home: Path
+) -> None:
+    done = coterie("run", "go", "-p", "-r", "20260101-000000-abcdef", cwd=workspace, home=home)
+    assert done.returncode == 2
+    assert "coterie resume 20260101-000000-abcdef" in done.stderr
+    team = coterie("team", "go", "-p", "--resume", "x", cwd=workspace, home=home)
+    assert team.returncode == 2
+    assert "coterie resume x" in team.stderr

@@ -228,6 +228,31 @@ def test_continue_reopens_the_last_run_as_a_conversation(
     assert len(runs.stdout.splitlines()) == 1  # the same run, not a new one
 
 
+def test_resume_by_id_reopens_that_run_as_a_conversation(
+    trusted: Path, home: Path, tmp_path: Path
+) -> None:
+    """``coterie -r RUN_ID`` at a terminal, as ``claude -r``: not the latest run, that one."""
+    scen = scenario(
+        tmp_path / "s.json",
+        [{"text": "First answer."}, {"text": "I remember.", "expect": "what did you say"}],
+    )
+    first = coterie("-p", "remember this", "--scenario", str(scen), cwd=trusted, home=home)
+    assert first.returncode == 0, first.stderr
+    runs = coterie("runs", "--json", cwd=trusted, home=home)
+    (run,) = [json.loads(line) for line in runs.stdout.splitlines()]
+    other = scenario(tmp_path / "other.json", [{"text": "Other."}])
+    assert coterie("-p", "other", "--scenario", str(other), cwd=trusted, home=home).returncode == 0
+    term = Terminal("-r", run["run_id"], cwd=trusted, home=home)
+    term.prompt()
+    term.type("what did you say?\r")
+    term.wait_for("I remember.")
+    term.prompt()
+    term.type("/exit\r")
+    assert term.close() == 0
+    runs = coterie("runs", "--json", cwd=trusted, home=home)
+    assert len(runs.stdout.splitlines()) == 2  # no third run
+
+
 def test_continue_headless_goes_on_with_the_prompt(
     trusted: Path, home: Path, tmp_path: Path
 ) -> None:
