@@ -207,9 +207,12 @@ def test_ctrl_c_stops_the_turn_and_the_conversation_goes_on(
     assert "nothing to resume" in again.stderr
 
 
-def test_continue_reopens_the_last_run_as_a_conversation(
-    trusted: Path, home: Path, tmp_path: Path
+@pytest.mark.parametrize("how", ["-c", "-r"])
+def test_continue_or_resume_reopens_a_run_as_a_conversation(
+    trusted: Path, home: Path, tmp_path: Path, how: str
 ) -> None:
+    """``-c`` reopens the latest run; ``-r RUN_ID``, as ``claude -r``, that run even when
+    another one came after it."""
     scen = scenario(
         tmp_path / "s.json",
         [{"text": "First answer."}, {"text": "I remember.", "expect": "what did you say"}],
@@ -217,32 +220,14 @@ def test_continue_reopens_the_last_run_as_a_conversation(
     first = coterie("-p", "remember this", "--scenario", str(scen), cwd=trusted, home=home)
     assert first.returncode == 0, first.stderr
     assert first.stdout.strip() == "First answer."
-    term = Terminal("-c", cwd=trusted, home=home)
-    term.prompt()
-    term.type("what did you say?\r")
-    term.wait_for("I remember.")
-    term.prompt()
-    term.type("/exit\r")
-    assert term.close() == 0
-    runs = coterie("runs", "--json", cwd=trusted, home=home)
-    assert len(runs.stdout.splitlines()) == 1  # the same run, not a new one
-
-
-def test_resume_by_id_reopens_that_run_as_a_conversation(
-    trusted: Path, home: Path, tmp_path: Path
-) -> None:
-    """``coterie -r RUN_ID`` at a terminal, as ``claude -r``: not the latest run, that one."""
-    scen = scenario(
-        tmp_path / "s.json",
-        [{"text": "First answer."}, {"text": "I remember.", "expect": "what did you say"}],
-    )
-    first = coterie("-p", "remember this", "--scenario", str(scen), cwd=trusted, home=home)
-    assert first.returncode == 0, first.stderr
     runs = coterie("runs", "--json", cwd=trusted, home=home)
     (run,) = [json.loads(line) for line in runs.stdout.splitlines()]
-    other = scenario(tmp_path / "other.json", [{"text": "Other."}])
-    assert coterie("-p", "other", "--scenario", str(other), cwd=trusted, home=home).returncode == 0
-    term = Terminal("-r", run["run_id"], cwd=trusted, home=home)
+    args = ["-c"]
+    if how == "-r":
+        other = scenario(tmp_path / "other.json", [{"text": "Other."}])
+        assert coterie("-p", "x", "--scenario", str(other), cwd=trusted, home=home).returncode == 0
+        args = ["-r", run["run_id"]]
+    term = Terminal(*args, cwd=trusted, home=home)
     term.prompt()
     term.type("what did you say?\r")
     term.wait_for("I remember.")
@@ -250,7 +235,7 @@ def test_resume_by_id_reopens_that_run_as_a_conversation(
     term.type("/exit\r")
     assert term.close() == 0
     runs = coterie("runs", "--json", cwd=trusted, home=home)
-    assert len(runs.stdout.splitlines()) == 2  # no third run
+    assert len(runs.stdout.splitlines()) == len(args)  # the same run, not a new one
 
 
 def test_continue_headless_goes_on_with_the_prompt(
