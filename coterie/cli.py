@@ -6,7 +6,7 @@ import argparse
 import signal
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
@@ -31,6 +31,7 @@ def command_parser() -> tuple[argparse.ArgumentParser, frozenset[str]]:
 
     parser = argparse.ArgumentParser(
         prog="coterie",
+        add_help=False,  # -h shows the default command's options too (below)
         usage="coterie [OPTIONS] [PROMPT]  |  coterie COMMAND ...",
         description=(
             "A multi-agent coding harness: an actor-model runtime on Trio with durable "
@@ -40,7 +41,7 @@ def command_parser() -> tuple[argparse.ArgumentParser, frozenset[str]]:
             "Without a COMMAND, coterie takes the options of `coterie run`: `coterie` at a "
             "terminal opens a conversation (docs/interactive.md), `coterie PROMPT` opens one "
             "whose first message is PROMPT, `coterie -p PROMPT` answers headless and exits, "
-            "`coterie -c` reopens the workspace's most recent run. See `coterie run --help`."
+            "`coterie -c` reopens the workspace's most recent run. Those options follow."
         ),
     )
     parser.add_argument(
@@ -289,7 +290,32 @@ def command_parser() -> tuple[argparse.ArgumentParser, frozenset[str]]:
     add_watch_command(sub)
     add_observe_command(sub)
     add_worker_command(sub)
+    parser.add_argument(
+        "-h", "--help", action=_HelpWithRun, run=run, help="show this help message and exit"
+    )
     return parser, frozenset(sub.choices)
+
+
+class _HelpWithRun(argparse.Action):
+    """``coterie --help``: the commands, then the options of the default command
+    (``coterie run``'s, which ``coterie`` without a COMMAND takes), as ``claude --help``
+    shows its own options."""
+
+    def __init__(self, option_strings: list[str], dest: str, run: argparse.ArgumentParser,
+                 **kwargs: Any) -> None:  # fmt: skip
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+        self.run = run
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        options = self.run.format_help().split("\n\n", 2)[-1]  # after usage and description
+        sys.stdout.write(f"{parser.format_help()}\nThe default command's {options}")
+        parser.exit()
 
 
 def _hold(text: str) -> tuple[float, float]:

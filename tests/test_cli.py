@@ -7,6 +7,7 @@ import subprocess
 import sys
 from typing import TYPE_CHECKING
 
+import pytest
 import trio
 
 from coterie.events import read_events
@@ -32,6 +33,25 @@ def test_help_explains_the_commands(tmp_path: Path) -> None:
     result = coterie("--help", cwd=tmp_path)
     assert result.returncode == 0
     assert "demo" in result.stdout
+
+
+@pytest.mark.parametrize("flag", ["-h", "--help"])
+def test_help_shows_the_default_commands_options_too(tmp_path: Path, flag: str) -> None:
+    """As ``claude --help``: ``coterie`` without a COMMAND takes these."""
+    result = coterie(flag, cwd=tmp_path)
+    assert result.returncode == 0
+    commands, options = result.stdout.split("The default command's", 1)
+    assert "worker" in commands
+    for option in (
+        "-p, --print",
+        "-c, --continue",
+        "-r RUN_ID, --resume RUN_ID",
+        "--model",
+        "--permission-mode",
+        "--output-format",
+        "--dangerously-skip-permissions",
+    ):
+        assert option in options, option  # fmt: skip
 
 
 def test_no_command_is_a_usage_error(tmp_path: Path) -> None:

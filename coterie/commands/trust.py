@@ -35,13 +35,13 @@ def add_trust_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     """Add ``coterie trust`` to the CLI's subcommands."""
     trust = sub.add_parser(
         "trust",
-        help="trust a folder: its .claude settings may then widen what coterie may do",
+        help="trust a folder as it is now: its configuration may then widen what coterie may do",
         description=(
             "Mark DIR (default: the current directory) trusted, so that its "
             ".claude/settings.json and .claude/settings.local.json apply in full: allow "
             "rules, defaultMode, additionalDirectories, the sandbox's settings. Until "
-            "then coterie ignores those (deny and ask rules always apply) and does not "
-            "run git there. Trust records what it trusts: the digest of each settings "
+            "then coterie ignores those (deny and ask rules always apply) and takes no "
+            "git snapshot there. Trust records what it trusts: the digest of each settings "
             "file, skill, agent and command, and each .mcp.json server; one that is new "
             "or changed later is asked about at a terminal and ignored with -p, until "
             "you run coterie trust DIR again. Trust covers the folder's subfolders, "
