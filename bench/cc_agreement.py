@@ -29,8 +29,8 @@ the same rules loaded as ``coterie -p --settings '{...}'`` loads them (the
 caller's rules, which apply in a trusted and an untrusted folder alike; trust
 decides which of the project's own settings files count, and no longer the
 model's read-only git, which needs an inert git configuration either way),
-over a copy of the same tree. Claude Code's trust is its config's ``hasTrustDialogAccepted`` for the
-folder.
+over a copy of the same tree. Claude Code's trust is its config's
+``hasTrustDialogAccepted`` for the folder.
 
 Target (issue 24): at least 93 % agreement in each trust state, and no cell
 where Claude Code blocks and coterie runs.
