@@ -23,7 +23,13 @@ if TYPE_CHECKING:
     from coterie.hostlink import HostLink, Response
     from coterie.tools.permissions import Suggestion
 
-__all__ = ["HOST_ANSWER_SECONDS", "HostAsker", "answer_of", "can_use_tool_request"]
+__all__ = [
+    "HOST_ANSWER_SECONDS",
+    "HostAsker",
+    "answer_of",
+    "can_use_tool_request",
+    "granted_rule",
+]
 
 #: How long a question waits for the host (a person may be answering it).
 HOST_ANSWER_SECONDS = 900.0
@@ -36,6 +42,7 @@ def can_use_tool_request(
     *,
     agent: str = "",
     suggestion: Suggestion | None = None,
+    tool_use_id: str | None = None,
 ) -> dict[str, Any]:
     """The body of a ``can_use_tool`` request for one call the policy could not decide."""
     body: dict[str, Any] = {
@@ -43,6 +50,7 @@ def can_use_tool_request(
         "input": input,
         "permission_suggestions": [] if suggestion is None else [suggestion.for_hooks()],
         "decision_reason": reason,
+        "tool_use_id": tool_use_id,
     }
     if agent and agent != "lead":
         body["agent_id"] = agent
@@ -70,7 +78,8 @@ def answer_of(response: Response | None, *, tool_name: str) -> Answer:
     if behavior == "allow":
         updated = body.get("updatedInput")
         return Answer(True, reason="Allowed by the program driving this run.", rule="host",
-                      updated_input=updated if isinstance(updated, dict) else None)  # fmt: skip
+                      updated_input=updated if isinstance(updated, dict) else None,
+                      grant=granted_rule(body.get("updatedPermissions")))  # fmt: skip
     if behavior == "deny":
         message = body.get("message")
         text = message if isinstance(message, str) and message else "Denied."
@@ -82,6 +91,24 @@ def answer_of(response: Response | None, *, tool_name: str) -> Answer:
         f" ({str(body)[:120]}), so the call is denied.",
         rule="host",
     )
+
+
+def granted_rule(updates: Any) -> str | None:
+    """The allow rule a host's ``updatedPermissions`` grants (its first ``addRules``
+    of behaviour ``allow``, as ``Bash(npm test:*)``), for the rest of the run; None
+    if it grants none. Other updates (modes, directories, deny rules) are not
+    taken from an answer."""
+    for update in updates if isinstance(updates, list) else ():
+        if not isinstance(update, dict) or update.get("type") not in ("addRules", "replaceRules"):
+            continue
+        if update.get("behavior") != "allow":
+            continue
+        for rule in update.get("rules") or ():
+            name = rule.get("toolName") if isinstance(rule, dict) else None
+            if isinstance(name, str) and name:
+                content = rule.get("ruleContent")
+                return f"{name}({content})" if isinstance(content, str) and content else name
+    return None
 
 
 @attrs.frozen
@@ -99,7 +126,10 @@ class HostAsker:
         *,
         agent: str = "",
         suggestion: Suggestion | None = None,
+        tool_use_id: str | None = None,
     ) -> Answer:
-        body = can_use_tool_request(tool_name, input, reason, agent=agent, suggestion=suggestion)
+        body = can_use_tool_request(
+            tool_name, input, reason, agent=agent, suggestion=suggestion, tool_use_id=tool_use_id
+        )
         response = await self.link.ask("can_use_tool", body, answer_within=self.answer_within)
         return answer_of(response, tool_name=tool_name)

@@ -38,7 +38,13 @@ class Authorizer(Protocol):
     """Anything that decides whether a tool call may run (a :class:`PermissionGate`)."""
 
     async def authorize(
-        self, tool: Tool, input: dict[str, Any], ctx: ToolContext, *, hook: Decision | None = None
+        self,
+        tool: Tool,
+        input: dict[str, Any],
+        ctx: ToolContext,
+        *,
+        hook: Decision | None = None,
+        call_id: str | None = None,
     ) -> Decision:
         """Allow or deny this call; "ask" must already have been resolved.
 
@@ -209,10 +215,7 @@ async def execute_tool_call(
                 "hook:PreToolUse",
             )
     if gate is not None:
-        if hooked is None:
-            decision = await gate.authorize(tool, input, ctx)
-        else:
-            decision = await gate.authorize(tool, input, ctx, hook=hooked)
+        decision = await gate.authorize(tool, input, ctx, hook=hooked, call_id=call_id)
         if decision.behavior != "allow":
             _emit(ctx, "tool.denied", tool=name, reason=decision.reason, rule=decision.rule)
             return ToolResult(

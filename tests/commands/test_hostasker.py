@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from coterie.commands.hostasker import answer_of, can_use_tool_request
+from coterie.commands.hostasker import answer_of, can_use_tool_request, granted_rule
 from coterie.hostlink import error_response, success_response
 from coterie.tools.permissions import Suggestion
 
@@ -47,3 +47,26 @@ def test_anything_else_is_a_denial(response: object) -> None:
     answer = answer_of(response, tool_name="Bash")  # type: ignore[arg-type]
     assert not answer.approved
     assert answer.reason
+
+
+def test_the_request_names_the_tool_use() -> None:
+    body = can_use_tool_request("Bash", {}, "asks", tool_use_id="toolu_1")
+    assert body["tool_use_id"] == "toolu_1"
+
+
+def test_an_allow_may_grant_a_rule_for_the_run() -> None:
+    update = {"type": "addRules", "behavior": "allow", "destination": "session",
+              "rules": [{"toolName": "Bash", "ruleContent": "npm test:*"}]}  # fmt: skip
+    body = {"behavior": "allow", "updatedInput": {}, "updatedPermissions": [update]}
+    assert answer_of(success_response("r", body), tool_name="Bash").grant == "Bash(npm test:*)"
+    assert granted_rule([{**update, "rules": [{"toolName": "Read"}]}]) == "Read"
+
+
+@pytest.mark.parametrize(
+    "updates",
+    [None, [], "Bash", [{"type": "addRules", "behavior": "deny", "rules": [{"toolName": "Bash"}]}],
+     [{"type": "setMode", "mode": "bypassPermissions", "destination": "session"}],
+     [{"type": "addRules", "behavior": "allow", "rules": [{"ruleContent": "x"}]}]],
+)  # fmt: skip
+def test_nothing_else_in_an_answer_grants_anything(updates: object) -> None:
+    assert granted_rule(updates) is None

@@ -157,6 +157,7 @@ async def test_the_hosts_can_use_tool_answers_the_permission_question(
     opts.can_use_tool = can_use_tool
     [result_block], [result] = await ask_once(opts, "go")
     assert [(tool, input) for tool, input, _ in asked] == [("Bash", {"command": "touch made.txt"})]
+    assert asked[0][2].tool_use_id  # the tool_use the question is about
     suggested = asked[0][2].suggestions
     assert [(r.tool_name, r.rule_content) for s in suggested for r in s.rules or []] == [
         ("Bash", "touch:*")
@@ -166,6 +167,35 @@ async def test_the_hosts_can_use_tool_answers_the_permission_question(
     if not allow:
         assert "not today" in str(result_block.content)
     assert result.result == "done"
+
+
+@pytest.mark.filterwarnings(
+    "ignore:Exception ignored in. <async_generator object"
+    " (Query|ClaudeSDKClient).receive_messages:pytest.PytestUnraisableExceptionWarning"
+)
+async def test_an_allow_with_the_suggested_rule_is_not_asked_again(
+    tmp_path: Path, workspace: Path, home: Path, mock_server: Callable[[Path], str]
+) -> None:
+    """ "Yes, don't ask again": the host answers with the suggestion it was offered
+    (``updated_permissions``), and the next `touch` of the run runs unasked."""
+    other = {"tool_uses": [{"name": "Bash", "input": {"command": "touch other.txt"}}]}
+    url = mock_server(scenario(tmp_path, [TOUCH, other, {"text": "done"}]))
+    asked: list[str] = []
+
+    async def can_use_tool(
+        tool: str, input: dict[str, Any], context: ToolPermissionContext
+    ) -> PermissionResultAllow:
+        asked.append(input["command"])
+        return PermissionResultAllow(updated_permissions=context.suggestions)
+
+    stderr: list[str] = []
+    opts = options(workspace, home, url, stderr)
+    opts.can_use_tool = can_use_tool
+    blocks, [result] = await ask_once(opts, "go")
+    assert asked == ["touch made.txt"], stderr
+    assert result.result == "done"
+    assert [b.is_error for b in blocks] == [False, False]
+    assert (workspace / "other.txt").exists()
 
 
 @pytest.mark.filterwarnings(

@@ -60,7 +60,9 @@ class FixedGate:
     decision: Decision
     seen: list[str] = attrs.field(factory=list)
 
-    async def authorize(self, tool: Tool, input: dict[str, Any], ctx: ToolContext) -> Decision:
+    async def authorize(
+        self, tool: Tool, input: dict[str, Any], ctx: ToolContext, **_: Any
+    ) -> Decision:
         self.seen.append(tool.name)
         return self.decision
 

@@ -103,7 +103,13 @@ class PermissionGate:
             self._capped = outer
 
     async def authorize(
-        self, tool: Tool, input: dict[str, Any], ctx: ToolContext, *, hook: Decision | None = None
+        self,
+        tool: Tool,
+        input: dict[str, Any],
+        ctx: ToolContext,
+        *,
+        hook: Decision | None = None,
+        call_id: str | None = None,
     ) -> Decision:
         """An "allow" or "deny" decision for this call; never "ask".
 
@@ -113,7 +119,8 @@ class PermissionGate:
         a risky command still asks), as Claude Code's "allow skips the prompt
         but not deny or ask rules". Before a person (or the headless refusal)
         is asked, PermissionRequest hooks may answer; a Notification hook hears
-        that a prompt is shown.
+        that a prompt is shown. *call_id* (the ``tool_use`` id) reaches an asker
+        that takes ``tool_use_id``.
         """
         policy = self.policy if self._capped is None else self._capped
         decision = policy.check(tool, input, ctx)
@@ -142,7 +149,7 @@ class PermissionGate:
             self._record(ctx, tool.name, decision)
             return decision
         try:
-            context: dict[str, Any] = {"agent": ctx.agent}
+            context: dict[str, Any] = {"agent": ctx.agent, "tool_use_id": call_id}
             if _names_parameter(self.asker.ask, "suggest"):
                 # An asker that may never show a prompt (Auto Mode's) computes the
                 # suggestion only if it does: computing it checks the call again.
@@ -287,14 +294,20 @@ class NarrowedGate(PermissionGate):
     outer: PermissionGate = attrs.field(kw_only=True)
 
     async def authorize(
-        self, tool: Tool, input: dict[str, Any], ctx: ToolContext, *, hook: Decision | None = None
+        self,
+        tool: Tool,
+        input: dict[str, Any],
+        ctx: ToolContext,
+        *,
+        hook: Decision | None = None,
+        call_id: str | None = None,
     ) -> Decision:
         """Deny if the narrower policy does; else what *outer* decides (a PreToolUse
         hook's *hook* decision is put to both)."""
-        first = await super().authorize(tool, input, ctx, hook=hook)
+        first = await super().authorize(tool, input, ctx, hook=hook, call_id=call_id)
         if first.behavior != "allow":
             return first
-        return await self.outer.authorize(tool, input, ctx, hook=hook)
+        return await self.outer.authorize(tool, input, ctx, hook=hook, call_id=call_id)
 
     def _grant(self, text: str, ctx: ToolContext) -> None:
         # The person spoke for the run, not for this subagent alone.
