@@ -112,7 +112,15 @@ def command_parser() -> tuple[argparse.ArgumentParser, frozenset[str]]:
             "1 a task failed, 2 usage error, 130 interrupted (resumable)."
         ),
     )
-    team.add_argument("request", metavar="GOAL", help="what the team should achieve")
+    team.add_argument(
+        "request",
+        metavar="GOAL",
+        nargs="?",
+        help=(
+            "what the team should achieve (with --input-format stream-json, each prompt of"
+            " the program driving it is a goal instead)"
+        ),
+    )
     team.add_argument(
         "--teammates",
         type=_count,
@@ -437,9 +445,16 @@ def _stop(signum: int, _frame: object) -> None:
 def routed(argv: list[str], commands: frozenset[str]) -> list[str]:
     """*argv* with ``run --conversation`` in front when its first word is no
     COMMAND (as ``claude [options] [prompt]``); ``--help``, ``--version`` and
-    the commands stay as they are."""
+    the commands stay as they are. ``--team`` among the options (what an Agent
+    SDK host passes as ``extra_args={"team": None}``) makes it ``team`` instead,
+    with the team's options (``--teammates N``...) among the others."""
     if argv and (argv[0] in commands or argv[0] in ("-h", "--help", "-v", "--version")):
         return argv
+    options = argv[: argv.index("--")] if "--" in argv else argv
+    if "--team" in options:
+        rest = list(argv)
+        rest.remove("--team")
+        return ["team", *rest]
     return ["run", "--conversation", *argv]
 
 

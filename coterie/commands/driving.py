@@ -208,7 +208,7 @@ async def drive(
     console: Console,
     err: Console,
     agent: Callable[[], AbstractAsyncContextManager[AgentSession]],
-    work: Callable[[AgentSession], Awaitable[dict[str, Any]]],
+    work: Callable[[AgentSession], Awaitable[dict[str, Any]]] | None,
     *,
     team: bool = False,
     asker: TerminalAsker | None = None,
@@ -281,6 +281,7 @@ async def drive(
                     if refresh is not None:
                         nursery.start_soon(refresh)  # the live view's redraws
                     if turns is None:
+                        assert work is not None  # only turns come without work
                         result = await work(session)
                     else:
                         result = await _each_turn(session, view, turns, err, next_model)

@@ -32,7 +32,7 @@ from coterie.session import AgentSession, open_agent, open_team
 from coterie.trust import is_trusted
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncIterator, Callable
     from contextlib import AbstractAsyncContextManager
     from pathlib import Path
 
@@ -103,7 +103,7 @@ async def run_prompt(args: argparse.Namespace, console: Console, err: Console) -
         options["allowed_tools_scope"] = expansion.command.scope
     options["model"] = model
 
-    def agent() -> AbstractAsyncContextManager[AgentSession]:
+    def agent(asker: Asker | None = asker) -> AbstractAsyncContextManager[AgentSession]:
         return open_agent(
             args.workdir,
             asker=asker,
@@ -128,32 +128,51 @@ async def run_prompt(args: argparse.Namespace, console: Console, err: Console) -
     if args.loop is not None:
         return await drive(args, console, err, agent, lambda s: _loop(s, args.loop))
     if streamed:
-        slot, setup = SessionSlot(), HostSetup()
-
-        @contextlib.asynccontextmanager
-        async def hosted() -> AsyncIterator[AgentSession]:
-            opened = agent() if resumed is None else open_agent(
-                args.workdir, asker=asker, resume=resumed.name, on_cancel=interrupt_process,
-                hooks=options["hooks"],
-            )  # fmt: skip
-            async with opened as session:
-                if resumed is not None:
-                    # The request it was on when its host was lost is finished first
-                    # (an interrupted tool reported, never run again); its result is
-                    # in the run, not on this host's stream.
-                    await session.resume()
-                slot.fill(session)  # the host's interrupt acts on it
-                yield session
-
-        async with open_host(err, slot, setup) as link:
-            if args.permission_prompt_tool == "stdio":
-                asker = HostAsker(link)  # the host's can_use_tool answers every agent
-            options["hooks"] = setup.matchers(link)  # its hook_callback ones
-            return await drive(
-                args, console, err, hosted, ask, turns=host_prompts(link, err),
-                next_model=lambda: slot.model,
-            )  # fmt: skip
+        return await _hosted(args, console, err, agent, asker, options, resumed)
     return await drive(args, console, err, agent, ask)
+
+
+async def _hosted(
+    args: argparse.Namespace,
+    console: Console,
+    err: Console,
+    opener: Callable[[Asker | None], AbstractAsyncContextManager[AgentSession]],
+    asker: Asker | None,
+    options: dict[str, Any],
+    resumed: Path | None,
+    *,
+    team: bool = False,
+) -> int:
+    """The run driven by the program on standard input (``--input-format
+    stream-json``): each of its prompts a request of the run opened by *opener*
+    (or the run *resumed*), its control requests answered (:mod:`.hostmode`)."""
+    slot, setup = SessionSlot(), HostSetup()
+
+    @contextlib.asynccontextmanager
+    async def hosted() -> AsyncIterator[AgentSession]:
+        if resumed is None:
+            opened = opener(asker)
+        else:
+            reopen = open_team if team else open_agent
+            opened = reopen(args.workdir, asker=asker, resume=resumed.name,
+                            on_cancel=interrupt_process, hooks=options["hooks"])  # fmt: skip
+        async with opened as session:
+            if resumed is not None:
+                # The request it was on when its host was lost is finished first
+                # (an interrupted tool reported, never run again); its result is
+                # in the run, not on this host's stream.
+                await session.resume()
+            slot.fill(session)  # the host's interrupt acts on it
+            yield session
+
+    async with open_host(err, slot, setup) as link:
+        if args.permission_prompt_tool == "stdio":
+            asker = HostAsker(link)  # the host's can_use_tool answers every agent
+        options["hooks"] = setup.matchers(link)  # its hook_callback ones
+        return await drive(
+            args, console, err, hosted, None, turns=host_prompts(link, err),
+            next_model=lambda: slot.model, team=team,
+        )  # fmt: skip
 
 
 def _resumed(args: argparse.Namespace) -> Path | None:
@@ -191,14 +210,21 @@ def _expand(args: argparse.Namespace, prompt: str) -> Expansion | None:
 
 
 async def run_team(args: argparse.Namespace, console: Console, err: Console) -> int:
-    """``coterie team``: a lead and teammates on ``args.goal``; returns the exit code."""
+    """``coterie team``: a lead and teammates on ``args.goal``; returns the exit code.
+
+    With ``--input-format stream-json`` (``coterie --team`` as an Agent SDK host
+    spawns it) the goals are the host's prompts, each pursued by the same team."""
 
     try:
-        if args.input_format == "stream-json":
-            raise CoterieError("coterie team takes its GOAL as an argument, not stream-json input")
-        if args.resume is not None:
+        streamed = check_input_format(args)
+        if args.resume is not None and not streamed:
             raise CoterieError(f"a team goes on with `coterie resume {args.resume} [GOAL]`")
-        request = headless_input(args, args.request) or args.request
+        resumed = _resumed(args)
+        if streamed and args.request is not None:
+            raise CoterieError("with --input-format stream-json the goals come on standard input")
+        request = None if streamed else headless_input(args, args.request) or args.request
+        if request is None and not streamed:
+            raise CoterieError("no GOAL: give the team's goal as an argument")
         options = agent_options(args)
     except (CoterieError, ValueError) as exc:
         err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
@@ -206,7 +232,7 @@ async def run_team(args: argparse.Namespace, console: Console, err: Console) -> 
     asker = make_asker(args, console, team=True)
     await workspace_trust(args, console, err)
 
-    def team() -> AbstractAsyncContextManager[AgentSession]:
+    def team(asker: Asker | None = asker) -> AbstractAsyncContextManager[AgentSession]:
         return open_team(
             args.workdir,
             on_cancel=interrupt_process,
@@ -223,6 +249,9 @@ async def run_team(args: argparse.Namespace, console: Console, err: Console) -> 
             **options,
         )
 
+    if streamed:
+        return await _hosted(args, console, err, team, asker, options, resumed, team=True)
+    assert request is not None
     work = lambda s: ask_lead(s, request)  # noqa: E731
     return await drive(args, console, err, team, work, team=True, asker=asker)
 

@@ -72,6 +72,9 @@ def test_a_first_word_that_is_no_command_is_run_s(argv: list[str]) -> None:
     out = routed(argv, SUBCOMMANDS)
     if argv and (argv[0] in SUBCOMMANDS or argv[0] in ("-h", "--help", "-v", "--version")):
         assert out == argv
+    elif "--team" in (argv[: argv.index("--")] if "--" in argv else argv):
+        assert out[0] == "team"
+        assert sorted(out[1:] + ["--team"]) == sorted(argv)
     else:
         assert out == ["run", "--conversation", *argv]
 
@@ -82,3 +85,13 @@ def test_routing_examples() -> None:
     assert routed(["fix the bug"], SUBCOMMANDS)[-1] == "fix the bug"
     assert routed(["demo"], SUBCOMMANDS) == ["demo"]
     assert routed(["resume", "x"], SUBCOMMANDS) == ["resume", "x"]
+    # An Agent SDK host's extra_args={"team": None, "teammates": "2"}:
+    sdk = ["--output-format", "stream-json", "--team", "--teammates", "2"]
+    assert routed(sdk, SUBCOMMANDS) == [
+        "team",
+        "--output-format",
+        "stream-json",
+        "--teammates",
+        "2",
+    ]
+    assert routed(["-p", "--", "--team"], SUBCOMMANDS)[0] == "run"  # a prompt, not an option
