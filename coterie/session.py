@@ -21,17 +21,30 @@ from coterie.runs import hold_run
 from coterie.runtime import Agents, AgentSession, RunOptions, open_run, prepare
 from coterie.supervisors import DynamicSupervisor
 from coterie.team import team_names
+from coterie.toolpermission import CallbackAsker
 from coterie.tools import default_registry
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+    from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 
     from coterie.context import CompactionReport
     from coterie.hooks import HookMatcher
     from coterie.models import Model
+    from coterie.toolpermission import Allow, Deny, PermissionContext
     from coterie.tools import Asker
 
+    CanUseTool = Callable[[str, dict[str, Any], PermissionContext], Awaitable[Allow | Deny]]
+
 __all__ = ["AgentSession", "RunOptions", "compact_run", "open_agent", "open_team"]
+
+
+def _asker(asker: Asker | None, can_use_tool: CanUseTool | None) -> Asker | None:
+    """Who answers the gate's questions: *asker*, or the *can_use_tool* callback."""
+    if can_use_tool is None:
+        return asker
+    if asker is not None:
+        raise TypeError("give an asker or can_use_tool, not both")
+    return CallbackAsker(can_use_tool)
 
 
 def _options(workdir: Path | str, fields: dict[str, Any], **more: Any) -> RunOptions:
@@ -45,6 +58,7 @@ async def open_agent(
     *,
     model: Model | str | None = None,
     asker: Asker | None = None,
+    can_use_tool: CanUseTool | None = None,
     resume: str | None = None,
     on_cancel: Callable[[], None] | None = None,
     hooks: Mapping[str, Sequence[HookMatcher]] | None = None,
@@ -58,9 +72,12 @@ async def open_agent(
     the scenario's scripted model, else the real API). With *asker* None
     nobody can approve an action: what would ask is denied and the model is
     told so (in ``permission_mode="auto"`` the classifier decides, and the
-    asker only past its denial limits). ``goal`` starts the goal evaluator
-    (each query then goes on until it holds); ``loop`` (a ``--loop`` spec, at
-    most ``max_ticks`` runs) starts the scheduler, for
+    asker only past its denial limits). *can_use_tool* is the asker as the
+    Agent SDK's callback: ``async def decide(tool_name, input, context)``
+    returning :class:`~coterie.toolpermission.Allow` or
+    :class:`~coterie.toolpermission.Deny` (:mod:`coterie.toolpermission`).
+    ``goal`` starts the goal evaluator (each query then goes on until it holds);
+    ``loop`` (a ``--loop`` spec, at most ``max_ticks`` runs) starts the scheduler, for
     :meth:`AgentSession.loop`. With *resume* (a run id) the run's recorded
     options are used; call :meth:`AgentSession.resume` to finish its pending
     request. ``coterie cancel RUN`` raises :class:`~coterie.errors.RunCancelled`
@@ -70,6 +87,7 @@ async def open_agent(
     settings' hooks (:mod:`coterie.hooks.callbacks`).
     """
     callbacks = callback_hooks(hooks or {})  # an unknown event fails before the run
+    asker = _asker(asker, can_use_tool)
     run = _options(workdir, options, command="run", headless=asker is None)
     prepared = prepare(run, model=model, resume=resume)
     async with open_run(prepared, asker, on_cancel=on_cancel, callbacks=callbacks) as session:
@@ -84,6 +102,7 @@ async def open_team(
     names: list[str] | tuple[str, ...] = (),
     model: Model | str | None = None,
     asker: Asker | None = None,
+    can_use_tool: CanUseTool | None = None,
     resume: str | None = None,
     on_cancel: Callable[[], None] | None = None,
     hooks: Mapping[str, Sequence[HookMatcher]] | None = None,
@@ -98,6 +117,7 @@ async def open_team(
     run's recorded options are used.
     """
     callbacks = callback_hooks(hooks or {})
+    asker = _asker(asker, can_use_tool)
     chosen = team_names(teammates, names) if resume is None else ()
     run = _options(workdir, options, command="team", teammates=chosen, headless=asker is None)
     prepared = prepare(run, model=model, resume=resume)
