@@ -40,6 +40,7 @@ EventType = Literal[
     # -- agent turn loop (coterie/agent) ---------------------------------------
     "agent.message",  # the model's reply, as appended to the transcript
     "agent.text_delta",  # streamed text of a reply in progress (live only, not stored)
+    "agent.stream_event",  # a raw streaming event of a reply in progress (live only)
     "agent.tool_call",  # the agent is about to run a tool the model asked for
     "agent.tool_result",  # a tool's result, as given back to the model
     "agent.result",  # the agent's run ended (Claude Code's result fields)
@@ -59,6 +60,8 @@ EventType = Literal[
     # -- hooks (coterie/hooks) -------------------------------------------------
     "hook.ran",  # a hook handler answered (exit code, how long, whether it blocked)
     "hook.failed",  # a hook handler could not run or answer (timeout, spawn error, HTTP)
+    "hook.started",  # a hook handler is starting (live only, not stored)
+    "hook.response",  # what a hook handler answered: output, exit code (live only)
     # -- context management (coterie/context) ----------------------------------
     "context.spilled",  # stage 1: a large tool result was saved to a file
     "context.archived",  # stage 2: old messages were moved to an archive file

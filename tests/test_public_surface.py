@@ -102,8 +102,8 @@ SURFACES: dict[str, set[str]] = {
         "FallbackModel", "Latency", "MeteredModel", "is_overloaded",
         "MockServer", "Model", "ModelAPIError", "ModelError", "ModelPrice", "ModelReply",
         "ModelRequest", "PromptTooLong", "RecordedRequest", "RequestInvalid", "RetrySink",
-        "Retrying", "Scenario",
-        "ScenarioError", "ScriptedCrash", "ScriptedModel", "TextSink", "ToolUse", "Turn",
+        "Retrying", "Scenario", "ScenarioError", "ScriptedCrash", "ScriptedModel", "StreamSink",
+        "TextSink", "ToolUse", "Turn",
         "TurnError", "Usage", "UsageLedger", "cost_usd", "is_known_model", "load_scenario",
         "model_from_env", "parse_scenario", "price_for", "resolve_model", "serve_scenario",
         "validate_request",
@@ -151,6 +151,8 @@ SURFACES: dict[str, set[str]] = {
         "last_wakeup",
         # custom subagents and skills (coterie.extensions supplies them)
         "CustomType", "custom_registry", "Skill", "SkillTool", "NarrowedGate",
+        # structured output (--json-schema)
+        "STRUCTURED_OUTPUT", "SchemaError", "StructuredOutputTool", "check_schema", "load_schema",
         "todo_reminder",
         # permissions and the sandbox
         "Answer", "Asker", "Decision", "Mode", "PermissionGate", "PermissionMode",

@@ -9,8 +9,9 @@ knows nothing of mailboxes or supervision: the Lead actor
 root (``coterie.runtime``) builds each actor's loop.
 """
 
-from coterie.agent._loop import SUBTYPES, AgentLoop, Limits, RunResult, Subtype
+from coterie.agent._loop import AgentLoop, Limits
 from coterie.agent._prompt import build_system_prompt, context_reminder
+from coterie.agent.result import SUBTYPES, RunResult, Subtype
 
 __all__ = [
     "SUBTYPES",

@@ -9,18 +9,23 @@ permission gate and append all results in one user message. Tool errors and
 denials are results (``is_error``), never exceptions; a model failure that
 survived its retries ends the run with an error result. Any other exception
 (a bug, a scenario ``crash``) propagates: the actor crashes and its supervisor
-decides.
+decides. With a StructuredOutput tool (``--json-schema``) the answer must come
+through it: a call that fits ends the run once its reply's tools have run, and
+:mod:`coterie.agent._structured` says when to ask again and when to give up.
 """
 
 from __future__ import annotations
 
+import json
 import time
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from coterie.agent._structured import OutputRule, answer_in
+from coterie.agent.result import RunResult, Subtype
 from coterie.context.history import INTERRUPTED, NOT_RUN, tool_use_ids
-from coterie.models import MeteredModel, ModelError, ModelRequest, Usage
+from coterie.models import MeteredModel, ModelError, ModelRequest, StreamSink, Usage
 from coterie.tools import execute_tool_call, todo_reminder
 
 if TYPE_CHECKING:
@@ -30,7 +35,7 @@ if TYPE_CHECKING:
     from coterie.events import EventLog, EventType
     from coterie.hooks import HookEvent
     from coterie.models import Model, ModelReply, Retrying
-    from coterie.tools import PermissionGate, ToolContext, ToolRegistry
+    from coterie.tools import PermissionGate, StructuredOutputTool, ToolContext, ToolRegistry
 
 
 @attrs.frozen
@@ -39,56 +44,6 @@ class Limits:
 
     max_turns: int | None = None
     max_budget_usd: float | None = None
-
-
-#: How a run ended (Claude Code's result subtypes, and coterie's own for what
-#: only it does: goals, a team's tasks).
-Subtype = Literal[
-    "success",
-    "error_max_turns",
-    "error_max_budget_usd",
-    "error_model",
-    "error_during_execution",
-    "error_goal_impossible",
-    "error_max_goal_iterations",
-    "error_tasks",
-    "error_interrupted",
-]
-SUBTYPES: tuple[Subtype, ...] = get_args(Subtype)
-
-
-def _subtype(value: str) -> Subtype:
-    if value not in SUBTYPES:
-        raise ValueError(f"unknown result subtype {value!r}; expected one of {', '.join(SUBTYPES)}")
-    return value
-
-
-@attrs.frozen
-class RunResult:
-    """How a run ended; the fields of Claude Code's ``result`` message."""
-
-    result: str
-    is_error: bool
-    subtype: Subtype = attrs.field(converter=_subtype)
-    num_turns: int
-    usage: Usage
-    total_cost_usd: float
-    duration_ms: int
-    #: With ``--goal``: the condition, how the pursuit ended and why, its checks.
-    goal: dict[str, Any] | None = None
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> RunResult:
-        """A result sent as :meth:`to_dict` (other keys of the message are ignored)."""
-        fields = {f.name for f in attrs.fields(cls)}
-        kept = {k: v for k, v in data.items() if k in fields}
-        return cls(**{**kept, "usage": Usage(**kept["usage"])})
-
-    def to_dict(self) -> dict[str, Any]:
-        data = {**attrs.asdict(self, recurse=False), "usage": self.usage.to_dict()}
-        if data["goal"] is None:
-            del data["goal"]
-        return data
 
 
 #: What the history says when the user interrupted a turn (Claude Code's words).
@@ -153,6 +108,9 @@ class AgentLoop:
     #: the date): what changes between runs goes there, so the system prompt stays
     #: byte-stable for the prompt cache.
     context: str | None = None
+    #: With ``--json-schema``: the StructuredOutput tool of :attr:`registry` the final
+    #: answer must come through (the rule: :mod:`coterie.agent._structured`).
+    output: StructuredOutputTool | None = None
     messages: list[dict[str, Any]] = attrs.field(factory=list)
     turns: int = 0
 
@@ -213,12 +171,20 @@ class AgentLoop:
         if self.transcript is not None and prompt_id in self.transcript.prompt_meta:
             turns_before = int(self.transcript.prompt_meta[prompt_id].get("turns", self.turns))
         last = self.messages[-1] if self.messages else None
+        rule = None if self.output is None else OutputRule(self.output.name)
         if last is not None and last["role"] == "assistant":
             blocks = last["content"]
             if not any(b.get("type") == "tool_use" for b in blocks):
                 text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
-                return self._finish(text, "success", started, turns_before)
-        return await self._work(started, turns_before)
+                nudge = None if rule is None else rule.stopped()
+                if nudge is None:
+                    return self._finish(text, "success", started, turns_before)
+                await self._add({"role": "user", "content": [{"type": "text", "text": nudge}]})
+        elif self.output is not None:  # the answer was recorded before the agent stopped
+            answer = answer_in(self.messages, self.output.name)
+            if answer is not None and self.output.fits(answer):
+                return self._answered(answer, started, turns_before)
+        return await self._work(started, turns_before, rule)
 
     async def interrupted(self, started: float, turns_before: int) -> RunResult:
         """The user interrupted the work (begun at *started*, after *turns_before*
@@ -241,7 +207,14 @@ class AgentLoop:
         await self._add({"role": "user", "content": [*blocks, {"type": "text", "text": note}]})
         return self._finish(note, "error_interrupted", started, turns_before)
 
-    def _finish(self, text: str, subtype: Subtype, started: float, turns_before: int) -> RunResult:
+    def _finish(
+        self,
+        text: str,
+        subtype: Subtype,
+        started: float,
+        turns_before: int,
+        structured: dict[str, Any] | None = None,
+    ) -> RunResult:
         result = RunResult(
             result=text,
             is_error=subtype != "success",
@@ -250,13 +223,24 @@ class AgentLoop:
             usage=self.usage,
             total_cost_usd=self.cost,
             duration_ms=int((time.monotonic() - started) * 1000),
+            structured_output=structured,
         )
         self._emit("agent.result", **result.to_dict())
         return result
 
-    async def _work(self, started: float, turns_before: int) -> RunResult:
+    def _answered(self, answer: dict[str, Any], started: float, turns_before: int) -> RunResult:
+        """The prompt's end with its structured *answer* (``result``: its JSON text)."""
+        text = json.dumps(answer, separators=(",", ":"), ensure_ascii=False)
+        return self._finish(text, "success", started, turns_before, answer)
+
+    async def _work(
+        self, started: float, turns_before: int, rule: OutputRule | None = None
+    ) -> RunResult:
         def finish(text: str, subtype: Subtype) -> RunResult:
             return self._finish(text, subtype, started, turns_before)
+
+        if rule is None and self.output is not None:
+            rule = OutputRule(self.output.name)
 
         last_text = ""
         stop_hook_active = False
@@ -290,6 +274,10 @@ class AgentLoop:
             last_text = reply.text or last_text
             if not reply.tool_uses:
                 reason = await self._stop_hooks(last_text, stop_hook_active)
+                nudge = None if reason is not None or rule is None else rule.stopped()
+                if nudge is not None:  # the answer must come through StructuredOutput
+                    await self._add({"role": "user", "content": [{"type": "text", "text": nudge}]})
+                    continue
                 if reason is None:
                     return finish(last_text, "success")
                 # A Stop hook keeps the agent going: its reason is the next prompt.
@@ -298,6 +286,13 @@ class AgentLoop:
                 continue
             results = [await self._call(use) for use in reply.tool_uses]
             await self._add({"role": "user", "content": results})
+            if self.output is not None and rule is not None:
+                answer = self.output.take()
+                if answer is not None:
+                    return self._answered(answer, started, turns_before)
+                gave_up = rule.answered(reply.tool_uses, results)
+                if gave_up is not None:
+                    return finish(gave_up, "error_max_structured_output_retries")
             halted = self.tools.hooks.take_stop() if self.tools.hooks is not None else None
             if halted is not None:
                 return finish(halted, "success")
@@ -442,9 +437,20 @@ class AgentLoop:
             **({"fallback_model": retry.fallback} if retry.fallback else {}),
         )
 
-    def _stream(self, text: str) -> None:
+    @property
+    def _stream(self) -> StreamSink:
+        """What the model tells of its reply as it streams, published live (not
+        stored): each text delta, and each raw streaming event (stream-json's
+        ``stream_event`` lines)."""
+        return StreamSink(self._text_delta, self._stream_event)
+
+    def _text_delta(self, text: str) -> None:
         if self.events is not None:
             self.events.publish("agent.text_delta", actor=self.actor, text=text)
+
+    def _stream_event(self, event: dict[str, Any]) -> None:
+        if self.events is not None:
+            self.events.publish("agent.stream_event", actor=self.actor, event=event)
 
     def _emit(self, type: EventType, **data: Any) -> None:
         if self.events is not None:

@@ -70,8 +70,15 @@ def make_view(
     (the supervision tree and the board, read with *board*, in the live *region* a
     permission prompt pauses) or the agent's console."""
     if args.print:
-        formats = {"text": TextView, "json": JsonView, "stream-json": StreamJsonView}
-        return formats[args.output_format](verbose=args.verbose)
+        if args.output_format == "text":
+            return TextView(verbose=args.verbose)
+        formats = {"json": JsonView, "stream-json": StreamJsonView}
+        # ``coterie resume`` has the output formats without the host's flags.
+        return formats[args.output_format](
+            verbose=args.verbose,
+            include_partial_messages=getattr(args, "include_partial_messages", False),
+            include_hook_events=getattr(args, "include_hook_events", False),
+        )
     if team:
         from coterie.ui.live import TeamView
 

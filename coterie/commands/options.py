@@ -192,6 +192,24 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
             " in it, after it finishes the request it was working on"
         ),
     )
+    parser.add_argument(
+        "--include-partial-messages",
+        action="store_true",
+        help="with stream-json output: also the model's reply as it streams (stream_event lines)",
+    )
+    parser.add_argument(
+        "--include-hook-events",
+        action="store_true",
+        help="with stream-json output: also a line when each hook starts and answers",
+    )
+    parser.add_argument(
+        "--json-schema",
+        metavar="SCHEMA",
+        help=(
+            "end with an answer in this shape (a JSON Schema, as text or a file): the"
+            " result carries it as structured_output"
+        ),
+    )
     for flag, (takes_value, _missing) in UNHONOURED.items():
         parser.add_argument(
             flag,
@@ -247,9 +265,6 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
 #: them yet: whether each takes a value, and what is not done. A host that passes
 #: one is not refused (its run goes on); the run says once what it leaves out.
 UNHONOURED: dict[str, tuple[bool, str]] = {
-    "--include-partial-messages": (False, "partial messages (stream_event lines) are not sent"),
-    "--include-hook-events": (False, "hook events are not sent"),
-    "--json-schema": (True, "no structured output is produced"),
     "--max-thinking-tokens": (True, "extended thinking is not configured"),
     "--thinking": (True, "extended thinking is not configured"),
     "--thinking-display": (True, "extended thinking is not configured"),

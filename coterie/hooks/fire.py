@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import time
+import uuid
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -87,7 +88,8 @@ class Hooks:
     ) -> Verdict:
         """Run *event*'s matching handlers on an input of *fields*; their verdict."""
         key = MATCHED_ON.get(event)
-        handlers = self.config.handlers(event, str(fields.get(key, "")) if key else None)
+        matched = str(fields.get(key, "")) if key else None
+        handlers = self.config.handlers(event, matched)
         if not handlers:
             return Verdict()
         data: dict[str, Any] = {
@@ -104,12 +106,35 @@ class Hooks:
         env = {**os.environ, "CLAUDE_PROJECT_DIR": str(self.cwd)}
         outcomes: list[Outcome | None] = [None] * len(handlers)
 
+        # Claude Code names a hook by its event and what it matched ("PreToolUse:Bash").
+        name = f"{event}:{matched}" if matched else event
+        who = actor.name if actor is not None else None
+
         async def one(i: int, handler: Handler) -> None:
+            hook_id = str(uuid.uuid4())
+            # Live only, not stored (a host's --include-hook-events): the log has hook.ran.
+            if self.events is not None:
+                self.events.publish(
+                    "hook.started", hook_id=hook_id, hook_name=name, event=event, actor=who
+                )
             started = time.monotonic()
             ran = await run_handler(
                 handler, payload, cwd=self.cwd, env=env, callbacks=self.callbacks
             )
-            outcomes[i] = self._outcome(event, handler, ran, started, actor)
+            outcome = outcomes[i] = self._outcome(event, handler, ran, started, actor)
+            if self.events is None:
+                return
+            self.events.publish(
+                "hook.response",
+                hook_id=hook_id,
+                hook_name=name,
+                event=event,
+                actor=who,
+                exit_code=ran.exit_code,
+                stdout=ran.stdout,
+                stderr=ran.stderr if ran.exit_code is not None else ran.error or "",
+                blocked=outcome.blocked,
+            )
 
         async with trio.open_nursery() as nursery:
             for i, handler in enumerate(handlers):

@@ -23,6 +23,7 @@ from coterie.models._base import (
     RetrySink,
     ScenarioError,
     ScriptedCrash,
+    StreamSink,
     TextSink,
     Usage,
 )
@@ -91,6 +92,7 @@ __all__ = [
     "ScenarioError",
     "ScriptedCrash",
     "ScriptedModel",
+    "StreamSink",
     "TextSink",
     "ToolUse",
     "Turn",

@@ -79,6 +79,45 @@ class ModelReply:
 
 TextSink = Callable[[str], None]
 
+#: A raw event of the Messages API's stream (``message_start``,
+#: ``content_block_delta``...), as the API sent it, JSON-able.
+StreamEventSink = Callable[[dict[str, Any]], None]
+
+#: The streaming events a :class:`StreamSink` hears (not ``ping`` or ``error``).
+STREAM_EVENT_TYPES = frozenset(
+    {
+        "message_start",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+    }
+)
+
+
+@attrs.frozen
+class StreamSink:
+    """An ``on_text`` that also hears each raw streaming event of the reply
+    (:data:`STREAM_EVENT_TYPES`), for a consumer that forwards the stream as
+    it came (stream-json's ``stream_event`` lines).
+
+    It is a :data:`TextSink`, so a model (or a wrapper) that knows only text
+    passes it along unchanged; a model that streams reads its raw sink with
+    :func:`raw_events_of`.
+    """
+
+    text: TextSink
+    raw: StreamEventSink
+
+    def __call__(self, text: str) -> None:
+        self.text(text)
+
+
+def raw_events_of(on_text: TextSink | None) -> StreamEventSink | None:
+    """The sink of raw streaming events *on_text* carries, if it is a :class:`StreamSink`."""
+    return on_text.raw if isinstance(on_text, StreamSink) else None
+
 
 @attrs.frozen
 class Retrying:

@@ -50,18 +50,18 @@ def error_json(error_type: str, message: str) -> dict[str, Any]:
     return {"type": "error", "error": {"type": error_type, "message": message}}
 
 
-def sse_events(
+def stream_events(
     message_id: str,
     model: str,
     content: list[dict[str, Any]],
     stop_reason: str,
     usage: Usage,
-) -> list[bytes]:
-    """The streaming response body, one encoded event per item."""
+) -> list[dict[str, Any]]:
+    """The streaming events of a reply, in order, each as its ``data`` object."""
     start = message_json(message_id, model, [], None, usage)
     # Output tokens grow while streaming; message_start reports what is known.
     start["usage"] = usage.to_dict() | {"output_tokens": min(1, usage.output_tokens)}
-    events = [_event("message_start", {"type": "message_start", "message": start})]
+    events: list[dict[str, Any]] = [{"type": "message_start", "message": start}]
     for index, block in enumerate(content):
         if block["type"] == "text":
             opening: dict[str, Any] = {"type": "text", "text": ""}
@@ -70,34 +70,32 @@ def sse_events(
             opening = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
             raw = json.dumps(block["input"], ensure_ascii=False)
             deltas = [{"type": "input_json_delta", "partial_json": part} for part in _split(raw)]
-        events.append(
-            _event(
-                "content_block_start",
-                {"type": "content_block_start", "index": index, "content_block": opening},
-            )
-        )
+        events.append({"type": "content_block_start", "index": index, "content_block": opening})
         if index == 0:
-            events.append(_event("ping", {"type": "ping"}))
-        for delta in deltas:
-            events.append(
-                _event(
-                    "content_block_delta",
-                    {"type": "content_block_delta", "index": index, "delta": delta},
-                )
-            )
-        events.append(_event("content_block_stop", {"type": "content_block_stop", "index": index}))
+            events.append({"type": "ping"})
+        events += [{"type": "content_block_delta", "index": index, "delta": d} for d in deltas]
+        events.append({"type": "content_block_stop", "index": index})
     events.append(
-        _event(
-            "message_delta",
-            {
-                "type": "message_delta",
-                "delta": {"stop_reason": stop_reason, "stop_sequence": None},
-                "usage": usage.to_dict(),
-            },
-        )
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+            "usage": usage.to_dict(),
+        }
     )
-    events.append(_event("message_stop", {"type": "message_stop"}))
+    events.append({"type": "message_stop"})
     return events
+
+
+def sse_events(
+    message_id: str,
+    model: str,
+    content: list[dict[str, Any]],
+    stop_reason: str,
+    usage: Usage,
+) -> list[bytes]:
+    """The streaming response body, one encoded event per item."""
+    events = stream_events(message_id, model, content, stop_reason, usage)
+    return [_event(event["type"], event) for event in events]
 
 
 def _split(text: str) -> list[str]:

@@ -22,6 +22,7 @@ import trio
 
 from coterie.models._base import (
     DEFAULT_MODEL,
+    STREAM_EVENT_TYPES,
     ModelError,
     ModelReply,
     Retrying,
@@ -29,6 +30,7 @@ from coterie.models._base import (
     ScriptedCrash,
     Usage,
     api_error,
+    raw_events_of,
 )
 from coterie.models._wire import CRASH_ERROR_TYPE, SCENARIO_ERROR_TYPE
 from coterie.models.aliases import resolve_model
@@ -222,6 +224,7 @@ class AnthropicModel:
             stream = await manager.__aenter__()
         if waiting.cancelled_caught:
             raise StreamFault(f"no response within {idle:g} s")
+        raw = raw_events_of(on_text)
         try:
             events = stream.__aiter__()
             stopped = False
@@ -235,6 +238,8 @@ class AnthropicModel:
                     raise StreamFault(f"the reply stream was silent for {idle:g} s")
                 if event.type == "text" and on_text is not None and event.text:
                     on_text(event.text)
+                elif raw is not None and event.type in STREAM_EVENT_TYPES:
+                    raw(_raw_event(event))
                 stopped = stopped or event.type == "message_stop"
             if not stopped:
                 raise StreamFault("the reply stream ended before message_stop (cut off)")
@@ -280,6 +285,17 @@ class AnthropicModel:
             usage=usage,
             model=model,
         )
+
+
+def _raw_event(event: Any) -> dict[str, Any]:
+    """A streaming event as the API sent it: the SDK's stream adds the block or
+    the message it accumulated to ``content_block_stop`` and ``message_stop``."""
+    if event.type == "content_block_stop":
+        return {"type": "content_block_stop", "index": event.index}
+    if event.type == "message_stop":
+        return {"type": "message_stop"}
+    data: dict[str, Any] = event.to_dict(mode="json")
+    return data
 
 
 def _classify(exc: anthropic.APIStatusError) -> tuple[Exception, bool]:

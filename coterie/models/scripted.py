@@ -5,11 +5,18 @@ from __future__ import annotations
 import copy
 import json
 import math
+import uuid
 from typing import TYPE_CHECKING
 
 import trio
 
-from coterie.models._base import ModelReply, ScriptedCrash, api_error
+from coterie.models._base import (
+    STREAM_EVENT_TYPES,
+    ModelReply,
+    ScriptedCrash,
+    api_error,
+    raw_events_of,
+)
 from coterie.models._player import (
     ScenarioPlayer,
     ScriptedCrashTurn,
@@ -19,6 +26,7 @@ from coterie.models._player import (
     request_key,
 )
 from coterie.models._validate import RequestInvalid, validate_request
+from coterie.models._wire import stream_events
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -106,6 +114,12 @@ class ScriptedModel:
         if on_text is not None:
             for chunk in _chunks(outcome.text, STREAM_CHUNKS):
                 on_text(chunk)
+        raw = raw_events_of(on_text)
+        if raw is not None:  # the events the mock server would stream for this turn
+            message_id = f"msg_scripted_{uuid.uuid4().hex[:24]}"
+            for event in stream_events(message_id, self.name, content, outcome.stop_reason, usage):
+                if event["type"] in STREAM_EVENT_TYPES:
+                    raw(event)
         if self.ledger is not None:
             self.ledger.record(request.actor, self.name, usage)
         return ModelReply(

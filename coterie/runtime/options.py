@@ -19,6 +19,7 @@ from typing import Any, Literal
 import attrs
 
 from coterie.team import LEAD_TURNS_MODES, LeadTurns
+from coterie.tools import check_schema
 
 __all__ = ["ISOLATIONS", "Command", "Isolation", "RunOptions"]
 
@@ -48,6 +49,11 @@ def _optional_tuple(value: Any) -> tuple[str, ...] | None:
 def _positive(_inst: object, attribute: attrs.Attribute[Any], value: float | None) -> None:
     if value is not None and not (value > 0 and math.isfinite(value)):
         raise ValueError(f"{attribute.name} must be a positive number, got {value!r}")
+
+
+def _schema(_inst: object, _attribute: object, value: dict[str, Any] | None) -> None:
+    if value is not None:
+        check_schema(value)  # a SchemaError (a ValueError) saying what is wrong
 
 
 def _fraction(_inst: object, _attribute: object, value: float) -> None:
@@ -150,6 +156,10 @@ class RunOptions:
     #: With ``remote``: seconds a teammate may go without a worker hosting it before
     #: its tasks go back to the board and the lead is told (``--remote-grace``).
     remote_grace: float = attrs.field(default=30.0, validator=_positive)
+    #: ``--json-schema``: the JSON Schema (of an object) the lead's final answer must
+    #: fit; the model gives it through the StructuredOutput tool and the result
+    #: carries it as ``structured_output``. None: the answer is the model's text.
+    json_schema: dict[str, Any] | None = attrs.field(default=None, validator=_schema, hash=False)
 
     @property
     def is_team(self) -> bool:

@@ -120,6 +120,11 @@ def prepare(
     options = attrs.evolve(options, workdir=workdir, scenario=scenario)
     if options.teammates:
         team_names(None, options.teammates)
+    if options.json_schema is not None and options.command != "run":
+        raise ValueError(
+            "--json-schema is for one agent's run (coterie run): a team's lead ends with"
+            " a summary of its tasks"
+        )
     if options.loop is not None:
         parse_loop_spec(options.loop)  # a usage error before anything is created
     if options.remote and (options.backend is None or not options.is_team):

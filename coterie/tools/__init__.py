@@ -61,6 +61,13 @@ from coterie.tools.schedule import ScheduleWakeupTool, last_wakeup
 from coterie.tools.search import GlobTool, GrepTool
 from coterie.tools.selection import ListError, split_list, tool_choice, tool_names
 from coterie.tools.skill import Skill, SkillTool
+from coterie.tools.structured import (
+    STRUCTURED_OUTPUT,
+    SchemaError,
+    StructuredOutputTool,
+    check_schema,
+    load_schema,
+)
 from coterie.tools.task import (
     SUBAGENT_TYPES,
     CustomType,
@@ -160,4 +167,9 @@ __all__ = [
     "Skill",
     "SkillTool",
     "custom_registry",
+    "STRUCTURED_OUTPUT",
+    "SchemaError",
+    "StructuredOutputTool",
+    "check_schema",
+    "load_schema",
 ]

@@ -15,8 +15,7 @@ from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from rich.markup import escape
 
-from coterie import __claude_code_version__, __version__
-from coterie.ui.record import RunRecord
+from coterie.ui.streamlines import StreamLines
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -158,88 +157,44 @@ class TextView:
 
 class JsonView(TextView):
     """``-p --output-format json``: one object when the run ends, with Claude
-    Code's result fields (``session_id``, ``permission_denials``, ...)."""
+    Code's result fields (``session_id``, ``permission_denials``,
+    ``terminal_reason``, ``modelUsage``...), as :class:`StreamLines` makes it."""
 
-    def __init__(self, out: IO[str] | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        out: IO[str] | None = None,
+        *,
+        include_partial_messages: bool = False,
+        include_hook_events: bool = False,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(out, **kwargs)
-        self.record = RunRecord()
-        self.run_id = ""
+        self.lines = StreamLines(partial=include_partial_messages, hook_events=include_hook_events)
 
     def start(self, info: dict[str, Any]) -> None:
-        self.run_id = str(info.get("run_id", ""))
+        self.lines.start(info)
 
     def event(self, event: Event) -> None:
-        self.record.event(event)
+        self.lines.event(event)
         super().event(event)
 
-    def result(self, result: dict[str, Any]) -> dict[str, Any]:
-        """*result* as Claude Code's ``result`` object."""
-        session = result.get("run_id") or self.run_id
-        return {"type": "result", **self.record.result_fields(), **result, "session_id": session}
-
     def finish(self, result: dict[str, Any]) -> None:
-        self.out.write(json.dumps(self.result(result)) + "\n")
-        self.out.flush()
+        self._write(self.lines.finish(result))
+
+    def _write(self, lines: list[dict[str, Any]]) -> None:
+        for line in lines:
+            self.out.write(json.dumps(line) + "\n")
+        if lines:
+            self.out.flush()
 
 
 class StreamJsonView(JsonView):
-    """``-p --output-format stream-json``: one object per line as events happen:
-    ``system/init``, each ``assistant`` and ``user`` message (``parent_tool_use_id``
-    set for a subagent's), a ``system/fallback_model`` line when the model is
-    replaced, and a ``result`` per request."""
-
-    def _line(self, obj: dict[str, Any]) -> None:
-        self.out.write(json.dumps(obj) + "\n")
-        self.out.flush()
+    """``-p --output-format stream-json``: one object per line as events happen
+    (:class:`~coterie.ui.streamlines.StreamLines` says which), the last of each
+    request its ``result``."""
 
     def start(self, info: dict[str, Any]) -> None:
-        super().start(info)
-        init = {
-            "type": "system",
-            "subtype": "init",
-            "session_id": info["run_id"],
-            **info,
-            "permissionMode": info.get("permission_mode"),
-            "claude_code_version": __claude_code_version__,
-            "coterie_version": __version__,
-        }
-        self._line(init)
+        self._write(self.lines.start(info))
 
     def event(self, event: Event) -> None:
-        self.record.event(event)
-        d = event.data
-        actor = str(d.get("actor", ""))
-        ids = {"parent_tool_use_id": self.record.parent_of(actor), "session_id": self.run_id}
-        if event.type == "agent.message":
-            # Claude Code's shape: the SDKs read the model and the id of every message.
-            message = {
-                "id": f"msg_{self.run_id}_{event.seq}",
-                "type": "message",
-                "role": "assistant",
-                "model": d.get("model", ""),
-                "content": d["content"],
-                "stop_reason": d.get("stop_reason"),
-                "usage": d["usage"],
-            }
-            self._line({"type": "assistant", "message": message, **ids})
-        elif event.type == "agent.tool_result":
-            block = {
-                "type": "tool_result",
-                "tool_use_id": d["id"],
-                "content": d["content"],
-                "is_error": d["is_error"],
-            }
-            message = {"role": "user", "content": [block]}
-            self._line({"type": "user", "message": message, **ids})
-        elif event.type == "model.retrying" and d.get("fallback_model"):
-            line = {
-                "type": "system",
-                "subtype": "fallback_model",
-                "model": d["fallback_model"],
-                "reason": d.get("reason"),
-                **ids,
-            }
-            self._line(line)
-
-    def finish(self, result: dict[str, Any]) -> None:
-        self._line(self.result(result))
+        self._write(self.lines.event(event))

@@ -368,13 +368,13 @@ def test_stream_json_input_needs_stream_json_output(
     assert "--output-format stream-json" in done.stderr
 
 
-def test_a_team_takes_no_stream_json_input(workspace: Path, home: Path) -> None:
+def test_a_team_driven_by_a_program_takes_no_goal_argument(workspace: Path, home: Path) -> None:
     done = coterie(
         "team", "goal", "-p", "--input-format", "stream-json", "--output-format", "stream-json",
         cwd=workspace, home=home,
     )  # fmt: skip
     assert done.returncode == 2
-    assert "GOAL" in done.stderr
+    assert "the goals come on standard input" in done.stderr
 
 
 # -- --verbose ------------------------------------------------------------------------
@@ -468,8 +468,11 @@ def test_a_subagents_messages_name_the_call_that_started_it(
     run_id = out[0]["session_id"]
     assert all(m["session_id"] == run_id for m in messages)
     parents = [m["parent_tool_use_id"] for m in messages]
-    # lead's Agent call, the subagent's three messages, the Agent result, the lead's answer
-    assert parents == [None, "toolu_agent", "toolu_agent", "toolu_agent", None, None]
+    # lead's Agent call, the subagent's prompt and three messages (as Claude Code's
+    # task lines), the Agent result, the lead's answer
+    assert parents == [
+        None, "toolu_agent", "toolu_agent", "toolu_agent", "toolu_agent", None, None
+    ]  # fmt: skip
     assert out[-1]["type"] == "result"
     assert out[-1]["session_id"] == run_id
 

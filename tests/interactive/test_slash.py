@@ -74,7 +74,7 @@ def test_a_first_word_that_is_no_command_is_run_s(argv: list[str]) -> None:
         assert out == argv
     elif "--team" in (argv[: argv.index("--")] if "--" in argv else argv):
         assert out[0] == "team"
-        assert sorted(out[1:] + ["--team"]) == sorted(argv)
+        assert sorted([*out[1:], "--team"]) == sorted(argv)
     else:
         assert out == ["run", "--conversation", *argv]
 
