@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
     from coterie.context import CompactionReport
     from coterie.hooks import HookMatcher
+    from coterie.mcpclient.hosted import McpHost
     from coterie.models import Model
     from coterie.toolpermission import Allow, Deny, PermissionContext
     from coterie.tools import Asker
@@ -62,6 +63,7 @@ async def open_agent(
     resume: str | None = None,
     on_cancel: Callable[[], None] | None = None,
     hooks: Mapping[str, Sequence[HookMatcher]] | None = None,
+    mcp_host: McpHost | None = None,
     **options: Any,
 ) -> AsyncIterator[AgentSession]:
     """Start an agent in *workdir* and yield a session; stop it on exit.
@@ -84,13 +86,17 @@ async def open_agent(
     from the block, or calls *on_cancel* instead if given (the CLI's Ctrl-C).
     *hooks* are Python hook callbacks, grouped as the Agent SDK groups them
     (``{"PreToolUse": [HookMatcher("Bash", [check])]}``): they run beside the
-    settings' hooks (:mod:`coterie.hooks.callbacks`).
+    settings' hooks (:mod:`coterie.hooks.callbacks`). *mcp_host* is the program
+    driving the run, which serves its ``"type": "sdk"`` MCP servers over the control
+    channel (:mod:`coterie.mcpclient.hosted`); without one they are skipped.
     """
     callbacks = callback_hooks(hooks or {})  # an unknown event fails before the run
     asker = _asker(asker, can_use_tool)
     run = _options(workdir, options, command="run", headless=asker is None)
     prepared = prepare(run, model=model, resume=resume)
-    async with open_run(prepared, asker, on_cancel=on_cancel, callbacks=callbacks) as session:
+    async with open_run(
+        prepared, asker, on_cancel=on_cancel, callbacks=callbacks, mcp_host=mcp_host
+    ) as session:
         yield session
 
 
@@ -106,6 +112,7 @@ async def open_team(
     resume: str | None = None,
     on_cancel: Callable[[], None] | None = None,
     hooks: Mapping[str, Sequence[HookMatcher]] | None = None,
+    mcp_host: McpHost | None = None,
     **options: Any,
 ) -> AsyncIterator[AgentSession]:
     """Start a team in *workdir*; ``await session.query(goal)`` runs it to the end.
@@ -121,7 +128,9 @@ async def open_team(
     chosen = team_names(teammates, names) if resume is None else ()
     run = _options(workdir, options, command="team", teammates=chosen, headless=asker is None)
     prepared = prepare(run, model=model, resume=resume)
-    async with open_run(prepared, asker, on_cancel=on_cancel, callbacks=callbacks) as session:
+    async with open_run(
+        prepared, asker, on_cancel=on_cancel, callbacks=callbacks, mcp_host=mcp_host
+    ) as session:
         yield session
 
 

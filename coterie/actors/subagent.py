@@ -110,8 +110,15 @@ class Subagents:
 
     async def __call__(self, description: str, prompt: str, kind: str) -> ToolResult:
         name = f"{self.parent.name[:40]}-sub-{new_id()[-8:].lower()}"
+        # The request's id is known from the start, so that whoever reads the event
+        # can stop the subagent's work (an ``interrupt`` naming it: stop_task).
+        request_id = new_id()
         self.parent.emit(
-            "subagent.started", subagent=name, description=description, subagent_type=kind
+            "subagent.started",
+            subagent=name,
+            description=description,
+            subagent_type=kind,
+            request=request_id,
         )
         if self.hooks is not None and self.hooks.configured("SubagentStart"):
             verdict = await self.hooks.fire("SubagentStart", agent_id=name, agent_type=kind)
@@ -120,7 +127,7 @@ class Subagents:
                     f'{prompt}\n\n<hook-feedback event="SubagentStart">{verdict.context}'
                     "</hook-feedback>"
                 )
-        request = self.parent.request(name, PROMPT, {"text": prompt})
+        request = self.parent.request(name, PROMPT, {"text": prompt}, id=request_id)
         role_prompt = SUBAGENT_PROMPT.format(parent=self.parent.name)
         gate, model_name = self.gate, None
         custom = self.host.custom_agents.get(kind)

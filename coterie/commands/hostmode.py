@@ -6,7 +6,11 @@ protocol with it (:mod:`coterie.hostlink`): it sends ``initialize`` first,
 then ``user`` lines, each a prompt, and control requests whenever it likes.
 :func:`open_host` serves the host for the length of a run: its lines are
 read on a thread (standard input blocks), each control request answered by
-its handler here, and :func:`host_prompts` yields the prompts in order. The
+its handler (here, or its family's module: :mod:`.hostmcp` for the MCP
+servers), and :func:`host_prompts` yields the prompts in order. The run asks
+the host through the same link: ``can_use_tool``, ``hook_callback``, and
+``mcp_message`` for the MCP servers that live in the host
+(:mod:`coterie.mcpclient.hosted`). The
 host's end of input ends the run after the last prompt's result.
 
 Both the run's view and the control channel write whole lines to standard
@@ -25,6 +29,8 @@ import attrs
 import trio
 from rich.markup import escape
 
+from coterie.commands.hostcontrol import control_handlers
+from coterie.commands.hostmcp import mcp_handlers
 from coterie.commands.streaminput import InputError, turn_text
 from coterie.hooks import EVENTS, HookCallback, HookMatcher
 from coterie.hooks.config import DEFAULT_TIMEOUT
@@ -36,6 +42,7 @@ if TYPE_CHECKING:
 
     from rich.console import Console
 
+    from coterie.mcpclient import McpServers
     from coterie.session import AgentSession
 
 __all__ = ["HostSetup", "SessionSlot", "host_prompts", "open_host"]
@@ -75,19 +82,24 @@ class SessionSlot:
 @attrs.define
 class HostSetup:
     """What the host's first line decides of the run, which is built only once it is
-    known: the hook callbacks of its ``initialize`` (none when it starts with a
-    prompt, or says nothing before its input ends)."""
+    known: the hook callbacks and the subagents of its ``initialize`` (none when it
+    starts with a prompt, or says nothing before its input ends)."""
 
     #: Per event, the host's matcher groups: ``{"matcher", "hookCallbackIds", "timeout"}``.
     hooks: dict[str, list[dict[str, Any]]] = attrs.field(factory=dict)
+    #: The host's custom subagents (the SDK's ``agents=``), in ``--agents``' shape.
+    agents: dict[str, Any] = attrs.field(factory=dict)
     #: Events the host asked for that coterie does not have (said once, never run).
     unknown: list[str] = attrs.field(factory=list)
     ready: trio.Event = attrs.field(factory=trio.Event)
 
-    def initialized(self, hooks: Any) -> None:
-        """The host's ``initialize`` arrived with *hooks* (the first one decides)."""
+    def initialized(self, hooks: Any, agents: Any = None) -> None:
+        """The host's ``initialize`` arrived with *hooks* and *agents* (the first one
+        decides)."""
         if self.ready.is_set():
             return
+        if isinstance(agents, dict):
+            self.agents.update(agents)
         for event, groups in (hooks or {}).items() if isinstance(hooks, dict) else ():
             if event not in EVENTS:
                 self.unknown.append(str(event))
@@ -126,10 +138,11 @@ def _forward(link: HostLink, callback_id: str) -> HookCallback:
 
 
 def _handlers(slot: SessionSlot, setup: HostSetup) -> dict[str, Handler]:
-    """The host's requests coterie serves, each by the handler that answers it."""
+    """The host's requests coterie serves, each by the handler that answers it: the
+    session's own here, then each family's from its module (below)."""
 
     async def initialize(request: Request) -> dict[str, Any]:
-        setup.initialized(request.body.get("hooks"))
+        setup.initialized(request.body.get("hooks"), request.body.get("agents"))
         return await _initialize(request)
 
     async def interrupt(request: Request) -> dict[str, Any]:
@@ -158,11 +171,18 @@ def _handlers(slot: SessionSlot, setup: HostSetup) -> dict[str, Handler]:
         slot.model = model
         return {}
 
+    async def servers() -> McpServers:
+        return (await slot.get()).mcp
+
     return {
         "initialize": initialize,
         "set_model": set_model,
         "interrupt": interrupt,
         "set_permission_mode": set_permission_mode,
+        # The run's MCP servers: mcp_status, mcp_reconnect, mcp_toggle.
+        **mcp_handlers(servers),
+        # The run's state: get_context_usage, stop_task, rewind_files.
+        **control_handlers(slot),
     }
 
 

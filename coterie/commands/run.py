@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
@@ -29,6 +30,7 @@ from coterie.extensions import load_extensions
 from coterie.procgroups import reap_workspace
 from coterie.runs import find_run, list_runs, read_config, read_state, runs_root
 from coterie.session import AgentSession, open_agent, open_team
+from coterie.tools import load_schema
 from coterie.trust import is_trusted
 
 if TYPE_CHECKING:
@@ -79,6 +81,8 @@ async def run_prompt(args: argparse.Namespace, console: Console, err: Console) -
         return 2
     try:
         options = agent_options(args)
+        if args.json_schema is not None:  # the text, or a file: the schema itself is recorded
+            options["json_schema"] = load_schema(args.json_schema)
         if args.loop is not None:
             spec = parse_loop_spec(args.loop)
             if spec.hint:
@@ -155,7 +159,8 @@ async def _hosted(
         else:
             reopen = open_team if team else open_agent
             opened = reopen(args.workdir, asker=asker, resume=resumed.name,
-                            on_cancel=interrupt_process, hooks=options["hooks"])  # fmt: skip
+                            on_cancel=interrupt_process, hooks=options["hooks"],
+                            mcp_host=options["mcp_host"])  # fmt: skip
         async with opened as session:
             if resumed is not None:
                 # The request it was on when its host was lost is finished first
@@ -169,6 +174,13 @@ async def _hosted(
         if args.permission_prompt_tool == "stdio":
             asker = HostAsker(link)  # the host's can_use_tool answers every agent
         options["hooks"] = setup.matchers(link)  # its hook_callback ones
+        options["mcp_host"] = link  # it serves its sdk MCP servers (mcp_message)
+        if setup.agents:  # its subagents, over --agents' of the same name
+            given = options.get("agents")
+            with contextlib.suppress(json.JSONDecodeError):  # a bad --agents is said later
+                known = json.loads(given) if given else {}
+                if isinstance(known, dict):
+                    options["agents"] = json.dumps({**known, **setup.agents})
         return await drive(
             args, console, err, hosted, None, turns=host_prompts(link, err),
             next_model=lambda: slot.model, team=team,
@@ -225,6 +237,10 @@ async def run_team(args: argparse.Namespace, console: Console, err: Console) -> 
         request = None if streamed else headless_input(args, args.request) or args.request
         if request is None and not streamed:
             raise CoterieError("no GOAL: give the team's goal as an argument")
+        if args.json_schema is not None:
+            raise CoterieError(
+                "--json-schema is for one agent's run: a team's lead ends with a summary"
+            )
         options = agent_options(args)
     except (CoterieError, ValueError) as exc:
         err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)

@@ -2,9 +2,11 @@
 
 A file holds ``{"mcpServers": {NAME: SERVER}}``, a server being
 ``{"type": "stdio", "command", "args"?, "env"?}`` (``type`` may be left out
-when ``command`` is given) or ``{"type": "http", "url", "headers"?}``
-(``streamable-http`` is accepted as a spelling of ``http``). In ``command``,
-``args``, ``env``, ``url`` and ``headers`` values, ``${VAR}`` is the
+when ``command`` is given), ``{"type": "http", "url", "headers"?}``
+(``streamable-http`` is accepted as a spelling of ``http``) or ``{"type":
+"sdk", "name"}``, a server that lives in the program driving the run (an
+Agent SDK host's in-process server, spoken to over the control channel).
+In ``command``, ``args``, ``env``, ``url`` and ``headers`` values, ``${VAR}`` is the
 environment variable VAR and ``${VAR:-default}`` VAR or, when it is unset or
 empty, *default*; a ``${VAR}`` that is unset is an error, as in Claude Code.
 
@@ -12,8 +14,10 @@ Where servers come from (:func:`load_servers`), later sources overriding
 earlier ones by name: the user's ``~/.claude.json`` (its ``mcpServers``, then
 the ``projects[WORKSPACE].mcpServers`` of the local scope), the workspace's
 ``.mcp.json`` only when the workspace is trusted (else it is reported once as
-ignored), then each ``--mcp-config FILE``. Parsing is pure: a bad file is one
-:class:`McpConfigError` naming the file and the problem.
+ignored), then each ``--mcp-config FILE``. Only a host can serve an ``sdk``
+server, and it names its servers in the ``--mcp-config`` JSON text it
+passes: one in a file is skipped, with one notice. Parsing is pure: a bad
+file is one :class:`McpConfigError` naming the file and the problem.
 
 Of a trusted workspace's ``.mcp.json``, only the servers the user approved
 start: each as it was when the folder was trusted, or approved since
@@ -41,8 +45,10 @@ if TYPE_CHECKING:
 __all__ = [
     "HttpServer",
     "McpConfigError",
+    "SdkServer",
     "ServerConfig",
     "StdioServer",
+    "config_type",
     "expand",
     "load_servers",
     "parse_servers",
@@ -81,7 +87,27 @@ class HttpServer:
     source: str = ""
 
 
-ServerConfig = StdioServer | HttpServer
+@attrs.frozen
+class SdkServer:
+    """A server the host program serves in its own process (``"type": "sdk"``): its
+    messages go over the control channel (:mod:`coterie.mcpclient.hosted`)."""
+
+    name: str
+    source: str = ""
+
+
+ServerConfig = StdioServer | HttpServer | SdkServer
+
+
+def config_type(config: ServerConfig) -> str:
+    """The ``type`` *config* is written with: ``stdio``, ``http`` or ``sdk``."""
+    if isinstance(config, StdioServer):
+        return "stdio"
+    return "http" if isinstance(config, HttpServer) else "sdk"
+
+
+#: Where a host's ``--mcp-config`` JSON text is said to come from.
+GIVEN_TEXT = "--mcp-config"
 
 
 def expand(text: str, env: Mapping[str, str]) -> str:
@@ -140,12 +166,16 @@ def _server(name: str, entry: Any, source: str, env: Mapping[str, str]) -> Serve
                 raise McpConfigError(f"{where}: url must start with http:// or https://")
             pairs = _pairs(entry.get("headers", {}), f"{where}: headers")
             return HttpServer(name, url, tuple((k, expand(v, env)) for k, v in pairs), source)
+        if kind == "sdk":
+            return SdkServer(name, source)
     except KeyError as exc:
         raise McpConfigError(
             f"{where}: environment variable {exc.args[0]} is not set"
             " (write ${VAR:-default} for a default)"
         ) from None
-    raise McpConfigError(f"{where}: type must be 'stdio' or 'http', got {kind!r}")
+    raise McpConfigError(
+        f"{where}: type must be 'stdio' or 'http' ('sdk' from a host), got {kind!r}"
+    )
 
 
 def _text(value: Any, what: str) -> str:
@@ -274,7 +304,15 @@ def load_servers(
     for value in files:
         for server in _given(value, env):
             chosen[server.name] = server
-    return tuple(chosen.values()), tuple(notices)
+    filed = [s.name for s in chosen.values() if isinstance(s, SdkServer) and s.source != GIVEN_TEXT]
+    if filed:
+        notices.append(
+            f"MCP server{'s' if len(filed) > 1 else ''} {', '.join(filed)} of type 'sdk' skipped:"
+            " such a server lives in the program driving the run, which names it in the"
+            " --mcp-config JSON text it passes, never in a file"
+        )
+    kept = (s for s in chosen.values() if not (isinstance(s, SdkServer) and s.name in filed))
+    return tuple(kept), tuple(notices)
 
 
 def _given(value: Path | str, env: Mapping[str, str]) -> list[ServerConfig]:
@@ -284,7 +322,7 @@ def _given(value: Path | str, env: Mapping[str, str]) -> list[ServerConfig]:
             data = json.loads(value)
         except ValueError as exc:
             raise McpConfigError(f"--mcp-config: not valid JSON: {exc}") from None
-        return parse_servers(data, "--mcp-config", env)
+        return parse_servers(data, GIVEN_TEXT, env)
     return read_file(Path(value), env, required=True)
 
 

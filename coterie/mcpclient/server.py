@@ -5,26 +5,33 @@ for a server: a supervisor of its own (so its crashes are counted apart
 from every other service's) restarting, with exponential backoff, a worker
 that opens the transport (a child process over stdio, in its own process
 group, its stderr kept in the run's ``mcp/<server>.log``; or streamable
-HTTP), initialises the session, lists the tools and hands them to the
-:class:`~coterie.mcpclient.connection.Connection`. It reports started once
-that first attempt is over, connected or not, so the agents start with the
-tools of the servers that came up (as Claude Code waits for its servers).
+HTTP; or, for an ``sdk`` server, the host's control channel:
+:mod:`coterie.mcpclient.hosted`), initialises the session, lists the tools
+and hands them to the :class:`~coterie.mcpclient.connection.Connection`.
+It reports started once that first attempt is over, connected or not, so
+the agents start with the tools of the servers that came up (as Claude Code
+waits for its servers).
 The worker then watches the session: a ping after each interval, at once
 when a call saw the connection break; a failed ping is a crash, and the
 supervisor starts the server again after its backoff. When the supervisor
-gives up, the connection says so for the rest of the run.
+gives up, the connection says so. The host's orders (``mcp_reconnect``,
+``mcp_toggle``: :meth:`~coterie.mcpclient.connection.Connection.restart`)
+stop that supervisor and start a fresh one (its restart count anew), or none
+while the server is disabled.
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 from typing import TYPE_CHECKING, Any
 
 import attrs
 import trio
 
 from coterie.errors import CoterieError
-from coterie.mcpclient.config import HttpServer, StdioServer
+from coterie.mcpclient.config import HttpServer, SdkServer, StdioServer, config_type
+from coterie.mcpclient.hosted import hosted_client
 from coterie.supervisors import (
     AutoShutdown,
     Backoff,
@@ -41,6 +48,7 @@ if TYPE_CHECKING:
 
     from coterie.events import EventLog
     from coterie.mcpclient.connection import Connection
+    from coterie.mcpclient.hosted import McpHost
 
 __all__ = ["McpServerDown", "Timing", "server_spec"]
 
@@ -72,47 +80,73 @@ def server_spec(
     logs: Path,
     events: EventLog | None,
     timing: Timing | None = None,
+    host: McpHost | None = None,
 ) -> ChildSpec:
     """The child running *connection*'s server under a restarting supervisor of its own
-    (a stdio server's stderr goes to ``logs/<server>.log``)."""
+    (a stdio server's stderr goes to ``logs/<server>.log``; an ``sdk`` server is
+    reached through *host*)."""
     name, timing = connection.name, timing or Timing()
     if isinstance(connection.config, StdioServer):
         logs.mkdir(parents=True, exist_ok=True)
 
     async def worker(*, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        await _serve(connection, workdir, logs, events, timing, task_status)
+        await _serve(connection, _Where(workdir, logs, host), events, timing, task_status)
 
-    child = ChildSpec(
-        f"mcp-{name}", worker, restart=Restart.TRANSIENT, significant=True, reports_started=True
-    )
-    supervisor = Supervisor(
-        f"mcp-{name}-sup",
-        [child],
-        strategy=Strategy.ONE_FOR_ONE,
-        max_restarts=timing.max_restarts,
-        period=timing.period,
-        backoff=timing.backoff,
-        auto_shutdown=AutoShutdown.ANY_SIGNIFICANT,
-        events=events,
-    )
+    def incarnation() -> Supervisor:
+        child = ChildSpec(
+            f"mcp-{name}", worker, restart=Restart.TRANSIENT, significant=True,
+            reports_started=True,
+        )  # fmt: skip
+        return Supervisor(
+            f"mcp-{name}-sup",
+            [child],
+            strategy=Strategy.ONE_FOR_ONE,
+            max_restarts=timing.max_restarts,
+            period=timing.period,
+            backoff=timing.backoff,
+            auto_shutdown=AutoShutdown.ANY_SIGNIFICANT,
+            events=events,
+        )
 
-    async def start(*, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+    async def supervise(*, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         try:
-            await supervisor.run(task_status=task_status)
+            await incarnation().run(task_status=task_status)
         except SupervisorGaveUp as exc:
             connection.gave_up(connection.reason or str(exc))
             if events is not None:
                 events.emit("mcp.failed", server=name, reason=connection.reason, final=True)
+
+    async def start(*, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        # One incarnation of the server at a time, a fresh one at each of the host's
+        # orders (its restart count starts over): none while it is disabled.
+        while True:
+            order = connection.next_order()
+            async with trio.open_nursery() as nursery:
+                if connection.enabled:
+                    await nursery.start(supervise)
+                task_status.started()
+                task_status = trio.TASK_STATUS_IGNORED
+                await order.wait()
+                nursery.cancel_scope.cancel()
 
     return ChildSpec(
         f"mcp-{name}-sup", start, restart=Restart.TRANSIENT, kind="supervisor", reports_started=True
     )
 
 
+@attrs.frozen
+class _Where:
+    """Where a server's transport is opened: its working directory, its log folder,
+    the host (for an ``sdk`` server)."""
+
+    workdir: Path
+    logs: Path
+    host: McpHost | None
+
+
 async def _serve(
     connection: Connection,
-    workdir: Path,
-    logs: Path,
+    where: _Where,
     events: EventLog | None,
     timing: Timing,
     task_status: trio.TaskStatus[None],
@@ -122,13 +156,15 @@ async def _serve(
     started = False
     try:
         async with (
-            _transport(connection, workdir, logs) as streams,
+            _transport(connection, where) as streams,
             ClientSession(streams[0], streams[1]) as session,
         ):
             with trio.fail_after(timing.startup):
-                await session.initialize()
+                started_with = await session.initialize()
                 listed = await session.list_tools()
-            connection.connected(session, listed.tools)
+            info = getattr(started_with, "server_info", None)
+            about = {"name": info.name, "version": info.version} if info else None
+            connection.connected(session, listed.tools, about)
             if events is not None:
                 events.emit(
                     "mcp.connected",
@@ -150,9 +186,11 @@ async def _serve(
 
 
 async def _watch(connection: Connection, session: Any, timing: Timing) -> None:
-    """Return never; raise once the server stops answering pings."""
+    """Return never; raise once the server stops answering pings (a host's server is
+    pinged only when a call saw it break: it lives as long as its host)."""
+    every = math.inf if isinstance(connection.config, SdkServer) else timing.ping_every
     while True:
-        with trio.move_on_after(timing.ping_every):
+        with trio.move_on_after(every):
             await connection.suspected()
         with trio.fail_after(timing.ping_timeout):
             await session.send_ping()
@@ -160,8 +198,14 @@ async def _watch(connection: Connection, session: Any, timing: Timing) -> None:
 
 
 @contextlib.asynccontextmanager
-async def _transport(connection: Connection, workdir: Path, logs: Path) -> AsyncIterator[Any]:
-    config = connection.config
+async def _transport(connection: Connection, where: _Where) -> AsyncIterator[Any]:
+    config, workdir, logs = connection.config, where.workdir, where.logs
+    if isinstance(config, SdkServer):
+        if where.host is None:  # McpServers keeps no sdk server without a host
+            raise McpServerDown(f"MCP server {config.name!r} lives in a host, and none is here")
+        async with hosted_client(where.host, config.name) as streams:
+            yield streams
+        return
     if isinstance(config, StdioServer):
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -186,7 +230,7 @@ async def _transport(connection: Connection, workdir: Path, logs: Path) -> Async
 
 
 def _kind(connection: Connection) -> str:
-    return "stdio" if isinstance(connection.config, StdioServer) else "http"
+    return config_type(connection.config)
 
 
 def _reason(exc: BaseException) -> str:

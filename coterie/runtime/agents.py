@@ -32,10 +32,12 @@ from coterie.mcpclient import McpServers
 from coterie.procgroups import records_dir
 from coterie.runtime.rooting import rooted_policy, rooted_sandbox
 from coterie.tools import (
+    STRUCTURED_OUTPUT,
     CustomType,
     PermissionGate,
     PermissionPolicy,
     SkillTool,
+    StructuredOutputTool,
     TaskTool,
     ToolContext,
     ToolRegistry,
@@ -50,6 +52,7 @@ if TYPE_CHECKING:
     from coterie.extensions import AgentDefinition
     from coterie.hooks import HookCallback
     from coterie.mailbox import PostOffice
+    from coterie.mcpclient.hosted import McpHost
     from coterie.models import Model
     from coterie.runmirror import RunMirror
     from coterie.runtime.prepare import PreparedRun
@@ -161,6 +164,8 @@ class Agents:
     #: The run directory's copy on the Redis backend (None on files): transcripts
     #: and denial counts are copied there as they are written.
     mirror: RunMirror | None = None
+    #: The program driving the run, which serves its ``sdk`` MCP servers (None: none).
+    mcp_host: McpHost | None = None
     system: str = attrs.field(init=False)
     #: The reminder each agent's first user message carries (memory, git, date).
     context: str = attrs.field(init=False)
@@ -169,7 +174,7 @@ class Agents:
 
     def __attrs_post_init__(self) -> None:
         options = self.prepared.options
-        self.mcp = McpServers.of(self.prepared.mcp_servers)
+        self.mcp = McpServers.of(self.prepared.mcp_servers, host=self.mcp_host)
         self.system = build_system_prompt(
             options.workdir,
             headless=self.asker is None,
@@ -196,7 +201,9 @@ class Agents:
     def tools(self, registry: ToolRegistry, role: str) -> ToolRegistry:
         """*registry* with the run's extensions: its Agent tool listing the custom
         subagents, and (but for a subagent, which has what its parent gives it) the
-        Skill tool when there are skills; only the built-in tools ``--tools`` names."""
+        Skill tool when there are skills; only the built-in tools ``--tools`` names.
+        The lead of a run with ``--json-schema`` gets a StructuredOutput tool of its
+        own, its final answer's way out (whatever ``--tools`` says)."""
         extensions = self.prepared.extensions
         custom = [CustomType(d.name, d.description) for d in extensions.agents.values()]
         chosen = tool_choice(self.prepared.options.tools)
@@ -207,6 +214,9 @@ class Agents:
         ]
         if extensions.skills and role != "subagent" and "Skill" not in registry:
             tools.append(SkillTool(extensions.skills.values()))
+        schema = self.prepared.options.json_schema
+        if schema is not None and role == "lead":
+            tools.append(StructuredOutputTool(schema))
         return ToolRegistry.of(tools)
 
     def transcript(self, actor: str) -> TranscriptLog:
@@ -290,6 +300,7 @@ class Agents:
             policy = rooted_policy(policy, options.workdir, workspace)
             sandbox = rooted_sandbox(sandbox, workspace, prepared.extra_dirs)
         registry = self.tools(registry, role)
+        output = registry.get(STRUCTURED_OUTPUT) if STRUCTURED_OUTPUT in registry else None
         name = ctx.name
         system = self.system if role_prompt is None else f"{self.system}\n\n{role_prompt}"
         if workspace is not None:
@@ -351,4 +362,5 @@ class Agents:
             funnel=funnel,
             model_name=model_name,
             context=self.context,
+            output=output if isinstance(output, StructuredOutputTool) else None,
         )

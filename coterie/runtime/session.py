@@ -29,14 +29,17 @@ from coterie.actors.goal import GoalPursuit
 from coterie.actors.lead import COMPACT, INTERRUPT, PROMPT
 from coterie.actors.scheduler import LOOP, SCHEDULER
 from coterie.agent import RunResult
+from coterie.context.tokens import Budget
 from coterie.errors import CoterieError, RunCancelled
 from coterie.events import EventLog
 from coterie.fsutil import raise_fd_limit
 from coterie.hooks import Actor
+from coterie.mcpclient import McpServers
 from coterie.procgroups import reap_workspace
 from coterie.runs import COMPLETED, FAILED, RUNNING, hold_run, read_state, runs_root, write_state
 from coterie.runtime.agents import Agents, run_hooks
 from coterie.runtime.backend import Backend, open_stores
+from coterie.runtime.contextuse import ContextMeter
 from coterie.runtime.hosting import watch_remote
 from coterie.runtime.info import run_info
 from coterie.runtime.integrity import (
@@ -45,6 +48,7 @@ from coterie.runtime.integrity import (
     check_tasks,
     check_tool_calls,
 )
+from coterie.runtime.tasks import LiveTasks
 from coterie.runtime.tree import build_tree
 from coterie.supervisors import DynamicSupervisor
 from coterie.team import Team, Wakeups, changed_tasks
@@ -56,6 +60,7 @@ if TYPE_CHECKING:
     from coterie.board import TaskBoard
     from coterie.hooks import AgentHooks, HookCallback, HookConfig
     from coterie.mailbox import PostOffice
+    from coterie.mcpclient.hosted import McpHost
     from coterie.redisclient import RedisTarget
     from coterie.runmirror import RunMirror
     from coterie.runtime.options import RunOptions
@@ -87,6 +92,14 @@ class AgentSession:
     info: dict[str, Any] = attrs.field(factory=dict)
     #: The run directory's copy on the Redis backend (None on files).
     mirror: RunMirror | None = None
+    #: The run's MCP servers, for the host's requests about them (``mcp_status``...).
+    mcp: McpServers = attrs.field(factory=lambda: McpServers(()))
+    #: The context budget of the run's agents (how full the lead may get).
+    budget: Budget = attrs.field(factory=Budget)
+    #: The lead's context as its requests measured it (:meth:`context_usage`).
+    context: ContextMeter = attrs.field(factory=ContextMeter)
+    #: The subagents at work (:meth:`stop_task`).
+    tasks: LiveTasks = attrs.field(factory=LiveTasks)
 
     async def query(
         self, prompt: str, *, model: str | None = None, goal: str | None = None
@@ -146,6 +159,23 @@ class AgentSession:
         await self._user.send(str(to), INTERRUPT, {"request": pending["id"]})
         return True
 
+    def context_usage(self, model: str | None = None) -> dict[str, Any]:
+        """How full the lead's context is, in the Agent SDK's ``get_context_usage``
+        shape (*model*: the one the next request will use, if not the run's)."""
+        name = model or self.options.model or ""
+        return self.context.usage(model=name, window=self.budget.window,
+                                  compact_at=self.budget.limit)  # fmt: skip
+
+    async def stop_task(self, task_id: str) -> bool:
+        """Stop the work of subagent *task_id* (the Agent SDK's ``stop_task``): its
+        Agent call returns as interrupted and its parent goes on. False if no such
+        subagent is at work."""
+        request = self.tasks.request_of(task_id)
+        if request is None:
+            return False
+        await self._user.send(task_id, INTERRUPT, {"request": request})
+        return True
+
     async def compact(self, focus: str | None = None) -> dict[str, Any]:
         """``/compact [focus]``: have the lead summarise its history now; what it did."""
         reply = await self._user.call("lead", COMPACT, {"focus": focus}, timeout=math.inf)
@@ -185,6 +215,7 @@ async def open_run(
     *,
     on_cancel: Callable[[], None] | None = None,
     callbacks: tuple[HookConfig, Mapping[str, HookCallback]] | None = None,
+    mcp_host: McpHost | None = None,
 ) -> AsyncIterator[AgentSession]:
     """Hold the run, open its event log, mailboxes and board, start its tree, yield
     the session; stop it all on the way out (see the module docstring).
@@ -195,6 +226,7 @@ async def open_run(
     raised from it once the run has stopped, leaving the run resumable; the
     rest of the program goes on. *callbacks* are the embedding program's Python
     hooks (:func:`coterie.hooks.callback_hooks`), run beside the settings' hooks.
+    *mcp_host* is the program driving the run, which serves its ``sdk`` MCP servers.
     """
     run_dir, options = prepared.run_dir, prepared.options
     raise_fd_limit()
@@ -204,6 +236,10 @@ async def open_run(
     with hold_run(run_dir), contextlib.ExitStack() as stack:
         events = EventLog(run_dir / "events.jsonl")
         stack.callback(events.close)
+        # Fed from the first event: what a host may ask about while the run works.
+        meter, tasks = ContextMeter(), LiveTasks()
+        stack.enter_context(events.listen(meter.event))
+        stack.enter_context(events.listen(tasks.event))
         board: TaskBoard | None = None
         notices = list(prepared.notices)
         if killed:
@@ -263,7 +299,9 @@ async def open_run(
                 hooks=hooks,
                 session_context=started.context,
                 mirror=stores.mirror,
+                mcp_host=mcp_host,
             )
+            notices.extend(agents.mcp.notices)  # sdk servers no host serves
             scope, asked = trio.CancelScope(), trio.Event()
 
             def cancel() -> None:
@@ -293,6 +331,10 @@ async def open_run(
                             tuple(notices),
                             run_info(agents, team),
                             stores.mirror,
+                            agents.mcp,
+                            prepared.budget(),
+                            meter,
+                            tasks,
                         )
                     finally:
                         with trio.CancelScope(shield=True):

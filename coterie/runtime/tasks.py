@@ -1,0 +1,46 @@
+"""The run's tasks at work: subagents started and not yet finished.
+
+A host (the Agent SDK's ``stop_task``) names a task by the id its
+``system/task_started`` line gave it: the subagent's actor name. Stopping
+one is an ``interrupt`` naming the request the subagent works on, which
+:class:`LiveTasks` keeps from the ``subagent.started`` event, so the
+subagent's Agent call returns as interrupted and its parent goes on.
+:class:`LiveTasks` folds the run's events (pure; the session feeds it).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import attrs
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from coterie.events import Event
+
+__all__ = ["LiveTasks"]
+
+
+@attrs.define
+class LiveTasks:
+    """Subagents at work, each with the id of the request it works on."""
+
+    _requests: dict[str, str] = attrs.field(factory=dict)
+
+    def event(self, event: Event) -> None:
+        """Take one event of the run (any type; the subagents' matter)."""
+        name = event.data.get("subagent")
+        if not isinstance(name, str):
+            return
+        if event.type == "subagent.started" and isinstance(event.data.get("request"), str):
+            self._requests[name] = event.data["request"]
+        elif event.type == "subagent.finished":
+            self._requests.pop(name, None)
+
+    def request_of(self, task_id: str) -> str | None:
+        """The request task *task_id* works on; None if no such task is at work."""
+        return self._requests.get(task_id)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(self._requests))
