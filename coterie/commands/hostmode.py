@@ -89,17 +89,27 @@ class HostSetup:
     hooks: dict[str, list[dict[str, Any]]] = attrs.field(factory=dict)
     #: The host's custom subagents (the SDK's ``agents=``), in ``--agents``' shape.
     agents: dict[str, Any] = attrs.field(factory=dict)
+    #: The system prompt the host gives in ``initialize`` (the TypeScript SDK sends
+    #: its ``systemPrompt`` there, as a list of strings; None: not given).
+    system_prompt: str | None = None
+    append_system_prompt: str | None = None
     #: Events the host asked for that coterie does not have (said once, never run).
     unknown: list[str] = attrs.field(factory=list)
     ready: trio.Event = attrs.field(factory=trio.Event)
 
-    def initialized(self, hooks: Any, agents: Any = None) -> None:
-        """The host's ``initialize`` arrived with *hooks* and *agents* (the first one
-        decides)."""
+    def initialized(self, body: dict[str, Any]) -> None:
+        """The host's ``initialize`` arrived with *body* (the first one decides)."""
         if self.ready.is_set():
             return
+        hooks, agents, prompt = body.get("hooks"), body.get("agents"), body.get("systemPrompt")
         if isinstance(agents, dict):
             self.agents.update(agents)
+        if isinstance(prompt, list) and all(isinstance(part, str) for part in prompt):
+            self.system_prompt = "\n\n".join(prompt)
+        elif isinstance(prompt, str):
+            self.system_prompt = prompt
+        if isinstance(body.get("appendSystemPrompt"), str):
+            self.append_system_prompt = body["appendSystemPrompt"]
         for event, groups in (hooks or {}).items() if isinstance(hooks, dict) else ():
             if event not in EVENTS:
                 self.unknown.append(str(event))
@@ -142,7 +152,7 @@ def _handlers(slot: SessionSlot, setup: HostSetup) -> dict[str, Handler]:
     session's own here, then each family's from its module (below)."""
 
     async def initialize(request: Request) -> dict[str, Any]:
-        setup.initialized(request.body.get("hooks"), request.body.get("agents"))
+        setup.initialized(request.body)
         return await _initialize(request)
 
     async def interrupt(request: Request) -> dict[str, Any]:

@@ -175,6 +175,10 @@ async def _hosted(
             asker = HostAsker(link)  # the host's can_use_tool answers every agent
         options["hooks"] = setup.matchers(link)  # its hook_callback ones
         options["mcp_host"] = link  # it serves its sdk MCP servers (mcp_message)
+        if setup.system_prompt is not None:  # as --system-prompt (the TypeScript SDK's)
+            options["system_prompt"] = setup.system_prompt
+        if setup.append_system_prompt is not None:
+            options["append_system_prompt"] = setup.append_system_prompt
         if setup.agents:  # its subagents, over --agents' of the same name
             given = options.get("agents")
             with contextlib.suppress(json.JSONDecodeError):  # a bad --agents is said later
