@@ -1,8 +1,8 @@
 """The host's requests about the run's state: ``get_context_usage``, ``stop_task``
 and ``rewind_files`` (the MCP ones are :mod:`coterie.commands.hostmcp`'s).
 
-Each handler reads the run's session from the slot (waiting for it if the
-request comes before the run has started); what it raises is the host's
+Each handler waits for the run's session (a request may come before the run
+has started); what it raises is the host's
 error answer, and the run goes on.
 """
 
@@ -11,23 +11,28 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from coterie.commands.hostmode import SessionSlot
+    from collections.abc import Awaitable, Callable
+
     from coterie.hostlink import Handler, Request
+    from coterie.session import AgentSession
 
 __all__ = ["control_handlers"]
 
 
-def control_handlers(slot: SessionSlot) -> dict[str, Handler]:
-    """The handlers of this module's requests, acting on *slot*'s session."""
+def control_handlers(
+    session: Callable[[], Awaitable[AgentSession]], model: Callable[[], str | None]
+) -> dict[str, Handler]:
+    """The handlers of this module's requests, acting on the run's *session* (waited
+    for), whose next prompts use *model* (None: the run's own)."""
 
     async def get_context_usage(request: Request) -> dict[str, Any]:
-        return (await slot.get()).context_usage(slot.model)
+        return (await session()).context_usage(model())
 
     async def stop_task(request: Request) -> dict[str, Any]:
         task_id = request.body.get("task_id")
         if not isinstance(task_id, str) or not task_id:
             raise ValueError("stop_task needs a task_id")
-        if not await (await slot.get()).stop_task(task_id):
+        if not await (await session()).stop_task(task_id):
             raise ValueError(f"no task {task_id!r} is at work")
         return {}
 

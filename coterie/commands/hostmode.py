@@ -192,7 +192,7 @@ def _handlers(slot: SessionSlot, setup: HostSetup) -> dict[str, Handler]:
         # The run's MCP servers: mcp_status, mcp_reconnect, mcp_toggle.
         **mcp_handlers(servers),
         # The run's state: get_context_usage, stop_task, rewind_files.
-        **control_handlers(slot),
+        **control_handlers(slot.get, lambda: slot.model),
     }
 
 

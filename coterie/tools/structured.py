@@ -57,7 +57,8 @@ def load_schema(value: str) -> dict[str, Any]:
     if not value.lstrip().startswith(("{", "[")):
         try:
             text = Path(value).expanduser().read_text()
-        except (OSError, ValueError) as exc:  # ValueError: undecodable, or a NUL in the path
+        except (OSError, ValueError, RuntimeError) as exc:  # ValueError: undecodable, or
+            # a NUL in the path; RuntimeError: "~" with no home directory to expand
             try:
                 json.loads(value)  # JSON, but not an object: check_schema says so
             except ValueError:
