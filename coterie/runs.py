@@ -31,6 +31,7 @@ import json
 import os
 import sys
 import time
+import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -73,17 +74,34 @@ def runs_root(workdir: Path) -> Path:
     return coterie_home() / "projects" / workspace_key(workdir) / "runs"
 
 
-def create_run(workdir: Path, config: dict[str, Any]) -> tuple[str, Path]:
-    """Make a new run directory with its signed ``config.json``; returns (run_id, path)."""
-    run_id = new_run_id()
+def create_run(
+    workdir: Path, config: dict[str, Any], run_id: str | None = None
+) -> tuple[str, Path]:
+    """Make a new run directory with its signed ``config.json``; returns (run_id, path).
+
+    *run_id* is the id a caller chose (``--session-id``, a UUID as Claude Code
+    takes it); a ``ValueError`` if it is not one or a run of this workspace has it."""
+    run_id = new_run_id() if run_id is None else chosen_run_id(run_id)
     path = runs_root(workdir) / run_id
     private_dir(path.parent)
-    path.mkdir(mode=0o700)  # a new run id: never there before
+    try:
+        path.mkdir(mode=0o700)  # a new run id: never there before
+    except FileExistsError:
+        raise ValueError(f"a run with id {run_id} exists already in this workspace") from None
     private_dir(path / "mailboxes")
     text = (json.dumps({"run_id": run_id, **config}, indent=2) + "\n").encode()
     atomic_write(path / "config.sig", (sign(text) + "\n").encode(), sync=True)
     atomic_write(path / "config.json", text, sync=True)
     return run_id, path
+
+
+def chosen_run_id(text: str) -> str:
+    """*text* as a run id a caller may choose: a UUID, written in its usual form."""
+    try:
+        value = uuid.UUID(text)
+    except ValueError:
+        raise ValueError(f"--session-id {text!r}: a session id is a UUID") from None
+    return str(value)
 
 
 def find_run(workdir: Path, run_id: str, *, notify: Callable[[str], None] | None = None) -> Path:

@@ -64,6 +64,7 @@ async def open_agent(
     on_cancel: Callable[[], None] | None = None,
     hooks: Mapping[str, Sequence[HookMatcher]] | None = None,
     mcp_host: McpHost | None = None,
+    run_id: str | None = None,
     **options: Any,
 ) -> AsyncIterator[AgentSession]:
     """Start an agent in *workdir* and yield a session; stop it on exit.
@@ -89,11 +90,12 @@ async def open_agent(
     settings' hooks (:mod:`coterie.hooks.callbacks`). *mcp_host* is the program
     driving the run, which serves its ``"type": "sdk"`` MCP servers over the control
     channel (:mod:`coterie.mcpclient.hosted`); without one they are skipped.
+    *run_id* names the new run (a UUID: the Agent SDK's ``session_id``).
     """
     callbacks = callback_hooks(hooks or {})  # an unknown event fails before the run
     asker = _asker(asker, can_use_tool)
     run = _options(workdir, options, command="run", headless=asker is None)
-    prepared = prepare(run, model=model, resume=resume)
+    prepared = prepare(run, model=model, resume=resume, run_id=run_id)
     async with open_run(
         prepared, asker, on_cancel=on_cancel, callbacks=callbacks, mcp_host=mcp_host
     ) as session:
@@ -113,6 +115,7 @@ async def open_team(
     on_cancel: Callable[[], None] | None = None,
     hooks: Mapping[str, Sequence[HookMatcher]] | None = None,
     mcp_host: McpHost | None = None,
+    run_id: str | None = None,
     **options: Any,
 ) -> AsyncIterator[AgentSession]:
     """Start a team in *workdir*; ``await session.query(goal)`` runs it to the end.
@@ -127,7 +130,7 @@ async def open_team(
     asker = _asker(asker, can_use_tool)
     chosen = team_names(teammates, names) if resume is None else ()
     run = _options(workdir, options, command="team", teammates=chosen, headless=asker is None)
-    prepared = prepare(run, model=model, resume=resume)
+    prepared = prepare(run, model=model, resume=resume, run_id=run_id)
     async with open_run(
         prepared, asker, on_cancel=on_cancel, callbacks=callbacks, mcp_host=mcp_host
     ) as session:

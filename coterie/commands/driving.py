@@ -26,6 +26,7 @@ from coterie.errors import CoterieError, SupervisorGaveUp
 from coterie.interactive.approval import ask_about_new_items
 from coterie.models import ModelError, Usage
 from coterie.projectconfig import project_items
+from coterie.runs import chosen_run_id
 from coterie.runtime.backend import Backend
 from coterie.tools import (
     ListError,
@@ -90,6 +91,13 @@ def agent_options(args: argparse.Namespace) -> dict[str, Any]:
     """The options of ``run`` and ``team`` that go to the session, from the command line."""
     if args.auto and args.permission_mode not in (None, "auto"):
         raise CoterieError(f"--auto conflicts with --permission-mode {args.permission_mode}")
+    if args.session_id is not None:
+        if getattr(args, "resume", None) is not None:
+            raise CoterieError(
+                "--session-id names a new run; a resumed run keeps its own id (--fork-session,"
+                " which would copy it under a new one, is not supported yet)"
+            )
+        chosen_run_id(args.session_id)  # ValueError: not a UUID
     allowed = _rules("--allowedTools", args.allowed_tools)
     disallowed = _rules("--disallowedTools", args.disallowed_tools)
     tools = args.tools
@@ -118,6 +126,7 @@ def agent_options(args: argparse.Namespace) -> dict[str, Any]:
         "context_window": args.context_window,
         "compact_at": args.compact_at,
         "agents": args.agents,
+        "run_id": args.session_id,  # the new run's id, if the caller chose one
         "system_prompt": _system_prompt(args),
         "append_system_prompt": args.append_system_prompt,
         "backend": Backend.parse(args.backend).recorded,

@@ -193,6 +193,11 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
         ),
     )
     parser.add_argument(
+        "--session-id",
+        metavar="UUID",
+        help="the new run's id (a UUID; the Agent SDK's session_id): resume it by that id",
+    )
+    parser.add_argument(
         "--include-partial-messages",
         action="store_true",
         help="with stream-json output: also the model's reply as it streams (stream_event lines)",
@@ -272,7 +277,6 @@ UNHONOURED: dict[str, tuple[bool, str]] = {
     "--betas": (True, "beta headers are not sent"),
     "--task-budget": (True, "the task budget is not applied (--max-budget-usd is)"),
     "--plugin-dir": (True, "plugins are not loaded"),
-    "--session-id": (True, "the run gets an id of its own"),
     "--fork-session": (False, "runs are not forked"),
     "--resume-session-at": (True, "runs are not cut back"),
     "--resume-drops-turn": (True, "runs are not cut back"),

@@ -96,15 +96,22 @@ class PreparedRun:
 
 
 def prepare(
-    options: RunOptions, *, model: Model | str | None = None, resume: str | None = None
+    options: RunOptions,
+    *,
+    model: Model | str | None = None,
+    resume: str | None = None,
+    run_id: str | None = None,
 ) -> PreparedRun:
-    """A new run with *options*, or, with *resume* (a run id or a unique prefix of
-    one in ``options.workdir``), that run as it recorded itself.
+    """A new run with *options* (named *run_id* if given: ``--session-id``), or, with
+    *resume* (a run id or a unique prefix of one in ``options.workdir``), that run
+    as it recorded itself.
 
     *model* is a model object to use instead of the one the options name (a
     name replaces the options' model for a new run).
     """
     workdir = options.workdir.resolve()
+    if resume is not None and run_id is not None:
+        raise ValueError("--session-id names a new run; a resumed run keeps its own id")
     if resume is not None:
         run_dir = find_run(workdir, resume)
         recorded = RunOptions.from_json(read_config(run_dir, verified=True))
@@ -148,7 +155,7 @@ def prepare(
         chosen = settings.model or os.environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL
         options = attrs.evolve(options, model=chosen)
     derived = _derive(options, settings, policy, extra)  # bad config: before a run exists
-    run_id, run_dir = create_run(workdir, options.to_json())
+    run_id, run_dir = create_run(workdir, options.to_json(), run_id)
     try:
         the_model = _model(model, options, run_dir, settings.env)
     except BaseException:

@@ -4,11 +4,19 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from claude_agent_sdk import AgentDefinition, ClaudeSDKClient, ResultMessage, SystemMessage
+from claude_agent_sdk import (
+    AgentDefinition,
+    ClaudeSDKClient,
+    ResultMessage,
+    SystemMessage,
+    query,
+)
 
+from tests.agent.conftest import coterie
 from tests.sdk.test_python_sdk import options, scenario
 
 if TYPE_CHECKING:
@@ -58,3 +66,41 @@ async def test_the_hosts_subagents_are_the_runs(
     assert [c["name"] for c in usage["categories"]][1:] == [
         "Messages", "Free space", "Autocompact buffer"
     ]  # fmt: skip
+
+
+async def test_the_hosts_session_id_names_the_run_and_resumes_it(
+    tmp_path: Path, workspace: Path, home: Path, mock_server: Callable[[Path], str]
+) -> None:
+    chosen = str(uuid.uuid4())
+    turns = [{"expect": "first", "text": "one"}, {"expect": "second", "text": "two"}]
+    url = mock_server(scenario(tmp_path, turns))
+    stderr: list[str] = []
+    opts = options(workspace, home, url, stderr)
+    opts.session_id = chosen
+    [first] = [m async for m in query(prompt="first", options=opts) if isinstance(m, ResultMessage)]
+    assert first.session_id == chosen, stderr
+    again = options(workspace, home, url, stderr)
+    again.resume = chosen
+    [second] = [m async for m in query(prompt="second", options=again)
+                if isinstance(m, ResultMessage)]  # fmt: skip
+    assert (second.session_id, second.result) == (chosen, "two"), stderr
+
+
+def test_a_session_id_that_is_no_uuid_is_one_line(workspace: Path, home: Path) -> None:
+    done = coterie("-p", "hi", "--session-id", "not-a-uuid", cwd=workspace, home=home)
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert "a session id is a UUID" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a_session_id_names_one_run_only(tmp_path: Path, workspace: Path, home: Path) -> None:
+    path = scenario(tmp_path, [{"text": "one"}, {"text": "two"}])
+    chosen = "9b2f6c1e-0000-4000-8000-000000000001"
+    runs = [
+        coterie("-p", "hi", "--session-id", chosen, "--scenario", str(path),
+                cwd=workspace, home=home)
+        for _ in range(2)
+    ]  # fmt: skip
+    assert runs[0].returncode == 0, runs[0].stderr
+    assert runs[1].returncode == 2
+    assert "exists already" in runs[1].stderr
