@@ -1,11 +1,7 @@
-"""``python -m coterie`` runs the command line."""
+"""``python -m coterie`` runs the command line, as the ``coterie`` script does."""
 
 import sys
 
-try:
-    from coterie.cli import main
+from coterie.entry import main
 
-    code = main()
-except KeyboardInterrupt:  # Ctrl-C before the command line could take over
-    code = 130
-sys.exit(code)
+sys.exit(main())

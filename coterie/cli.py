@@ -18,6 +18,7 @@ from coterie.commands.trust import add_trust_command
 from coterie.commands.watch import add_watch_command
 from coterie.commands.worker import add_worker_command
 from coterie.team import LEAD_TURNS_MODES
+from coterie.versions import claude_version_text, version_text
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -27,7 +28,6 @@ DEMOS = ["team", "runtime", "storm", "strategies", "shielded", "kill9"]
 
 def command_parser() -> tuple[argparse.ArgumentParser, frozenset[str]]:
     """The ``coterie`` parser and the names of its COMMANDs."""
-    from coterie import __claude_code_version__, __version__
 
     parser = argparse.ArgumentParser(
         prog="coterie",
@@ -47,14 +47,14 @@ def command_parser() -> tuple[argparse.ArgumentParser, frozenset[str]]:
     parser.add_argument(
         "--version",
         action="version",
-        version=f"coterie {__version__} (speaks Claude Code {__claude_code_version__}'s CLI)",
+        version=version_text(),
     )
     # Claude Code's `-v`, which the Agent SDKs run to check the CLI they drive: the
     # release whose CLI coterie answers to first, as they parse it, then coterie's own.
     parser.add_argument(
         "-v",
         action="version",
-        version=f"{__claude_code_version__} (coterie {__version__})",
+        version=claude_version_text(),
         help="the Claude Code release whose CLI coterie speaks, and coterie's version",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
