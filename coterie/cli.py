@@ -6,7 +6,7 @@ import argparse
 import signal
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 
 from rich.console import Console
 
@@ -26,10 +26,18 @@ if TYPE_CHECKING:
 DEMOS = ["team", "runtime", "storm", "strategies", "shielded", "kill9"]
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line, naming the command and
+    where its options are explained (argparse's own prints the whole usage first)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+
 def command_parser() -> tuple[argparse.ArgumentParser, frozenset[str]]:
     """The ``coterie`` parser and the names of its COMMANDs."""
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="coterie",
         add_help=False,  # -h shows the default command's options too (below)
         usage="coterie [OPTIONS] [PROMPT]  |  coterie COMMAND ...",
@@ -57,7 +65,13 @@ def command_parser() -> tuple[argparse.ArgumentParser, frozenset[str]]:
         version=claude_version_text(),
         help="the Claude Code release whose CLI coterie speaks, and coterie's version",
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    # Each COMMAND's messages name it as typed: `coterie watch: error: ...`.
+    # Of _Parser (the commands' parsers keep the one-line errors), typed as the
+    # commands' modules take it.
+    sub = cast(
+        "argparse._SubParsersAction[argparse.ArgumentParser]",
+        parser.add_subparsers(dest="command", metavar="COMMAND", prog="coterie"),
+    )
     run = sub.add_parser(
         "run",
         help="run one agent on a prompt (a team of one)",
@@ -463,7 +477,7 @@ def _main(argv: list[str] | None) -> int:
     args = parser.parse_args(routed(sys.argv[1:] if argv is None else argv, commands))
     if getattr(args, "input_format", None) == "stream-json":
         args.print = True  # a program drives the run: headless, as in Claude Code
-    console = Console(highlight=False)
+    console = _console(sys.stdout)
     if args.command is None:
         parser.print_help()
         return 2
@@ -538,7 +552,7 @@ def _main(argv: list[str] | None) -> int:
         if args.command == "trust":
             from coterie.commands.trust import trust_command
 
-            return trust_command(args, console, Console(stderr=True, highlight=False))
+            return trust_command(args, console, _err())
         if args.command in ("crash", "stop", "cancel"):
             import trio
 
@@ -586,8 +600,14 @@ def _main(argv: list[str] | None) -> int:
     return 2  # pragma: no cover - parser.error exits
 
 
+def _console(stream: TextIO) -> Console:
+    """A console on *stream*: at a terminal, laid out to its width; into a pipe or a
+    file, lines are never wrapped (run ids, paths and commands to paste stay whole)."""
+    return Console(file=stream, highlight=False, soft_wrap=not stream.isatty())
+
+
 def _err() -> Console:
-    return Console(stderr=True, highlight=False)
+    return _console(sys.stderr)
 
 
 def _leaves(exc: BaseException) -> list[BaseException]:
