@@ -64,14 +64,20 @@ def test_an_unknown_demo_is_a_usage_error(tmp_path: Path) -> None:
     assert "invalid choice" in result.stderr
 
 
-def test_a_missing_workdir_is_a_usage_error(tmp_path: Path) -> None:
-    result = coterie("demo", "--workdir", str(tmp_path / "absent"), cwd=tmp_path)
-    assert result.returncode == 2
-    assert "not a directory" in result.stderr
+def test_a_workdir_that_is_no_directory_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("")
+    for args in (("demo", "--workdir"), ("runs", "--workdir")):
+        result = coterie(*args, str(tmp_path / "file"), cwd=tmp_path)
+        assert result.returncode == 2
+        assert "not a directory" in result.stderr
+    result = coterie("runs", "--workdir", str(tmp_path / "absent"), cwd=tmp_path)
+    assert (result.returncode, "not a directory" in result.stderr) == (2, True)
 
 
 def test_the_runtime_demo_crashes_restarts_and_finishes(tmp_path: Path) -> None:
-    result = coterie("demo", "runtime", "--workdir", str(tmp_path), cwd=tmp_path)
+    # A demo makes the folder it is given (docs/lab.md starts so: --workdir /tmp/lab).
+    lab = tmp_path / "lab"
+    result = coterie("demo", "runtime", "--workdir", str(lab), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "CRASHED" in out
@@ -79,7 +85,7 @@ def test_the_runtime_demo_crashes_restarts_and_finishes(tmp_path: Path) -> None:
     assert "delivered again" in out
     assert "6/6 results" in out
 
-    (run_dir,) = (runs_root(tmp_path)).iterdir()
+    (run_dir,) = (runs_root(lab)).iterdir()
     config = json.loads((run_dir / "config.json").read_text())
     assert config["command"] == "demo"
     types = [e.type for e in read_events(run_dir / "events.jsonl")]
