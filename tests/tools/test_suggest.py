@@ -33,7 +33,16 @@ def test_an_interpreter_gets_the_exact_command_never_a_prefix() -> None:
 
 
 def test_compound_or_hidden_commands_get_no_rule() -> None:
-    for command in ("make && make install", "echo $(id)", "ls | sh", "a=1 make", "./run.sh"):
+    for command in ("make && make install", "echo $(id)", "ls | sh", "a=1 make"):
+        assert rule_for(command) is None, command
+
+
+def test_a_workspace_script_gets_a_rule_for_itself() -> None:
+    """As Claude Code offers: `./mk.sh build` -> every `./mk.sh` command."""
+    assert rule_for("./mk.sh") == "Bash(./mk.sh:*)"
+    assert rule_for("./mk.sh build --fast") == "Bash(./mk.sh:*)"
+    assert rule_for("scripts/test.sh -v") == "Bash(scripts/test.sh:*)"
+    for command in ("../up.sh", "./a/../b.sh", "/usr/bin/env python", "./run.sh; id"):
         assert rule_for(command) is None, command
 
 
@@ -141,3 +150,13 @@ async def test_nothing_is_offered_that_would_not_stop_the_question(ctx: ToolCont
         None,
         Suggestion("Edit", "all edits during this session", persist=False),
     ]
+
+
+async def test_a_script_granted_once_is_not_asked_about_again(ctx: ToolContext) -> None:
+    asker = Granting("Bash(./mk.sh:*)")
+    gate = PermissionGate(PermissionPolicy.from_rules(), asker)
+    for command in ("./mk.sh build", "./mk.sh test"):
+        decision = await gate.authorize(TOOLS["Bash"], {"command": command}, ctx)
+        assert decision.behavior == "allow", decision
+    assert asker.asked == 1
+    assert asker.offered == [Suggestion("Bash(./mk.sh:*)", "`./mk.sh` commands", persist=True)]

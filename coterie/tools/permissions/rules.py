@@ -273,10 +273,27 @@ def match_command(rules: list[Rule], command: str, *, strict: bool) -> Rule | No
         # must not allow the command they run.
         innermost = command_views(part)[-1]
         found = next((r for r in rules if r.matches_command(part)), None)
-        if found is None or not any(r.matches_command(innermost) for r in rules):
+        if found is None:
+            return None
+        if not _only_its_path(part, innermost) and not any(
+            r.matches_command(innermost) for r in rules
+        ):
             return None
         covering.append(found)
     return covering[0]
+
+
+def _only_its_path(part: str, view: str) -> bool:
+    """Whether *view* is *part* with nothing taken away but its program's directory
+    (``./mk.sh build`` read as ``mk.sh build``): no wrapper was removed, so the
+    rule that covers *part* as written covers what runs."""
+    written, seen = part.split(), view.split()
+    return (
+        len(written) == len(seen)
+        and written[1:] == seen[1:]
+        and "/" in written[0]
+        and written[0].rsplit("/", 1)[-1] == seen[0]
+    )
 
 
 def excluded_command(command: str, excluded: Sequence[str]) -> bool:

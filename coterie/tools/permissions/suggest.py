@@ -45,6 +45,9 @@ SUBCOMMANDS = frozenset(
 #: Subcommands that run a named script: the script's name belongs to the prefix.
 SCRIPT_RUNNERS = frozenset({"run", "exec", "x"})
 _PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/+@-]*$")
+#: A program named by its relative path (a workspace script: ``./mk.sh``,
+#: ``scripts/test.sh``): plain segments, never ``..``.
+_SCRIPT = re.compile(r"^(\./)?([A-Za-z0-9_][A-Za-z0-9._+@-]*/)*[A-Za-z0-9_][A-Za-z0-9._+@-]*$")
 
 
 @attrs.frozen
@@ -118,7 +121,10 @@ def _bash(command: str) -> Suggestion | None:
 def _prefix(words: list[str]) -> list[str] | None:
     """The plain leading words that name what the command is: its program, and
     for a program with subcommands the subcommand (and a script runner's script)."""
-    if not _PLAIN.match(words[0]) or "/" in words[0]:
+    if "/" in words[0]:  # a workspace script is its own program: `./mk.sh` commands
+        script = _SCRIPT.match(words[0]) and ".." not in words[0].split("/")
+        return [words[0]] if script else None
+    if not _PLAIN.match(words[0]):
         return None
     prefix = [words[0]]
     if words[0] in SUBCOMMANDS and len(words) > 1 and _PLAIN.match(words[1]):
