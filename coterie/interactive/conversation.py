@@ -23,6 +23,7 @@ records which in :attr:`Conversation.switch`, and the caller opens it.
 from __future__ import annotations
 
 import signal
+import time
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from coterie.agent import RunResult
+    from coterie.events import Event
     from coterie.extensions import Extensions
     from coterie.interactive.editor import LineEditor
     from coterie.session import AgentSession
@@ -122,7 +124,9 @@ class Conversation:
                     continue
                 now = expansion.prompt
             result = await self.turn(session, now)
-        return result or {**_nothing(), "run_id": session.run_id}
+        # Leaving is not a failure, whatever the last turn was (Claude Code exits 0):
+        # each turn's outcome was shown, and is recorded in the run.
+        return {**(result or _nothing()), "is_error": False, "run_id": session.run_id}
 
     async def turn(
         self, session: AgentSession, text: str, *, goal: str | None = None
@@ -259,15 +263,31 @@ class Conversation:
             return True
         if spec.hint:
             self.err.print(f"[yellow]note:[/] {escape(spec.hint)}")
-        self._ending(await self._interruptible(session, lambda: session.loop(args)))
+        with session.events.listen(self._loop_progress):
+            result = await self._interruptible(session, lambda: session.loop(args))
+        self._ending(result)
         return True
+
+    def _loop_progress(self, event: Event) -> None:
+        """While a loop waits for its next tick, say when that comes (else the
+        conversation looks hung), and which tick starts."""
+        if event.type == "loop.waiting":
+            seconds = float(event.data.get("seconds") or 0)
+            at = time.strftime("%H:%M:%S", time.localtime(time.time() + seconds))
+            self.console.print(
+                f"[dim]⏲ tick {event.data.get('tick')} at {at} (in {_span(seconds)});"
+                " Ctrl-C stops the loop[/]"
+            )
+        elif event.type == "loop.tick":
+            self.console.print(f"[dim]▶ tick {event.data.get('tick')}[/]")
 
     def _ending(self, result: dict[str, Any]) -> None:
         """How a goal or a loop ended: the last paragraph of its result (the text
-        streamed before it is the agent's)."""
+        streamed before it is the agent's; an error result was shown whole already)."""
+        if result.get("is_error"):
+            return
         ending = str(result.get("result", "")).rsplit("\n\n", 1)[-1]
-        style = "red" if result.get("is_error") else "green"
-        self.console.print(f"[{style}]{escape(ending)}[/]")
+        self.console.print(f"[green]{escape(ending)}[/]")
 
     async def _resume(self, session: AgentSession, args: str) -> bool:
         if not args:
@@ -307,6 +327,15 @@ HANDLERS: dict[str, Callable[[Conversation, AgentSession, str], Awaitable[bool]]
     "exit": Conversation._exit,
 }
 assert HANDLERS.keys() == BY_NAME.keys(), "every command in the table has its handler"
+
+
+def _span(seconds: float) -> str:
+    """*seconds* as a person reads a wait: ``45s``, ``5m``, ``1h 30m``."""
+    whole = round(seconds)
+    if whole < 60:
+        return f"{whole}s"
+    minutes = round(whole / 60)
+    return f"{minutes}m" if minutes < 60 else f"{minutes // 60}h {minutes % 60}m"
 
 
 def _report(session: AgentSession, result: dict[str, Any]) -> dict[str, Any]:

@@ -202,7 +202,10 @@ class AgentSession:
         # in between leaves it in the mailbox for the resumed session.
         delivery = await self._user.reply_for(request_id)
         result = RunResult.from_dict(delivery.message.body)
-        final = FAILED if result.is_error else COMPLETED
+        # An interrupted request was answered (the interruption is in the history and
+        # the run goes on from it): the run did not fail.
+        failed = result.is_error and result.subtype != "error_interrupted"
+        final = FAILED if failed else COMPLETED
         await self._record(state=final, result=result.to_dict())
         await self._user.done(delivery)
         return result

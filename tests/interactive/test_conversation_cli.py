@@ -207,6 +207,50 @@ def test_ctrl_c_stops_the_turn_and_the_conversation_goes_on(
     assert "nothing to resume" in again.stderr
 
 
+def test_leaving_right_after_an_interrupted_turn_is_exit_0(
+    trusted: Path, home: Path, tmp_path: Path
+) -> None:
+    """The interrupted turn was answered: leaving then is no failure, and the run is
+    not marked failed (it was, and the exit code was 1)."""
+    sleep = {"tool_uses": [{"name": "Bash", "input": {"command": "touch started; sleep 300"}}]}
+    scen = scenario(tmp_path / "s.json", [sleep])
+    term = Terminal(
+        "--scenario", str(scen), "--permission-mode", "bypassPermissions", cwd=trusted, home=home
+    )
+    term.prompt()
+    term.type("sleep a while\r")
+    term.wait_for("Bash(")
+    wait_for(trusted / "started", term.proc, "the tool never started")
+    os.killpg(term.proc.pid, signal.SIGINT)
+    term.wait_for("[Request interrupted by user for tool use]")
+    term.prompt()
+    term.type("/exit\r")
+    assert term.close() == 0
+    runs = coterie("runs", "--json", cwd=trusted, home=home)
+    (run,) = [json.loads(line) for line in runs.stdout.splitlines()]
+    assert run["state"] == "completed", run
+
+
+@pytest.mark.parametrize("second", [{"text": "second look"}, {"expect": "never said", "text": "x"}])
+def test_a_loop_says_when_its_next_tick_comes_and_ends_once(
+    trusted: Path, home: Path, tmp_path: Path, second: dict[str, object]
+) -> None:
+    """Whether the loop ends well or with an error, its end is shown once."""
+    scen = scenario(tmp_path / "s.json", [{"text": "first look"}, second])
+    term = Terminal("--scenario", str(scen), "--max-ticks", "2", cwd=trusted, home=home)
+    term.prompt()
+    term.type("/loop 1s check the build\r")
+    term.wait_for("▶ tick 1")
+    waiting = term.wait_for("Ctrl-C stops the loop")
+    assert "⏲ tick 2 at" in waiting
+    assert "(in 1s)" in waiting
+    term.wait_for("▶ tick 2")
+    shown = term.wait_for("\x1b[?2004h")  # the prompt again: the loop is over
+    assert shown.count("Loop ended after 2 tick(s)") == 1, shown
+    term.type("/exit\r")
+    assert term.close() == 0
+
+
 @pytest.mark.parametrize("how", ["-c", "-r"])
 def test_continue_or_resume_reopens_a_run_as_a_conversation(
     trusted: Path, home: Path, tmp_path: Path, how: str
