@@ -18,7 +18,7 @@ from coterie.commands.trust import add_trust_command
 from coterie.commands.watch import add_watch_command
 from coterie.commands.worker import add_worker_command
 from coterie.team import LEAD_TURNS_MODES
-from coterie.versions import claude_version_text, version_text
+from coterie.version import claude_version_text, version_text
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -15,7 +15,7 @@ import os
 import signal
 import sys
 
-from coterie.versions import claude_version_text, version_text
+from coterie.version import claude_version_text, version_text
 
 __all__ = ["main"]
 

@@ -74,6 +74,11 @@ def runs_root(workdir: Path) -> Path:
     return coterie_home() / "projects" / workspace_key(workdir) / "runs"
 
 
+def transcript_path(run_dir: Path, actor: str) -> Path:
+    """Where the run keeps *actor*'s durable transcript."""
+    return run_dir / "transcripts" / f"{actor}.log"
+
+
 def create_run(
     workdir: Path, config: dict[str, Any], run_id: str | None = None
 ) -> tuple[str, Path]:

@@ -61,7 +61,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from types import TracebackType
 
-__all__ = ["Replica", "TranscriptCorruption", "TranscriptLog"]
+__all__ = ["Replica", "TranscriptCorruption", "TranscriptLog", "read_history"]
 
 
 class Replica(Protocol):
@@ -183,6 +183,17 @@ def _replay(data: bytes, path: Path) -> _Replay:
                 )
             )
     return replay
+
+
+def read_history(path: Path) -> list[Message]:
+    """The history the transcript at *path* holds, read without opening it for
+    writing (nothing is repaired; its writer may be running): for a person's
+    look back, never for a loop to go on from (that is :meth:`TranscriptLog.load`)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return []
+    return _replay(data, path).settled()[0]
 
 
 class TranscriptLog:

@@ -31,13 +31,15 @@ import trio
 from rich.markup import escape
 
 from coterie.autonomy import LoopSpecError, parse_loop_spec
+from coterie.context.transcript import read_history
 from coterie.errors import CoterieError
 from coterie.home import coterie_home, workspace_key
 from coterie.interactive.editor import Key
+from coterie.interactive.recap import recap
 from coterie.interactive.slash import BY_NAME, COMMANDS, closest, parse_slash
 from coterie.models import Usage
 from coterie.models.aliases import resolve_model
-from coterie.runs import find_run, list_runs, read_state
+from coterie.runs import find_run, list_runs, read_state, transcript_path
 from coterie.tools import SUBAGENT_TYPES
 from coterie.ui import ConsoleView
 
@@ -89,6 +91,7 @@ class Conversation:
             "[dim]Enter sends · \\ then Enter for a new line · Ctrl-C stops a turn ·"
             " /help · /exit[/]"
         )
+        self._recap(session)
         last = await session.resume()
         result = _report(session, last.to_dict()) if last is not None else None
         if result is not None:
@@ -127,6 +130,18 @@ class Conversation:
         # Leaving is not a failure, whatever the last turn was (Claude Code exits 0):
         # each turn's outcome was shown, and is recorded in the run.
         return {**(result or _nothing()), "is_error": False, "run_id": session.run_id}
+
+    def _recap(self, session: AgentSession) -> None:
+        """A reopened conversation's last exchanges, so the person sees where it
+        stands (nothing for a new one)."""
+        exchanges = recap(read_history(transcript_path(session.run_dir, "lead")))
+        if not exchanges:
+            return
+        shown = len(exchanges)
+        self.console.print(f"[dim]… the last {shown} exchange(s) of run {session.run_id}:[/]")
+        for prompt, answer in exchanges:
+            self.console.print(f"[bold]>[/] {escape(prompt)}")
+            self.console.print(f"  [dim]{escape(answer)}[/]")
 
     async def turn(
         self, session: AgentSession, text: str, *, goal: str | None = None

@@ -30,6 +30,7 @@ from coterie.hooks import Actor, HookConfig, Hooks
 from coterie.mailbox import Durability
 from coterie.mcpclient import McpServers
 from coterie.procgroups import records_dir
+from coterie.runs import transcript_path
 from coterie.runtime.rooting import rooted_policy, rooted_sandbox
 from coterie.tools import (
     STRUCTURED_OUTPUT,
@@ -229,7 +230,7 @@ class Agents:
         return TranscriptLog.open(path, Durability.BATCH, replica=replica)
 
     def _transcript_path(self, actor: str) -> Path:
-        return self.prepared.run_dir / "transcripts" / f"{actor}.log"
+        return transcript_path(self.prepared.run_dir, actor)
 
     def _copier(self, path: Path) -> Callable[[bytes], object] | None:
         """What copies the run directory's file at *path* to the mirror, if any."""

@@ -272,7 +272,11 @@ def test_continue_or_resume_reopens_a_run_as_a_conversation(
         assert coterie("-p", "x", "--scenario", str(other), cwd=trusted, home=home).returncode == 0
         args = ["-r", run["run_id"]]
     term = Terminal(*args, cwd=trusted, home=home)
-    term.prompt()
+    shown = term.prompt()
+    # It recaps where the conversation stands before the person types.
+    assert "exchange(s) of run" in shown
+    assert "remember this" in shown
+    assert "First answer." in shown
     term.type("what did you say?\r")
     term.wait_for("I remember.")
     term.prompt()
