@@ -1,7 +1,9 @@
 """coterie: a multi-agent coding harness built as an actor-model runtime on Trio.
 
 The embedding entry point is :func:`open_agent` (``async with
-coterie.open_agent(workdir) as agent: await agent.query(prompt)``); the
+coterie.open_agent(workdir) as agent: await agent.query(prompt)``, or ``async
+for message in agent.stream(prompt)`` for the Agent SDK's typed messages as
+they happen: :class:`AssistantMessage`, :class:`ResultMessage`...); the
 runtime's parts live in ``coterie.mailbox``, ``coterie.actors``,
 ``coterie.supervisors``, ``coterie.models``, ``coterie.tools`` and
 ``coterie.agent``.
@@ -11,21 +13,45 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
-#: The Claude Code release whose command line and stream-json protocol coterie
-#: follows (docs/cli.md): what ``coterie -v`` and ``system/init`` report as
-#: ``claude_code_version``, for the Agent SDKs that check the CLI they drive.
-__claude_code_version__ = "2.1.332"
-__all__ = ["AgentSession", "RunOptions", "RunResult", "open_agent", "open_team"]
+from coterie.version import __claude_code_version__ as __claude_code_version__
+from coterie.version import __version__ as __version__
+
+__all__ = [
+    "AgentSession", "RunOptions", "RunResult", "open_agent", "open_team",
+    # the typed messages of AgentSession.stream (coterie.sdkmessages)
+    "AssistantMessage", "ContentBlock", "HookEventMessage", "Message", "ResultMessage",
+    "StreamEvent", "SystemMessage", "TaskNotificationMessage", "TaskProgressMessage",
+    "TaskStartedMessage", "TaskUpdatedMessage", "TextBlock", "ThinkingBlock",
+    "ToolResultBlock", "ToolUseBlock", "UserMessage",
+]  # fmt: skip
+_SESSION = ("open_agent", "open_team", "AgentSession", "RunOptions")
 
 if TYPE_CHECKING:
     from coterie.agent import RunResult
+    from coterie.sdkmessages import (
+        AssistantMessage,
+        ContentBlock,
+        HookEventMessage,
+        Message,
+        ResultMessage,
+        StreamEvent,
+        SystemMessage,
+        TaskNotificationMessage,
+        TaskProgressMessage,
+        TaskStartedMessage,
+        TaskUpdatedMessage,
+        TextBlock,
+        ThinkingBlock,
+        ToolResultBlock,
+        ToolUseBlock,
+        UserMessage,
+    )
     from coterie.session import AgentSession, RunOptions, open_agent, open_team
 
 
 def __getattr__(name: str) -> Any:
     # Lazy, so that `import coterie.mailbox` does not load the whole engine.
-    if name in ("open_agent", "open_team", "AgentSession", "RunOptions"):
+    if name in _SESSION:
         from coterie import session
 
         return getattr(session, name)
@@ -33,4 +59,8 @@ def __getattr__(name: str) -> Any:
         from coterie.agent import RunResult
 
         return RunResult
+    if name in __all__:  # the rest are the messages
+        from coterie import sdkmessages
+
+        return getattr(sdkmessages, name)
     raise AttributeError(f"module 'coterie' has no attribute {name!r}")

@@ -1,5 +1,13 @@
 """Embedding coterie: ``async with open_agent(...) as agent: await agent.query(...)``.
 
+``async for message in agent.stream(prompt)`` is the same request with the
+Agent SDK's typed messages as they happen (:mod:`coterie.sdkmessages`:
+``SystemMessage`` init, ``AssistantMessage``, ``UserMessage`` tool results,
+the subagents' task messages, ``StreamEvent`` with
+``include_partial_messages=True``, the ``ResultMessage`` last); close it with
+:func:`contextlib.aclosing` to stop early, which interrupts the request
+(:mod:`coterie.runtime.streaming`).
+
 :func:`open_agent` and :func:`open_team` are thin faces over the composition
 root (:mod:`coterie.runtime`): each turns its arguments into
 :class:`~coterie.runtime.RunOptions`, prepares the run and opens it. A solo

@@ -28,7 +28,12 @@ PACKAGE = Path(coterie.__file__).parent
 
 SURFACES: dict[str, set[str]] = {
     "coterie": {
-        "AgentSession", "RunOptions", "RunResult", "open_agent", "open_team"
+        "AgentSession", "RunOptions", "RunResult", "open_agent", "open_team",
+        # the typed messages of AgentSession.stream, in the Agent SDK's names
+        "AssistantMessage", "ContentBlock", "HookEventMessage", "Message", "ResultMessage",
+        "StreamEvent", "SystemMessage", "TaskNotificationMessage", "TaskProgressMessage",
+        "TaskStartedMessage", "TaskUpdatedMessage", "TextBlock", "ThinkingBlock",
+        "ToolResultBlock", "ToolUseBlock", "UserMessage",
     },
     "coterie.actors": {
         "STOP", "Actor", "ActorContext", "AutoModeAsker", "AutoModeClassifier", "Behaviour",

@@ -48,23 +48,25 @@ from coterie.runtime.integrity import (
     check_tasks,
     check_tool_calls,
 )
+from coterie.runtime.streaming import RequestLink, first_stream, start_info, stream_request
 from coterie.runtime.tasks import LiveTasks
 from coterie.runtime.tree import build_tree
 from coterie.supervisors import DynamicSupervisor
 from coterie.team import Team, Wakeups, changed_tasks
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable, Mapping
+    from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
     from pathlib import Path
 
     from coterie.board import TaskBoard
     from coterie.hooks import AgentHooks, HookCallback, HookConfig
-    from coterie.mailbox import PostOffice
+    from coterie.mailbox import Delivery, PostOffice
     from coterie.mcpclient.hosted import McpHost
     from coterie.redisclient import RedisTarget
     from coterie.runmirror import RunMirror
     from coterie.runtime.options import RunOptions
     from coterie.runtime.prepare import PreparedRun
+    from coterie.sdkmessages import Message
     from coterie.tools import Asker, PermissionPolicy
 
 __all__ = ["USER", "AgentSession", "open_run"]
@@ -119,6 +121,26 @@ class AgentSession:
             pursuit = GoalPursuit(goal, self.options.max_goal_iterations)
             body["goal"] = attrs.asdict(pursuit)
         return await self._request("lead", PROMPT, body, prompt)
+
+    def stream(
+        self,
+        prompt: str,
+        *,
+        model: str | None = None,
+        include_partial_messages: bool = False,
+        include_hook_events: bool = False,
+    ) -> AsyncGenerator[Message, None]:
+        """:meth:`query`, yielding the Agent SDK's typed messages (:mod:`coterie.sdkmessages`)
+        as they happen, the ``ResultMessage`` last; ``system/init`` on the session's
+        first stream only. Closing it early interrupts the request (see
+        :mod:`coterie.runtime.streaming`)."""
+        body = {"text": prompt, **({} if model is None else {"model": model})}
+        info = start_info(self.run_id, self.options, self.policy.mode, self.info)
+        return stream_request(
+            RequestLink(self._user, self._send, self._settle), self.events,
+            ("lead", PROMPT, body, prompt), info, init=lambda: first_stream(self),
+            partial=include_partial_messages, hook_events=include_hook_events,
+        )  # fmt: skip
 
     async def loop(self, spec: str) -> RunResult:
         """``--loop SPEC``: run the lead on SPEC's prompt until the loop ends (the
@@ -190,23 +212,32 @@ class AgentSession:
             await self.mirror.flush()
 
     async def _request(self, to: str, kind: str, body: dict[str, Any], text: str) -> RunResult:
+        return await self._result_of(await self._send(to, kind, body, text))
+
+    async def _send(self, to: str, kind: str, body: dict[str, Any], text: str) -> str:
+        """Send a request, recorded in ``state.json`` before it goes (and marked sent
+        after), so that a resumed session sends it if it never went; its id."""
         request = self._user.request(to, kind, body)
         pending = {"id": request.id, "to": to, "kind": kind, "body": body, "text": text}
         await self._record(state=RUNNING, request={**pending, "sent": False}, result=None)
         await self._user.post.send(request)
         await self._record(request={**pending, "sent": True})
-        return await self._result_of(request.id)
+        return request.id
 
     async def _result_of(self, request_id: str) -> RunResult:
-        # The reply is acknowledged only once its outcome is recorded: a kill
-        # in between leaves it in the mailbox for the resumed session.
-        delivery = await self._user.reply_for(request_id)
+        return await self._settle(request_id, await self._user.reply_for(request_id))
+
+    async def _settle(self, request_id: str, delivery: Delivery) -> RunResult:
+        """Record the outcome of the reply *delivery* to request *request_id*, then
+        acknowledge it: a kill in between leaves it in the mailbox for the resumed
+        session. Not recorded if ``state.json`` has gone on to another request (a
+        stream abandoned early is settled late)."""
         result = RunResult.from_dict(delivery.message.body)
-        # An interrupted request was answered (the interruption is in the history and
-        # the run goes on from it): the run did not fail.
-        failed = result.is_error and result.subtype != "error_interrupted"
-        final = FAILED if failed else COMPLETED
-        await self._record(state=final, result=result.to_dict())
+        if read_state(self.run_dir).get("request", {}).get("id") == request_id:
+            # An interrupted request was answered (the interruption is in the history
+            # and the run goes on from it): the run did not fail.
+            failed = result.is_error and result.subtype != "error_interrupted"
+            await self._record(state=FAILED if failed else COMPLETED, result=result.to_dict())
         await self._user.done(delivery)
         return result
 

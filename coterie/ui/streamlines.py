@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from coterie import __claude_code_version__, __version__
+from coterie.version import __claude_code_version__, __version__
 from coterie.ui.record import RunRecord
 
 if TYPE_CHECKING:

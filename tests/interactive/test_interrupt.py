@@ -63,8 +63,9 @@ async def test_an_interrupted_turn_ends_and_the_conversation_goes_on(tmp_path: P
         assert first.subtype == "error_interrupted"
         assert first.is_error
         assert first.result == "[Request interrupted by user for tool use]"
-        # The request is answered: nothing for a resume to work on again.
-        assert read_state(session.run_dir)["state"] == "failed"
+        # The request is answered: nothing for a resume to work on again, and the
+        # run did not fail (a conversation goes on from an interruption).
+        assert read_state(session.run_dir)["state"] == "completed"
         assert await session.resume() is None
         assert not await session.interrupt()  # none in flight
         second = await session.query("and now?")
