@@ -6,7 +6,8 @@ option); a Ctrl-C in that time must end the process as Ctrl-C ends a command
 point installs that handler first, answers ``--version`` and ``-v`` (which the
 Agent SDKs run to check the CLI) from the version strings alone, and only
 then imports :mod:`coterie.cli`, handing Ctrl-C back to Python's own handler
-for the command to take over.
+for the command to take over. Once the command is over, the process leaves
+without the interpreter's teardown (see :func:`main`).
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ def _leave_at_once(signum: int, _frame: object) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The ``coterie`` command; returns its exit code."""
+    """The ``coterie`` command: returns the exit code of ``--version``; for any
+    other command, leaves the process with it once the command is over."""
     words = sys.argv[1:] if argv is None else argv
     if words in (["--version"], ["-v"]):
         print(version_text() if words == ["--version"] else claude_version_text())
@@ -35,4 +37,14 @@ def main(argv: list[str] | None = None) -> int:
     from coterie.cli import main as command
 
     signal.signal(signal.SIGINT, previous)
-    return command(argv)
+    code = command(argv)
+    # The command is over: its runs are stopped, their files synced and closed, their
+    # processes reaped. What is left is the interpreter's teardown (collecting the
+    # SDK's thousands of objects: seconds under load, bench/startup.py), which
+    # nothing needs: the output is flushed and the process leaves at once.
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (BrokenPipeError, ValueError):  # nobody reads any more, or closed
+        pass
+    os._exit(code)

@@ -9,8 +9,14 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from tests.agent.conftest import clean_env
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+from tests.agent.conftest import clean_env, home, mock_server, workspace
+
+__all__ = ["home", "mock_server", "workspace"]  # the fixtures
 
 HEAVY = ("anthropic", "trio", "rich", "coterie.cli", "coterie.runtime")
 
@@ -49,3 +55,23 @@ def test_ctrl_c_while_the_command_line_loads_exits_130_without_a_traceback() -> 
         rest = proc.stderr.read()
         assert proc.wait(timeout=60) == 130
     assert "Traceback" not in rest
+
+
+def test_a_finished_run_leaves_at_once_with_its_output_whole(
+    tmp_path: Path, workspace: Path, home: Path, mock_server: Callable[[Path], str]
+) -> None:
+    """Through the real SDK path (the interpreter's teardown of it took seconds):
+    the process is gone soon after its result line, and nothing it wrote is lost."""
+    long = "word " * 20_000  # more than a pipe holds: the flush before leaving matters
+    scen = tmp_path / "s.json"
+    scen.write_text(json.dumps({"name": "exit", "tracks": {"lead": [{"text": long.strip()}]}}))
+    url = mock_server(scen)
+    env = clean_env(HOME=str(home), ANTHROPIC_BASE_URL=url, ANTHROPIC_API_KEY="k")
+    with subprocess.Popen(
+        [str(Path(sys.executable).parent / "coterie"), "-p", "hi", "--output-format", "json"],
+        cwd=workspace, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, env=env,
+    ) as proc:  # fmt: skip
+        out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert json.loads(out)["result"] == long.strip()
