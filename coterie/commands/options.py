@@ -6,6 +6,7 @@ import argparse
 import math
 
 from coterie.models import DEFAULT_MODEL
+from coterie.models.thinking import EFFORT_LEVELS, THINKING_DISPLAYS, THINKING_TYPES, Thinking
 from coterie.tools.permissions import MODES
 
 OUTPUT_FORMATS = ["text", "json", "stream-json"]
@@ -215,6 +216,7 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
             " result carries it as structured_output"
         ),
     )
+    add_thinking_options(parser)
     for flag, (takes_value, _missing) in UNHONOURED.items():
         parser.add_argument(
             flag,
@@ -225,6 +227,40 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
             help=argparse.SUPPRESS,
         )
     add_output_options(parser)
+
+
+def add_thinking_options(parser: argparse.ArgumentParser) -> None:
+    """Claude Code's extended thinking and effort flags (coterie/models/thinking.py)."""
+    parser.add_argument(
+        "--max-thinking-tokens",
+        type=_whole_number,
+        metavar="N",
+        help=(
+            "the agents think first, up to N tokens (0: no thinking; $MAX_THINKING_TOKENS"
+            " wins over it, as in Claude Code)"
+        ),
+    )
+    parser.add_argument(
+        "--thinking",
+        choices=THINKING_TYPES,
+        help="extended thinking: enabled, adaptive (the model decides how much) or disabled",
+    )
+    parser.add_argument(
+        "--thinking-display",
+        choices=THINKING_DISPLAYS,
+        help="with thinking: how its text comes back (default: the API's)",
+    )
+    parser.add_argument(
+        "--effort",
+        choices=EFFORT_LEVELS,
+        help="the agents' effort level, on the models that take one",
+    )
+
+
+def thinking_options(args: argparse.Namespace) -> dict[str, object]:
+    """The run options the thinking flags give (``thinking``, ``effort``)."""
+    thinking = Thinking.from_options(args.max_thinking_tokens, args.thinking, args.thinking_display)
+    return {"thinking": None if thinking is None else thinking.to_json(), "effort": args.effort}
 
 
 def add_output_options(parser: argparse.ArgumentParser) -> None:
@@ -270,10 +306,6 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
 #: them yet: whether each takes a value, and what is not done. A host that passes
 #: one is not refused (its run goes on); the run says once what it leaves out.
 UNHONOURED: dict[str, tuple[bool, str]] = {
-    "--max-thinking-tokens": (True, "extended thinking is not configured"),
-    "--thinking": (True, "extended thinking is not configured"),
-    "--thinking-display": (True, "extended thinking is not configured"),
-    "--effort": (True, "the effort level is not sent"),
     "--betas": (True, "beta headers are not sent"),
     "--task-budget": (True, "the task budget is not applied (--max-budget-usd is)"),
     "--plugin-dir": (True, "plugins are not loaded"),
@@ -331,6 +363,12 @@ def _positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError("must be at least 1")
     return value
+
+
+def _whole_number(text: str) -> int:
+    if not text.strip().isdigit():
+        raise argparse.ArgumentTypeError("must be a whole number (0 or more)")
+    return int(text)
 
 
 def _fraction(text: str) -> float:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from coterie.models._base import DEFAULT_MODEL, ModelError
 from coterie.models.aliases import resolve_model
+from coterie.models.thinking import Reasoning
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -31,6 +32,9 @@ def model_from_env(
     scenario_path: str | Path | None = None,
     state_path: Path | None = None,
     env: Mapping[str, str] | None = None,
+    *,
+    thinking: Mapping[str, Any] | None = None,
+    effort: str | None = None,
 ) -> Model:
     """The model a run should use.
 
@@ -44,8 +48,17 @@ def model_from_env(
     call is tried ``COTERIE_MAX_RETRIES`` more times, default 8). Otherwise
     :class:`ModelError` saying what to set. *env* (the settings' ``env``) is
     read over the process environment.
+
+    *thinking* (a run's ``thinking`` option, the Agent SDK's ``ThinkingConfig``
+    shape), ``MAX_THINKING_TOKENS`` and *effort* make the agents' calls think
+    (:mod:`coterie.models.thinking`); a ``MAX_THINKING_TOKENS`` that is no whole
+    number is a :class:`ModelError`.
     """
     environ = {**os.environ, **(env or {})}
+    try:
+        reasoning = Reasoning.from_run(thinking, effort, environ)
+    except ValueError as exc:
+        raise ModelError(str(exc)) from None
     if scenario_path is not None:
         from coterie.models.scenario import load_scenario
         from coterie.models.scripted import ScriptedModel
@@ -54,6 +67,7 @@ def model_from_env(
             load_scenario(scenario_path),
             state_path=state_path,
             model_name=resolve_model(model_name) if model_name else "scripted",
+            reasoning=reasoning,
         )
     if any(
         environ.get(var)
@@ -78,5 +92,6 @@ def model_from_env(
             base_url=environ.get("ANTHROPIC_BASE_URL") or None,
             stream_idle_timeout=seconds,
             max_retries=int(retries),
+            reasoning=reasoning,
         )
     raise ModelError(NO_MODEL_MESSAGE)

@@ -239,6 +239,10 @@ def _resolve(turn: Turn, track: str, index: int, place: str) -> Outcome:
     if turn.error is not None:
         return ScriptedFailure(place=place, error=turn.error)
     content: list[dict[str, Any]] = []
+    if turn.thinking:
+        # A stand-in for the API's opaque signature: stable, so a retry is identical.
+        signature = hashlib.sha256(turn.thinking.encode()).hexdigest()
+        content.append({"type": "thinking", "thinking": turn.thinking, "signature": signature})
     if turn.text:
         content.append({"type": "text", "text": turn.text})
     for i, use in enumerate(turn.tool_uses):

@@ -163,6 +163,10 @@ def _blocks(content: object, where: str) -> list[dict[str, Any]]:
             raise RequestInvalid(f"{here}: text content blocks must be non-empty")
         if kind == "tool_result" and not isinstance(block.get("tool_use_id"), str):
             raise RequestInvalid(f"{here}.tool_use_id: Field required")
+        if kind == "thinking":  # sent back exactly as the API returned it
+            for key in ("thinking", "signature"):
+                if not isinstance(block.get(key), str):
+                    raise RequestInvalid(f"{here}.thinking.{key}: Field required")
     return content
 
 

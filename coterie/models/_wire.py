@@ -2,7 +2,8 @@
 
 The event sequence and shapes are the real API's, because the real SDK parses
 them: ``message_start``, then per content block ``content_block_start``, one
-or more ``content_block_delta`` (``text_delta`` or ``input_json_delta``) and
+or more ``content_block_delta`` (``text_delta``, ``input_json_delta``, or
+``thinking_delta`` then one ``signature_delta``) and
 ``content_block_stop``, then ``message_delta`` (stop reason and cumulative
 usage) and ``message_stop``. A ``ping`` follows the first block's start, as the
 API sends one.
@@ -66,6 +67,12 @@ def stream_events(
         if block["type"] == "text":
             opening: dict[str, Any] = {"type": "text", "text": ""}
             deltas = [{"type": "text_delta", "text": part} for part in _split(block["text"])]
+        elif block["type"] == "thinking":
+            opening = {"type": "thinking", "thinking": "", "signature": ""}
+            deltas = [
+                {"type": "thinking_delta", "thinking": part} for part in _split(block["thinking"])
+            ]
+            deltas.append({"type": "signature_delta", "signature": block["signature"]})
         else:
             opening = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
             raw = json.dumps(block["input"], ensure_ascii=False)

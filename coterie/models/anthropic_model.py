@@ -34,6 +34,7 @@ from coterie.models._base import (
 )
 from coterie.models._wire import CRASH_ERROR_TYPE, SCENARIO_ERROR_TYPE
 from coterie.models.aliases import resolve_model
+from coterie.models.thinking import Reasoning
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -80,6 +81,22 @@ _RETRYABLE_TRANSPORT: tuple[type[BaseException], ...] = (
     StreamFault,
     *_transport_errors(),
 )
+#: Attempts at an address that refuses the connection and never answered before.
+REFUSED_ATTEMPTS = 2
+
+
+def _refused(exc: BaseException) -> bool:
+    """Whether *exc* (or what caused it) is a refused connection."""
+    seen: BaseException | None = exc
+    for _ in range(8):  # the SDK wraps httpx's error, which wraps the OS's
+        if seen is None:
+            return False
+        if isinstance(seen, ConnectionRefusedError) or "Connection refused" in str(seen):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
 #: Seconds a reply stream may stay silent (no event at all; the API sends
 #: ``ping`` events while it works) before it is cut and retried.
 STREAM_IDLE_TIMEOUT = 90.0
@@ -99,7 +116,8 @@ class AnthropicModel:
     retried the same way; only a complete reply is ever returned. Text
     streamed by a failed attempt is not taken back: a retried call may repeat
     some ``on_text`` deltas; the reply is always that of the attempt that
-    succeeded.
+    succeeded. With *reasoning* the agents' calls ask for extended thinking
+    or an effort level (:mod:`coterie.models.thinking`).
     """
 
     def __init__(
@@ -117,8 +135,10 @@ class AnthropicModel:
         ledger: UsageLedger | None = None,
         rng: random.Random | None = None,
         client: anthropic.AsyncAnthropic | None = None,
+        reasoning: Reasoning | None = None,
     ) -> None:
         self.name = model
+        self.reasoning = reasoning
         self.max_retries = max_retries
         self.backoff_base = backoff_base
         self.backoff_max = backoff_max
@@ -126,6 +146,9 @@ class AnthropicModel:
         self.cache_conversation = cache_conversation
         self.ledger = ledger
         self._rng = rng if rng is not None else random.Random()
+        #: Whether the server has answered this client once (a refused connection
+        #: then is a server restarting, retried; before, nothing listens there).
+        self._reached = False
         if client is None:
             api_key = api_key or os.environ.get("ANTHROPIC_API_KEY") or None
             base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
@@ -171,14 +194,23 @@ class AnthropicModel:
         while True:
             try:
                 message = await self._stream_once(params, on_text)
+                self._reached = True
                 break
             except anthropic.APIStatusError as exc:
+                self._reached = True
                 error, retryable = _classify(exc)
                 if not retryable or attempt >= self.max_retries:
                     raise error from exc
                 delay = self._delay(attempt, _retry_after(exc.response.headers))
                 reason = str(error)
             except _RETRYABLE_TRANSPORT as exc:
+                if not self._reached and attempt >= REFUSED_ATTEMPTS - 1 and _refused(exc):
+                    # Nothing has ever answered at this address: waiting minutes of
+                    # backoff for it would only look hung.
+                    raise ModelError(
+                        f"cannot reach the Messages API at {self.base_url}: the connection"
+                        " was refused (nothing listens there; check ANTHROPIC_BASE_URL)"
+                    ) from exc
                 if attempt >= self.max_retries:
                     what = (
                         "no complete reply from" if isinstance(exc, StreamFault) else "cannot reach"
@@ -196,14 +228,21 @@ class AnthropicModel:
         return self._reply(request, message)
 
     def _params(self, request: ModelRequest) -> dict[str, Any]:
+        model = resolve_model(request.model) if request.model else self.name
+        headers = {"x-coterie-actor": request.actor, "x-coterie-role": request.role}
         params: dict[str, Any] = {
-            "model": resolve_model(request.model) if request.model else self.name,
+            "model": model,
             "max_tokens": request.max_tokens,
             "messages": _with_conversation_breakpoint(request.messages)
             if self.cache_conversation
             else request.messages,
-            "extra_headers": {"x-coterie-actor": request.actor, "x-coterie-role": request.role},
+            "extra_headers": headers,
         }
+        if self.reasoning is not None:  # --max-thinking-tokens, --thinking, --effort
+            fields = self.reasoning.fields(model, request.role, request.max_tokens)
+            params.update(fields)
+            if betas := Reasoning.betas(fields):
+                headers["anthropic-beta"] = ",".join(betas)
         # Breakpoints on the stable prefix: tools, then the system prompt
         # (the API caches in that order), so every turn of an agent re-reads
         # them from the cache instead of paying for them again.

@@ -15,6 +15,8 @@ Scenario outcomes on the wire:
   (coterie's client raises :class:`~coterie.models.ScriptedCrash`);
 - an ``expect`` mismatch or an exhausted track: ``400`` with error type
   ``coterie_scenario_error`` (coterie's client raises ``ScenarioError``);
+- a reply turn's ``thinking``: a ``thinking`` block (with a stand-in
+  ``signature``) first, only when the request enables thinking;
 - a reply turn with a ``fault``, the first time it is served: ``cut`` sends
   the ``200`` headers and the first ``after`` SSE events (a JSON reply: half
   its body), then closes the connection mid-response; ``silent`` sends the
@@ -61,6 +63,7 @@ from coterie.models._wire import (
 )
 from coterie.models.latency import Latency, Pacer
 from coterie.models.scenario import CRASH_STATUS, Scenario, load_scenario
+from coterie.models.thinking import thinking_enabled
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -162,12 +165,15 @@ class MockServer:
             return _error(CRASH_STATUS, CRASH_ERROR_TYPE, outcome.message)
         if isinstance(outcome, ScriptedFailure):
             return _error(outcome.error.status, outcome.error.type, outcome.error.message)
+        content = outcome.content
+        if not thinking_enabled(data.get("thinking")):  # the API thinks only when asked to
+            content = [block for block in content if block["type"] != "thinking"]
         usage = outcome.usage or estimate_usage(
-            data.get("system"), data["messages"], data.get("tools"), outcome.content
+            data.get("system"), data["messages"], data.get("tools"), content
         )
         self._served += 1
         message_id = f"msg_mock_{self._served:06d}"
-        args = (message_id, data["model"], outcome.content, outcome.stop_reason, usage)
+        args = (message_id, data["model"], content, outcome.stop_reason, usage)
         request_id = [(b"request-id", f"req_mock_{self._served:06d}".encode())]
         fault = outcome.fault
         if data.get("stream"):

@@ -36,7 +36,18 @@ CRASH_STATUS = 418
 _TOP_KEYS = frozenset({"name", "description", "setup", "tracks"})
 _SETUP_KEYS = frozenset({"files"})
 _TURN_KEYS = frozenset(
-    {"text", "tool_uses", "stop_reason", "usage", "expect", "expect_not", "error", "crash", "fault"}
+    {
+        "thinking",
+        "text",
+        "tool_uses",
+        "stop_reason",
+        "usage",
+        "expect",
+        "expect_not",
+        "error",
+        "crash",
+        "fault",
+    }
 )
 _FAULT_KEYS = frozenset({"kind", "after"})
 #: How a reply turn can fail once on the wire (``fault``): cut off, or silent.
@@ -83,6 +94,9 @@ class TurnFault:
 class Turn:
     """One scripted model reply (or error, or crash) on a track."""
 
+    #: The reply's extended thinking, a ``thinking`` block before its text: served
+    #: only to a request that enables thinking, as the API does.
+    thinking: str | None = None
     text: str | None = None
     tool_uses: tuple[ToolUse, ...] = ()
     stop_reason: str | None = None
@@ -155,6 +169,8 @@ class Scenario:
 
 def _turn_to_dict(turn: Turn) -> dict[str, Any]:
     data: dict[str, Any] = {}
+    if turn.thinking is not None:
+        data["thinking"] = turn.thinking
     if turn.text is not None:
         data["text"] = turn.text
     if turn.tool_uses:
@@ -286,6 +302,11 @@ class _Parser:
     def turn(self, value: object, where: str) -> Turn:
         turn = self.obj(value, where, _TURN_KEYS)
         text = self.string(turn["text"], where, "text") if "text" in turn else None
+        thinking = (
+            self.string(turn["thinking"], where, "thinking", nonempty=True)
+            if "thinking" in turn
+            else None
+        )
         tool_uses = self.tool_uses(turn["tool_uses"], where) if "tool_uses" in turn else ()
         stop_reason = None
         if "stop_reason" in turn:
@@ -310,9 +331,8 @@ class _Parser:
             self.string(turn["crash"], where, "crash", nonempty=True) if "crash" in turn else None
         )
         fault = self.fault(turn["fault"], f"{where}.fault") if "fault" in turn else None
-        reply_keys = [
-            k for k in ("text", "tool_uses", "stop_reason", "usage", "fault") if k in turn
-        ]
+        replying = ("thinking", "text", "tool_uses", "stop_reason", "usage", "fault")
+        reply_keys = [k for k in replying if k in turn]
         outcome_keys = [k for k in ("error", "crash") if k in turn]
         if len(outcome_keys) > 1 or (outcome_keys and reply_keys):
             keys = ", ".join(repr(k) for k in outcome_keys + reply_keys)
@@ -323,6 +343,7 @@ class _Parser:
         if not outcome_keys and text is None and not tool_uses:
             raise self.fail(where, "a turn needs 'text', 'tool_uses', 'error' or 'crash'")
         return Turn(
+            thinking=thinking,
             text=text,
             tool_uses=tool_uses,
             stop_reason=stop_reason,

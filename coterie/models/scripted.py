@@ -27,6 +27,8 @@ from coterie.models._player import (
 )
 from coterie.models._validate import RequestInvalid, validate_request
 from coterie.models._wire import stream_events
+from coterie.models.aliases import resolve_model
+from coterie.models.thinking import thinking_enabled
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
     from coterie.models._base import Model, ModelRequest, RetrySink, TextSink
     from coterie.models.pricing import UsageLedger
     from coterie.models.scenario import Scenario
+    from coterie.models.thinking import Reasoning
 
 #: How many pieces a reply's text is streamed in, so that consumers of
 #: ``on_text`` see several deltas, as they would from the API.
@@ -51,7 +54,9 @@ class ScriptedModel:
 
     ``strict=True`` also checks each request as the Messages API would (the
     mock server always does) and fails with a 400 :class:`ModelAPIError`
-    where the API would.
+    where the API would. A turn's ``thinking`` is served only to a call that
+    *reasoning* makes think (:mod:`coterie.models.thinking`), as the mock
+    server serves it only to a request that enables thinking.
     """
 
     def __init__(
@@ -63,8 +68,10 @@ class ScriptedModel:
         ledger: UsageLedger | None = None,
         strict: bool = False,
         fsync: bool = True,
+        reasoning: Reasoning | None = None,
     ) -> None:
         self.name = model_name
+        self.reasoning = reasoning
         self.scenario = scenario
         self.ledger = ledger
         self.strict = strict
@@ -108,6 +115,8 @@ class ScriptedModel:
             error = outcome.error
             raise api_error(error.status, error.type, error.message)
         content = copy.deepcopy(outcome.content)
+        if not self._thinks(request):  # a turn's thinking only when asked for, as the API
+            content = [block for block in content if block["type"] != "thinking"]
         usage = outcome.usage or estimate_usage(
             request.system, request.messages, request.tools, content
         )
@@ -125,6 +134,13 @@ class ScriptedModel:
         return ModelReply(
             content=content, stop_reason=outcome.stop_reason, usage=usage, model=self.name
         )
+
+    def _thinks(self, request: ModelRequest) -> bool:
+        if self.reasoning is None:
+            return False
+        model = resolve_model(request.model) if request.model else self.name
+        fields = self.reasoning.fields(model, request.role, request.max_tokens)
+        return thinking_enabled(fields.get("thinking"))
 
     def _validate(self, request: ModelRequest) -> None:
         body = {

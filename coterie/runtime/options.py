@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 import attrs
 
+from coterie.models.thinking import EFFORT_LEVELS, Thinking
 from coterie.team import LEAD_TURNS_MODES, LeadTurns
 from coterie.tools import check_schema
 
@@ -160,6 +161,16 @@ class RunOptions:
     #: fit; the model gives it through the StructuredOutput tool and the result
     #: carries it as ``structured_output``. None: the answer is the model's text.
     json_schema: dict[str, Any] | None = attrs.field(default=None, validator=_schema, hash=False)
+    #: ``--max-thinking-tokens``, ``--thinking``, ``--thinking-display``: extended
+    #: thinking for the agents' calls, in the Agent SDK's ``ThinkingConfig`` shape
+    #: (``{"type": "enabled", "budget_tokens": 8000}``); None: not asked.
+    thinking: dict[str, Any] | None = attrs.field(
+        default=None, validator=lambda _i, _a, v: v is None or Thinking.from_json(v), hash=False
+    )
+    #: ``--effort``: the agents' effort level (``output_config.effort``); None: not asked.
+    effort: str | None = attrs.field(
+        default=None, validator=attrs.validators.optional(attrs.validators.in_(EFFORT_LEVELS))
+    )
 
     @property
     def is_team(self) -> bool:

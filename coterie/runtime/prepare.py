@@ -439,7 +439,12 @@ def _model(
 ) -> MeteredModel:
     if model is None or isinstance(model, str):
         inner = model_from_env(
-            options.model, options.scenario, run_dir / "scenario-state.json", env=env
+            options.model,
+            options.scenario,
+            run_dir / "scenario-state.json",
+            env=env,
+            thinking=options.thinking,
+            effort=options.effort,
         )
     else:
         inner = model
