@@ -25,7 +25,7 @@ import attrs
 from coterie.agent._structured import OutputRule, answer_in
 from coterie.agent.result import RunResult, Subtype
 from coterie.context.history import INTERRUPTED, NOT_RUN, tool_use_ids
-from coterie.models import MeteredModel, ModelError, ModelRequest, StreamSink, Usage
+from coterie.models import MeteredModel, ModelAPIError, ModelError, ModelRequest, StreamSink, Usage
 from coterie.tools import execute_tool_call, todo_reminder
 
 if TYPE_CHECKING:
@@ -214,7 +214,9 @@ class AgentLoop:
         started: float,
         turns_before: int,
         structured: dict[str, Any] | None = None,
+        failed: ModelError | None = None,
     ) -> RunResult:
+        api = failed if isinstance(failed, ModelAPIError) else None
         result = RunResult(
             result=text,
             is_error=subtype != "success",
@@ -224,6 +226,8 @@ class AgentLoop:
             total_cost_usd=self.cost,
             duration_ms=int((time.monotonic() - started) * 1000),
             structured_output=structured,
+            api_error_status=api.status if api is not None else None,
+            api_error_type=api.type if api is not None else None,
         )
         self._emit("agent.result", **result.to_dict())
         return result
@@ -260,7 +264,8 @@ class AgentLoop:
             try:
                 reply = await self._complete()
             except ModelError as exc:
-                return finish(f"The model call failed: {exc}", "error_model")
+                text = f"The model call failed: {exc}"
+                return self._finish(text, "error_model", started, turns_before, failed=exc)
             self.turns += 1
             self.tools.turns_since_todo_update += 1
             await self._add({"role": "assistant", "content": reply.content})

@@ -54,6 +54,10 @@ class RunResult:
     #: With ``--json-schema``: the answer the model gave through StructuredOutput,
     #: which fits the schema (``result`` is then its JSON text); None without one.
     structured_output: dict[str, Any] | None = None
+    #: ``error_model`` after the API answered with an error: its HTTP status and
+    #: error type (``404``, ``not_found_error``); None otherwise.
+    api_error_status: int | None = None
+    api_error_type: str | None = None
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunResult:
@@ -63,9 +67,10 @@ class RunResult:
         return cls(**{**kept, "usage": Usage(**kept["usage"])})
 
     def to_dict(self) -> dict[str, Any]:
-        """The result as JSON; ``goal`` and ``structured_output`` only when there is one."""
+        """The result as JSON; ``goal``, ``structured_output`` and the API error's
+        fields only when there is one."""
         data = {**attrs.asdict(self, recurse=False), "usage": self.usage.to_dict()}
-        for optional in ("goal", "structured_output"):
+        for optional in ("goal", "structured_output", "api_error_status", "api_error_type"):
             if data[optional] is None:
                 del data[optional]
         return data

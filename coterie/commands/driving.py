@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import trio
 from rich.markup import escape
 
-from coterie.commands.options import unhonoured_notices
+from coterie.commands.options import thinking_options, unhonoured_notices
 from coterie.commands.stopping import (
     StorageFailed,
     StorageWatch,
@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 
     from rich.console import Console
 
+    from coterie.commands.streaminput import HostTurn
     from coterie.events import Event
     from coterie.session import AgentSession
     from coterie.ui.region import LiveRegion
@@ -66,10 +67,12 @@ def make_view(
     team: bool = False,
     board: Any = None,
     region: LiveRegion | None = None,
+    subagent_text: bool = False,
 ) -> View:
     """The output of a run: a headless format with ``-p``, else the team's live view
     (the supervision tree and the board, read with *board*, in the live *region* a
-    permission prompt pauses) or the agent's console."""
+    permission prompt pauses) or the agent's console. *subagent_text*: a subagent's
+    text is on the ``stream-json`` stream too (a host's ``forwardSubagentText``)."""
     if args.print:
         if args.output_format == "text":
             return TextView(verbose=args.verbose)
@@ -79,6 +82,7 @@ def make_view(
             verbose=args.verbose,
             include_partial_messages=getattr(args, "include_partial_messages", False),
             include_hook_events=getattr(args, "include_hook_events", False),
+            subagent_text=subagent_text,
         )
     if team:
         from coterie.ui.live import TeamView
@@ -130,6 +134,7 @@ def agent_options(args: argparse.Namespace) -> dict[str, Any]:
         "system_prompt": _system_prompt(args),
         "append_system_prompt": args.append_system_prompt,
         "backend": Backend.parse(args.backend).recorded,
+        **thinking_options(args),
     }
 
 
@@ -229,19 +234,26 @@ async def drive(
     team: bool = False,
     asker: TerminalAsker | None = None,
     show_result: bool = True,
-    turns: AsyncIterator[str] | None = None,
+    turns: AsyncIterator[HostTurn] | None = None,
+    cleared: HostTurn | None = None,
     next_model: Callable[[], str | None] | None = None,
+    notices: bool = True,
+    subagent_text: bool = False,
 ) -> int:
     """Open the session, show its events in the chosen view, do *work*; the exit code
     (*show_result* False: *work* showed its results, as a conversation does).
 
     With *turns* (``--input-format stream-json``), each prompt it yields is a
     request of its own instead, each result shown as it comes, with the model
-    *next_model* names (a host's ``set_model``; None: the run's).
+    *next_model* names (a host's ``set_model``; None: the run's), until a
+    ``/clear`` (:func:`_each_turn`); *cleared*: this run is the new conversation
+    that ``/clear`` opened, whose result it shows first. *subagent_text* goes to
+    the view (:func:`make_view`).
 
     The session's notices (settings an untrusted folder lost, a sandbox that
     cannot work here, processes a dead run left running and that were killed)
-    are printed first, each once.
+    are printed first, each once (*notices* False: an earlier run of this
+    process printed them).
     """
     view: View | None = None
     started = time.monotonic()
@@ -257,7 +269,9 @@ async def drive(
             config = session.options
             board = session.board.list if session.board is not None else None
             region = asker.region if asker is not None else None
-            view = make_view(args, console, team=team, board=board, region=region)
+            view = make_view(
+                args, console, team=team, board=board, region=region, subagent_text=subagent_text
+            )
             view.start(
                 {
                     "run_id": run_id,
@@ -269,7 +283,7 @@ async def drive(
                     **session.info,
                 }
             )
-            for notice in (*session.notices, *unhonoured_notices(args)):
+            for notice in (*session.notices, *unhonoured_notices(args)) if notices else ():
                 err.print(f"[yellow]note:[/] {escape(notice)}", soft_wrap=True)
             dropped = session.policy.dropped_allow
             if dropped:
@@ -300,7 +314,7 @@ async def drive(
                         assert work is not None  # only turns come without work
                         result = await work(session)
                     else:
-                        result = await _each_turn(session, view, turns, err, next_model)
+                        result = await _each_turn(session, view, turns, err, next_model, cleared)
                     nursery.cancel_scope.cancel()
     except* SupervisorGaveUp as group:
         # The Lead kept crashing past its supervisor's restart intensity.
@@ -348,7 +362,7 @@ async def drive(
     if result is None:
         return 2
     if view is None:
-        view = make_view(args, console, team=team)
+        view = make_view(args, console, team=team, subagent_text=subagent_text)
     if team and "tasks" in result:
         result["duration_ms"] = int((time.monotonic() - started) * 1000)
     if show_result and turns is None:
@@ -359,22 +373,52 @@ async def drive(
 async def _each_turn(
     session: AgentSession,
     view: View,
-    turns: AsyncIterator[str],
+    turns: AsyncIterator[HostTurn],
     err: Console,
     next_model: Callable[[], str | None] | None,
+    cleared: HostTurn | None,
 ) -> dict[str, Any] | None:
     """Every prompt of *turns* asked in order (with the model *next_model* names then),
-    each result shown; the last result (an error one if a turn failed), or None
-    when there was no turn."""
+    each result shown with the turn's ``origin``, until a ``/clear``; the last result
+    (an error one if a turn failed), or None when there was no turn.
+
+    A ``/clear`` is Claude Code's: the view says the conversation is reset (its
+    ``conversation_reset`` line), and this run ends; the caller opens the next,
+    which shows the ``/clear``'s own result first (*cleared*: the model was not
+    asked, nothing was spent)."""
     last: dict[str, Any] | None = None
+    if cleared is not None:
+        last = _cleared(session)
+        view.finish(cleared.stamped(last))
     failed = False
-    async for prompt in turns:
-        last = await ask_lead(session, prompt, next_model() if next_model else None)
+    async for turn in turns:
+        if turn.clears:
+            reset = getattr(view, "conversation_reset", None)
+            if reset is not None:
+                reset(turn.uuid)
+            last = last or _cleared(session)  # a run cleared before any prompt ends well
+            break
+        last = await ask_lead(session, turn.text, next_model() if next_model else None)
         failed = failed or bool(last["is_error"])
-        view.finish(last)
+        view.finish(turn.stamped(last))
     if last is None:
         err.print("[red]error:[/] no user message on standard input")
     return None if last is None else {**last, "is_error": failed}
+
+
+def _cleared(session: AgentSession) -> dict[str, Any]:
+    """The result of ``/clear`` (Claude Code's: a local command, no model call)."""
+    return {
+        "result": "",
+        "is_error": False,
+        "subtype": "success",
+        "num_turns": 0,
+        "usage": Usage().to_dict(),
+        "total_cost_usd": 0.0,
+        "duration_ms": 0,
+        "local_command": "clear",
+        "run_id": session.run_id,
+    }
 
 
 async def ask_lead(session: AgentSession, prompt: str, model: str | None = None) -> dict[str, Any]:

@@ -7,11 +7,17 @@ then ``user`` lines, each a prompt, and control requests whenever it likes.
 :func:`open_host` serves the host for the length of a run: its lines are
 read on a thread (standard input blocks), each control request answered by
 its handler (here, or its family's module: :mod:`.hostmcp` for the MCP
-servers), and :func:`host_prompts` yields the prompts in order. The run asks
+servers), and :class:`HostPrompts` yields the turns in order. The run asks
 the host through the same link: ``can_use_tool``, ``hook_callback``, and
 ``mcp_message`` for the MCP servers that live in the host
 (:mod:`coterie.mcpclient.hosted`). The
 host's end of input ends the run after the last prompt's result.
+
+A ``/clear`` from the host starts the conversation over, as in Claude Code: the
+run it ends is closed as any run is (its results recorded, resumable), and the
+prompts after it go to a new run of the same process (the new ``session_id``);
+:class:`HostPrompts` stops at it, :class:`SessionSlot` is emptied in between,
+so a request that comes then waits for the new run.
 
 Both the run's view and the control channel write whole lines to standard
 output from the Trio thread, so their lines never interleave.
@@ -31,21 +37,21 @@ from rich.markup import escape
 
 from coterie.commands.hostcontrol import control_handlers
 from coterie.commands.hostmcp import mcp_handlers
-from coterie.commands.streaminput import InputError, turn_text
+from coterie.commands.streaminput import HostTurn, InputError, read_turn
 from coterie.hooks import EVENTS, HookCallback, HookMatcher
 from coterie.hooks.config import DEFAULT_TIMEOUT
 from coterie.hostlink import FrameError, Handler, HostLink, Request, parse_line
 from coterie.tools.permissions import MODES
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncGenerator, AsyncIterator
 
     from rich.console import Console
 
     from coterie.mcpclient import McpServers
     from coterie.session import AgentSession
 
-__all__ = ["HostSetup", "SessionSlot", "host_prompts", "open_host"]
+__all__ = ["HostPrompts", "HostSetup", "SessionSlot", "open_host"]
 
 
 async def _initialize(request: Request) -> dict[str, Any]:
@@ -60,8 +66,9 @@ async def _initialize(request: Request) -> dict[str, Any]:
 
 @attrs.define
 class SessionSlot:
-    """The run's session, for the host's requests that act on it: filled once when
-    the session opens; a request that comes earlier waits for it."""
+    """The run's session, for the host's requests that act on it: filled when the
+    session opens, emptied when it closes (a ``/clear`` opens the next); a request
+    that comes while it is empty waits for the next one."""
 
     _session: AgentSession | None = None
     _filled: trio.Event = attrs.field(factory=trio.Event)
@@ -73,17 +80,22 @@ class SessionSlot:
         self._session = session
         self._filled.set()
 
+    def vacate(self) -> None:
+        """The session closed: requests wait for the next one to be filled in."""
+        self._session = None
+        self._filled = trio.Event()
+
     async def get(self) -> AgentSession:
-        await self._filled.wait()
-        assert self._session is not None
+        while self._session is None:
+            await self._filled.wait()
         return self._session
 
 
 @attrs.define
 class HostSetup:
     """What the host's first line decides of the run, which is built only once it is
-    known: the hook callbacks and the subagents of its ``initialize`` (none when it
-    starts with a prompt, or says nothing before its input ends)."""
+    known: the hook callbacks, the subagents and the options of its ``initialize``
+    (none when it starts with a prompt, or says nothing before its input ends)."""
 
     #: Per event, the host's matcher groups: ``{"matcher", "hookCallbackIds", "timeout"}``.
     hooks: dict[str, list[dict[str, Any]]] = attrs.field(factory=dict)
@@ -93,6 +105,10 @@ class HostSetup:
     #: its ``systemPrompt`` there, as a list of strings; None: not given).
     system_prompt: str | None = None
     append_system_prompt: str | None = None
+    #: Whether the host wants a subagent's text on the stream too (the SDK's
+    #: ``forward_subagent_text``, ``forwardSubagentText`` in ``initialize``); its
+    #: tool calls and results are always there.
+    forward_subagent_text: bool = False
     #: Events the host asked for that coterie does not have (said once, never run).
     unknown: list[str] = attrs.field(factory=list)
     ready: trio.Event = attrs.field(factory=trio.Event)
@@ -110,6 +126,7 @@ class HostSetup:
             self.system_prompt = prompt
         if isinstance(body.get("appendSystemPrompt"), str):
             self.append_system_prompt = body["appendSystemPrompt"]
+        self.forward_subagent_text = body.get("forwardSubagentText") is True
         for event, groups in (hooks or {}).items() if isinstance(hooks, dict) else ():
             if event not in EVENTS:
                 self.unknown.append(str(event))
@@ -244,13 +261,36 @@ async def open_host(err: Console, slot: SessionSlot, setup: HostSetup) -> AsyncI
         nursery.cancel_scope.cancel()
 
 
-async def host_prompts(link: HostLink, err: Console) -> AsyncIterator[str]:
-    """The prompts of the host's ``user`` lines, in order, until its input ends; a
-    line that is not a readable prompt is one line on *err*, and the run goes on."""
-    number = 0
-    async for raw in link.turns:
-        number += 1
-        try:
-            yield turn_text(raw, f"user message {number}")
-        except InputError as exc:
-            err.print(f"[yellow]note:[/] {escape(str(exc))}; skipped", soft_wrap=True)
+@attrs.define
+class HostPrompts:
+    """The turns of the host's ``user`` lines, in order, one run's at a time: each
+    :meth:`until_clear` yields them until the host's input ends, or until a
+    ``/clear``, which it yields last and keeps as :attr:`cleared` (the next run
+    opens on it). A line that is not a readable prompt is one line on *err*, and
+    the run goes on."""
+
+    link: HostLink
+    err: Console
+    #: The ``/clear`` that ended the last :meth:`until_clear` (None: input ended).
+    cleared: HostTurn | None = None
+    _number: int = 0
+
+    def until_clear(self) -> AsyncGenerator[HostTurn, None]:
+        """The next run's turns (:attr:`cleared` is None until a ``/clear`` ends them,
+        even if they are never read: a run that failed to open ends the process)."""
+        self.cleared = None
+        return self._turns()
+
+    async def _turns(self) -> AsyncGenerator[HostTurn, None]:
+        async for raw in self.link.turns:
+            self._number += 1
+            try:
+                turn = read_turn(raw, f"user message {self._number}")
+            except InputError as exc:
+                self.err.print(f"[yellow]note:[/] {escape(str(exc))}; skipped", soft_wrap=True)
+                continue
+            if turn.clears:
+                self.cleared = turn
+            yield turn
+            if turn.clears:
+                return

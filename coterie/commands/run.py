@@ -22,7 +22,7 @@ from coterie.commands.driving import (
     workspace_trust,
 )
 from coterie.commands.hostasker import HostAsker
-from coterie.commands.hostmode import HostSetup, SessionSlot, host_prompts, open_host
+from coterie.commands.hostmode import HostPrompts, HostSetup, SessionSlot, open_host
 from coterie.commands.stdin import check_input_format, headless_input
 from coterie.commands.stopping import interrupt_process
 from coterie.errors import CoterieError
@@ -149,7 +149,9 @@ async def _hosted(
 ) -> int:
     """The run driven by the program on standard input (``--input-format
     stream-json``): each of its prompts a request of the run opened by *opener*
-    (or the run *resumed*), its control requests answered (:mod:`.hostmode`)."""
+    (or the run *resumed*), its control requests answered (:mod:`.hostmode`).
+    Each ``/clear`` of the host closes the run and opens a new one by *opener*
+    for the prompts after it; the exit code is the worst of the runs'."""
     slot, setup = SessionSlot(), HostSetup()
 
     @contextlib.asynccontextmanager
@@ -168,7 +170,10 @@ async def _hosted(
                 # in the run, not on this host's stream.
                 await session.resume()
             slot.fill(session)  # the host's interrupt acts on it
-            yield session
+            try:
+                yield session
+            finally:
+                slot.vacate()
 
     async with open_host(err, slot, setup) as link:
         if args.permission_prompt_tool == "stdio":
@@ -185,10 +190,23 @@ async def _hosted(
                 known = json.loads(given) if given else {}
                 if isinstance(known, dict):
                     options["agents"] = json.dumps({**known, **setup.agents})
-        return await drive(
-            args, console, err, hosted, None, turns=host_prompts(link, err),
-            next_model=lambda: slot.model, team=team,
-        )  # fmt: skip
+        prompts, code, cleared = HostPrompts(link, err), 0, None
+        while True:
+            turns = prompts.until_clear()
+            try:
+                code = max(code, await drive(
+                    args, console, err, hosted, None, turns=turns, cleared=cleared,
+                    next_model=lambda: slot.model, team=team, notices=cleared is None,
+                    subagent_text=setup.forward_subagent_text,
+                ))  # fmt: skip
+            finally:
+                await turns.aclose()
+            cleared = prompts.cleared
+            if cleared is None:
+                return code
+            # The host's /clear: the prompts after it go to a new run (a new id).
+            resumed = None
+            options.pop("run_id", None)  # a --session-id named the first run only
 
 
 def _resumed(args: argparse.Namespace) -> Path | None:

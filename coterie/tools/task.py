@@ -9,6 +9,9 @@ The tool only checks its input and hands it to ``ToolContext.subagents``,
 the runtime's way of starting a subagent actor (its own transcript, the
 parent's permission gate, so it can never do more than its parent may).
 Without one (or past the nesting limit) the tool is an error result.
+``run_in_background`` is Claude Code's: false (or absent) runs the subagent
+in the foreground, as always; true is an error result for now, since coterie
+has no background subagents yet (the model can call again without it).
 
 The subagent types are declared here, each by which of its parent's tools it
 admits, judged on the tools' capabilities: :func:`subagent_registry` gives a
@@ -128,6 +131,10 @@ _SCHEMA: dict[str, Any] = {
             "type": "string",
             "description": f"One of {', '.join(SUBAGENT_TYPES)} (default general-purpose)",
         },
+        "run_in_background": {
+            "type": "boolean",
+            "description": "Run it in the background (not available yet: leave it false)",
+        },
     },
     "required": ["description", "prompt"],
     "additionalProperties": False,
@@ -173,6 +180,12 @@ class TaskTool:
         if kind not in self.kinds:
             return ToolResult(
                 f"Unknown subagent_type {kind!r}; use one of: {', '.join(self.kinds)}.",
+                is_error=True,
+            )
+        if input.get("run_in_background"):
+            return ToolResult(
+                "Background subagents are not available yet; call Agent again without"
+                " run_in_background (or with it false) to run the subagent and wait for it.",
                 is_error=True,
             )
         if ctx.subagents is None:

@@ -13,6 +13,15 @@ share it. Claude Code 2.1.332 is the reference for every name and shape
   of the result (Bash's ``stdout``..., Read's ``file``..., ``"Error: ..."``
   for a failed call); a ``result`` per request with ``terminal_reason`` and
   ``modelUsage`` (:class:`~coterie.ui.record.RunRecord`).
+- A request the model's API failed (coterie's ``error_model``) ends as Claude
+  Code ends it: an ``assistant`` line saying the error (``is_api_error_message``,
+  ``api_error_status``, ``api_error_type``), then a ``result`` whose subtype is
+  ``success`` with ``is_error``, ``terminal_reason`` ``api_error`` and the
+  API's status and error type.
+- A host's ``/clear``: :meth:`StreamLines.conversation_reset` is the
+  ``conversation_reset`` line of the run it ends; the new run's lines follow
+  from its own ``system/init``, its first ``result`` the ``/clear``'s (no
+  ``terminal_reason``: the model was not asked).
 - With *partial* (``--include-partial-messages``): a ``stream_event`` line
   per raw streaming event of every reply (the model's ``agent.stream_event``).
 - With *hook_events* (``--include-hook-events``): ``system/hook_started`` and
@@ -20,21 +29,23 @@ share it. Claude Code 2.1.332 is the reference for every name and shape
 - A subagent (the Agent tool) is a task: ``system/task_started``, its prompt
   as a ``user`` line, ``system/task_progress`` per tool call it makes, then
   ``system/task_updated`` and ``system/task_notification`` when it ends; its
-  lines carry the Agent call's id as ``parent_tool_use_id``.
+  lines carry the Agent call's id as ``parent_tool_use_id``. Its replies show
+  only their tool calls unless *subagent_text* (the host's
+  ``forwardSubagentText``): then their text and thinking too, as in Claude Code.
 
 Every line has a ``uuid`` (*new_uuid*) and the ``session_id`` (the run id).
 """
 
 from __future__ import annotations
 
-import re
 import uuid
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from coterie.version import __claude_code_version__, __version__
 from coterie.ui.record import RunRecord
+from coterie.ui.toolforms import tool_use_result
+from coterie.version import __claude_code_version__, __version__
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -54,16 +65,20 @@ TERMINAL_REASONS = {
     "error_max_goal_iterations": "max_turns",
     "error_tasks": "completed",
 }
+#: The blocks of a subagent's reply that are on the stream without *subagent_text*.
+_SUBAGENT_BLOCKS = frozenset({"tool_use", "server_tool_use"})
+#: Claude Code's ``error`` of an API error's ``assistant`` line, by HTTP status.
+_API_ERRORS = {
+    400: "invalid_request",
+    401: "authentication_failed",
+    402: "billing_error",
+    403: "authentication_failed",
+    404: "model_not_found",
+    429: "rate_limit",
+}
 #: An interruption during a tool call, else during the model's reply (the note
 #: the turn loop leaves: ``coterie.agent``'s ``INTERRUPTED_FOR_TOOL_USE``).
 _INTERRUPTED_IN_TOOLS = "[Request interrupted by user for tool use]"
-
-#: How coterie's Bash ends a command's output when it exited 0 (coterie/tools/bash.py).
-_BASH_OK = "\n\nExit code: 0"
-_BASH_SILENT = "(no output)"
-#: A line as coterie's Read numbers it (``N<tab>text``), and its window note.
-_NUMBERED = re.compile(r"(\d+)\t(.*)")
-_OF_TOTAL = re.compile(r"\(Showing lines \d+-\d+ of (\d+);")
 
 
 def _new_uuid() -> str:
@@ -96,6 +111,8 @@ class StreamLines:
 
     partial: bool = False
     hook_events: bool = False
+    #: Whether a subagent's text and thinking are on the stream (else only its calls).
+    subagent_text: bool = False
     new_uuid: Callable[[], str] = _new_uuid
     record: RunRecord = attrs.field(factory=RunRecord)
     session_id: str = ""
@@ -131,7 +148,7 @@ class StreamLines:
             case "agent.stream_event":
                 return self._stream_event(actor, d.get("event"))
             case "agent.message":
-                return [self._assistant(actor, d, event.seq)]
+                return self._assistant(actor, d, event.seq)
             case "agent.tool_call":
                 return self._tool_call(actor, d, event.ts)
             case "agent.tool_result":
@@ -152,17 +169,38 @@ class StreamLines:
         return []
 
     def finish(self, result: dict[str, Any]) -> list[dict[str, Any]]:
-        """The ``result`` line of one request, *result* as the session gave it."""
+        """The lines that end one request, *result* as the session gave it: its
+        ``result`` line, last (after the ``assistant`` line of an API error)."""
         session = result.get("run_id") or self.session_id
         line: dict[str, Any] = {"type": "result", **self.record.result_fields(), **result}
         reason = TERMINAL_REASONS.get(str(result.get("subtype")))
         if result.get("subtype") == "error_interrupted":
             tools = result.get("result") == _INTERRUPTED_IN_TOOLS
             reason = "aborted_tools" if tools else "aborted_streaming"
-        if reason is not None:
+        if reason is not None and "local_command" not in result:
             line["terminal_reason"] = reason
         line["session_id"] = session
-        return [self._stamped(line)]
+        if result.get("subtype") != "error_model":
+            return [self._stamped(line)]
+        # Claude Code's shape: the loop "succeeded", its last turn was the API's error.
+        said = self._api_error(line)
+        line |= {"subtype": "success", "is_error": True, "stop_reason": "stop_sequence"}
+        line |= {key: said[key] for key in ("api_error_status", "api_error_type")}
+        return [said, self._stamped(line)]
+
+    def conversation_reset(self, user_message_uuid: str | None) -> list[dict[str, Any]]:
+        """The line that says the run's conversation ends for a new one (the host's
+        ``/clear``, its line's uuid *user_message_uuid*); a fresh
+        ``new_conversation_id``, which is also the line's uuid, as in Claude Code."""
+        new = self.new_uuid()
+        return [{
+            "type": "conversation_reset",
+            "new_conversation_id": new,
+            "trigger": "clear",
+            "user_message_uuid": user_message_uuid or self.new_uuid(),
+            "session_id": self.session_id,
+            "uuid": new,
+        }]  # fmt: skip
 
     # -- the lines ------------------------------------------------------------
 
@@ -185,21 +223,56 @@ class StreamLines:
             return []
         return [self._line(actor, {"type": "stream_event", "event": raw})]
 
-    def _assistant(self, actor: str, d: dict[str, Any], seq: int) -> dict[str, Any]:
-        message = {
-            "id": self._message_ids.pop(actor, None) or f"msg_{self.session_id}_{seq}",
-            "type": "message",
-            "role": "assistant",
-            "model": d.get("model", ""),
-            "content": d["content"],
-            "stop_reason": d.get("stop_reason"),
-            "usage": d["usage"],
-        }
+    def _assistant(self, actor: str, d: dict[str, Any], seq: int) -> list[dict[str, Any]]:
+        content = d["content"]
         tally = self._tallies.get(actor)
         if tally is not None:
             usage = d["usage"] if isinstance(d.get("usage"), dict) else {}
             tally.tokens += sum(v for v in usage.values() if isinstance(v, int))
-        return self._line(actor, {"type": "assistant", "message": message})
+        message_id = self._message_ids.pop(actor, None) or f"msg_{self.session_id}_{seq}"
+        if self.record.parent_of(actor) is not None and not self.subagent_text:
+            content = [b for b in content if b.get("type") in _SUBAGENT_BLOCKS]
+            if not content:  # a subagent's words stay with its parent's Agent result
+                return []
+        message = {
+            "id": message_id,
+            "type": "message",
+            "role": "assistant",
+            "model": d.get("model", ""),
+            "content": content,
+            "stop_reason": d.get("stop_reason"),
+            "usage": d["usage"],
+        }
+        return [self._line(actor, {"type": "assistant", "message": message})]
+
+    def _api_error(self, result: dict[str, Any]) -> dict[str, Any]:
+        """The ``assistant`` line that says an API error (*result*: its request's
+        result line), as Claude Code writes it: a message of no model that holds
+        the error's text, and the error's status and type beside it."""
+        status, kind = result.get("api_error_status"), result.get("api_error_type")
+        known = status if isinstance(status, int) else 0
+        error = _API_ERRORS.get(known, "server_error" if known >= 500 else "unknown")
+        message: dict[str, Any] = {
+            "id": self.new_uuid(),
+            "type": "message",
+            "role": "assistant",
+            "model": "<synthetic>",
+            "content": [{"type": "text", "text": str(result.get("result", ""))}],
+            "stop_reason": "stop_sequence",
+            "stop_sequence": "",
+            "usage": {"input_tokens": 0, "output_tokens": 0, "cache_creation_input_tokens": 0,
+                      "cache_read_input_tokens": 0},
+        }  # fmt: skip
+        return self._stamped({
+            "type": "assistant",
+            "message": message,
+            "parent_tool_use_id": None,
+            "session_id": result["session_id"],
+            "error": error,
+            "is_api_error_message": True,
+            "api_error_status": status,
+            "api_error_type": kind,
+        })  # fmt: skip
 
     def _tool_call(self, actor: str, d: dict[str, Any], ts: float) -> list[dict[str, Any]]:
         self._calls[str(d["id"])] = {**d, "actor": actor}
@@ -315,64 +388,3 @@ class StreamLines:
             ok = code == 0 and not d.get("blocked")
             line |= {"exit_code": code, "outcome": "success" if ok else "error"}
         return self._stamped({**line, "session_id": self.session_id})
-
-
-def tool_use_result(
-    call: dict[str, Any], content: Any, is_error: bool, task: dict[str, Any] | None = None
-) -> Any:
-    """Claude Code's ``tool_use_result`` of *call* that answered *content*: its
-    structured form for the tools whose result coterie can read it from (Bash,
-    Read, Write, Edit; the Agent tool with its finished *task*), ``"Error: ..."``
-    for a failed call, else the content itself."""
-    if is_error:
-        return f"Error: {content}" if isinstance(content, str) else content
-    name, given = call.get("name"), call.get("input")
-    args: dict[str, Any] = given if isinstance(given, dict) else {}
-    if not isinstance(content, str):
-        return content
-    if name == "Bash":
-        out = content.removesuffix(_BASH_OK)
-        out = "" if out == _BASH_SILENT else out
-        flags = {"interrupted": False, "isImage": False, "noOutputExpected": False}
-        return {"stdout": out, "stderr": "", **flags}
-    if name == "Read":
-        return _read_form(args, content)
-    if name == "Write":
-        kind = "create" if content.startswith("File created") else "update"
-        fields = {"filePath": args.get("file_path"), "content": args.get("content")}
-        return {"type": kind, **fields, "structuredPatch": [], "originalFile": None}
-    if name == "Edit":
-        return {
-            "filePath": args.get("file_path"),
-            "oldString": args.get("old_string"),
-            "newString": args.get("new_string"),
-            "originalFile": None,
-            "structuredPatch": [],
-            "userModified": False,
-            "replaceAll": bool(args.get("replace_all", False)),
-        }
-    if name in ("Agent", "Task") and task is not None:
-        return {**task, "content": [{"type": "text", "text": content}]}
-    return content
-
-
-def _read_form(args: dict[str, Any], content: str) -> Any:
-    """Read's form: the lines shown, unnumbered, and where they are in the file."""
-    numbers, texts = [], []
-    for line in content.split("\n"):
-        shown = _NUMBERED.fullmatch(line)
-        if shown is None:
-            break
-        numbers.append(int(shown.group(1)))
-        texts.append(shown.group(2))
-    if not numbers:  # a warning (an empty file, an offset past its end): as said
-        return content
-    total = _OF_TOTAL.search(content)
-    file = {
-        "filePath": args.get("file_path"),
-        "content": "\n".join(texts),
-        "numLines": len(texts),
-        "startLine": numbers[0],
-        "totalLines": int(total.group(1)) if total else numbers[-1],
-    }
-    return {"type": "text", "file": file}

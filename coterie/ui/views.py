@@ -158,7 +158,8 @@ class TextView:
 class JsonView(TextView):
     """``-p --output-format json``: one object when the run ends, with Claude
     Code's result fields (``session_id``, ``permission_denials``,
-    ``terminal_reason``, ``modelUsage``...), as :class:`StreamLines` makes it."""
+    ``terminal_reason``, ``modelUsage``...), as :class:`StreamLines` makes it
+    (its ``result`` line only)."""
 
     def __init__(
         self,
@@ -166,10 +167,15 @@ class JsonView(TextView):
         *,
         include_partial_messages: bool = False,
         include_hook_events: bool = False,
+        subagent_text: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(out, **kwargs)
-        self.lines = StreamLines(partial=include_partial_messages, hook_events=include_hook_events)
+        self.lines = StreamLines(
+            partial=include_partial_messages,
+            hook_events=include_hook_events,
+            subagent_text=subagent_text,
+        )
 
     def start(self, info: dict[str, Any]) -> None:
         self.lines.start(info)
@@ -179,7 +185,7 @@ class JsonView(TextView):
         super().event(event)
 
     def finish(self, result: dict[str, Any]) -> None:
-        self._write(self.lines.finish(result))
+        self._write([line for line in self.lines.finish(result) if line["type"] == "result"])
 
     def _write(self, lines: list[dict[str, Any]]) -> None:
         for line in lines:
@@ -198,3 +204,10 @@ class StreamJsonView(JsonView):
 
     def event(self, event: Event) -> None:
         self._write(self.lines.event(event))
+
+    def finish(self, result: dict[str, Any]) -> None:
+        self._write(self.lines.finish(result))
+
+    def conversation_reset(self, user_message_uuid: str | None) -> None:
+        """The host's ``/clear`` ends this run's conversation (the line that says so)."""
+        self._write(self.lines.conversation_reset(user_message_uuid))

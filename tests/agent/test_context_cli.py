@@ -111,7 +111,13 @@ def test_a_second_prompt_too_long_is_a_clear_error(
     )  # fmt: skip
     assert done.returncode == 1
     result = json.loads(done.stdout)
-    assert result["subtype"] == "error_model"
+    # Claude Code's shape of an API error's result (coterie's own subtype is error_model).
+    assert (result["subtype"], result["is_error"], result["terminal_reason"]) == (
+        "success",
+        True,
+        "api_error",
+    )
+    assert result["api_error_status"] == 400
     assert "even after compacting the conversation" in result["result"]
 
 

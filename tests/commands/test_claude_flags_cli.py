@@ -468,10 +468,11 @@ def test_a_subagents_messages_name_the_call_that_started_it(
     run_id = out[0]["session_id"]
     assert all(m["session_id"] == run_id for m in messages)
     parents = [m["parent_tool_use_id"] for m in messages]
-    # lead's Agent call, the subagent's prompt and three messages (as Claude Code's
-    # task lines), the Agent result, the lead's answer
+    # lead's Agent call, the subagent's prompt, its Glob call and result (as Claude
+    # Code's task lines; its closing text is not forwarded unless the host asks), the
+    # Agent result, the lead's answer
     assert parents == [
-        None, "toolu_agent", "toolu_agent", "toolu_agent", "toolu_agent", None, None
+        None, "toolu_agent", "toolu_agent", "toolu_agent", None, None
     ]  # fmt: skip
     assert out[-1]["type"] == "result"
     assert out[-1]["session_id"] == run_id

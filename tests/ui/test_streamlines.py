@@ -240,7 +240,7 @@ def subagent_run() -> list[Event]:
 
 
 def test_a_subagent_is_a_task_from_start_to_notification() -> None:
-    _, out = lines_of(subagent_run())
+    _, out = lines_of(subagent_run(), subagent_text=True)
     parsed = [parse_message(line) for line in out[1:]]
     kinds = [type(m).__name__ if m is not None else None for m in parsed]
     assert kinds == ["TaskStartedMessage", "UserMessage", "AssistantMessage",
@@ -281,7 +281,7 @@ def test_a_subagent_is_a_task_from_start_to_notification() -> None:
 )
 def test_the_result_says_why_the_loop_ended(subtype: str, text: str, reason: str | None) -> None:
     lines, _ = lines_of([])
-    [line] = lines.finish({**RESULT, "subtype": subtype, "result": text, "is_error": True})
+    *_, line = lines.finish({**RESULT, "subtype": subtype, "result": text, "is_error": True})
     parsed = parse_message(line)
     assert isinstance(parsed, ResultMessage)
     assert parsed.terminal_reason == reason
