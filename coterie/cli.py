@@ -482,7 +482,7 @@ def _main(argv: list[str] | None) -> int:
         parser.print_help()
         return 2
     if args.command == "demo" and args.workdir is not None and not args.workdir.exists():
-        args.workdir.mkdir(parents=True)  # a demo's place to play: made for it
+        args.workdir.mkdir(parents=True, exist_ok=True)  # a demo's place to play: made for it
     if getattr(args, "workdir", None) is not None and not args.workdir.is_dir():
         parser.error(f"--workdir {args.workdir}: not a directory")
     try:

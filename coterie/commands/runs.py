@@ -22,6 +22,9 @@ if TYPE_CHECKING:
 
     from coterie.redisclient import RedisTarget
 
+#: The commands whose runs `coterie resume` goes on with.
+RESUMABLE = ("run", "team")
+
 
 _COLOURS = {
     "running": "cyan",
@@ -82,7 +85,8 @@ def list_command(args: argparse.Namespace, console: Console) -> int:
     for info in runs:
         if info.state == DAMAGED:
             console.print(f"[red]damaged:[/] {escape(info.request)}")
-    interrupted = [i.run_id for i in runs if i.state == "interrupted"]
+    # Only what `coterie resume` takes (a demo's run is not resumed).
+    interrupted = [i.run_id for i in runs if i.state == "interrupted" and i.command in RESUMABLE]
     if interrupted:
         console.print(f"[dim]resume an interrupted run with: coterie resume {interrupted[-1]}[/]")
     return 0
@@ -128,7 +132,7 @@ def _list_on_server(args: argparse.Namespace, console: Console, target: RedisTar
             escape(request[:80]),
         )
     console.print(table)
-    interrupted = [r.run_id for r in runs if r.state == INTERRUPTED]
+    interrupted = [r.run_id for r in runs if r.state == INTERRUPTED and r.command in RESUMABLE]
     if interrupted:
         console.print(
             "[dim]resume an interrupted run, from any host, with: coterie resume"

@@ -145,8 +145,8 @@ async def _follow(
 
 
 async def _main(console: Console, workdir: Path, pace: float) -> int:
-    with hold_lab_run(console, workdir, "kill9", pace, INTRO) as (run_id, run_dir):
-        del run_id
+    with hold_lab_run(console, workdir, "kill9", pace, INTRO) as run:
+        run_dir = run.run_dir
         tail, start = LogTail(run_dir / "events.jsonl"), time.monotonic()
         steps: Counter[str] = Counter()  # the demo.note events seen, by step
         command = [
@@ -181,8 +181,7 @@ async def _main(console: Console, workdir: Path, pace: float) -> int:
             style="bold",
             soft_wrap=True,
         )
-        ok = not twice and not missing and second.returncode == 0
-    return 0 if ok else 1
+        return run.ended(0 if not twice and not missing and second.returncode == 0 else 1)
 
 
 def run(console: Console, workdir: Path, pace: float | None = None) -> int:

@@ -4,7 +4,8 @@ narrator that prints each significant event as it happens, and the pace.
 
 A lab demo is a real run: :func:`hold_lab_run` makes its run directory and
 holds its lock for the whole demo (so ``coterie watch RUN_ID`` follows it
-live and ``coterie runs`` lists it), printing the run id and workdir first;
+live and ``coterie runs`` lists it), printing the run id and workdir first,
+and records it completed or failed as the demo ends (:mod:`coterie.demos.record`);
 :func:`open_lab` adds the event log, the durable mailboxes and the narration.
 Everything printed comes from the run's events.
 """
@@ -21,10 +22,10 @@ import attrs
 import trio
 from rich.markup import escape
 
+from coterie.demos.record import DemoRun, demo_run
 from coterie.errors import SupervisorGaveUp
 from coterie.events import Event, EventLog
 from coterie.mailbox import Durability, PostOffice
-from coterie.runs import COMPLETED, FAILED, RUNNING, create_run, hold_run, write_state
 from coterie.ui.live import describe
 
 if TYPE_CHECKING:
@@ -71,8 +72,7 @@ def narration(event: Event) -> str | None:
 class Lab:
     """One lab run: where it lives, its event log and mailboxes, and its pace."""
 
-    run_id: str
-    run_dir: Path
+    run: DemoRun
     workdir: Path
     events: EventLog
     post: PostOffice
@@ -81,6 +81,11 @@ class Lab:
     async def step(self, paces: float = 1.0) -> None:
         """Wait *paces* steps of the demo's pace (at pace 0, just a checkpoint)."""
         await trio.sleep(self.pace * paces)
+
+    def ended(self, code: int) -> int:
+        """The demo ends with exit code *code*: its run is recorded completed for 0, else
+        failed (see :meth:`DemoRun.ended`); returns *code*."""
+        return self.run.ended(code)
 
     def note(self, actor: str, step: str, text: str, job: int | None = None) -> None:
         """Record what the demo itself did (an event of the log, narrated like any)."""
@@ -120,30 +125,21 @@ class Lab:
 @contextlib.contextmanager
 def hold_lab_run(
     console: Console, workdir: Path, demo: str, pace: float, intro: str
-) -> Iterator[tuple[str, Path]]:
-    """Make the demo's run and hold it live while the block runs; yields (run_id,
-    run_dir). The run is recorded completed if the block returns, else failed."""
-    run_id, run_dir = create_run(
-        workdir, {"command": "demo", "demo": demo, "workdir": str(workdir), "pace": pace}
-    )
-    with hold_run(run_dir):
-        write_state(run_dir, state=RUNNING)
+) -> Iterator[DemoRun]:
+    """Make the demo's run and hold it live while the block runs (see
+    :func:`~coterie.demos.record.demo_run`: recorded completed if the block ends
+    with ``run.ended(0)``, else failed), printing its id and workdir first."""
+    with demo_run(workdir, demo, pace=pace) as run:
         # Whole lines, never wrapped: a path and a command are copied from them.
-        console.print(f"[bold]coterie demo {demo}[/] — run [cyan]{run_id}[/]", soft_wrap=True)
+        console.print(f"[bold]coterie demo {demo}[/] — run [cyan]{run.run_id}[/]", soft_wrap=True)
         console.print(f"workdir: {escape(str(workdir))}", soft_wrap=True)
         console.print(
-            f"[dim]watch it from another terminal: coterie watch {run_id}"
+            f"[dim]watch it from another terminal: coterie watch {run.run_id}"
             f" --workdir {escape(shlex.quote(str(workdir)))}[/]",
             soft_wrap=True,
         )
         console.print(intro)
-        ok = False
-        try:
-            yield run_id, run_dir
-            ok = True
-        finally:
-            result = {"result": f"demo {demo} finished", "is_error": not ok}
-            write_state(run_dir, state=COMPLETED if ok else FAILED, result=result)
+        yield run
 
 
 def print_event(console: Console, event: Event, start: float) -> None:
@@ -162,10 +158,10 @@ async def open_lab(
 ) -> AsyncIterator[Lab]:
     """A lab run (see :func:`hold_lab_run`) with its event log, durable mailboxes and
     narration, closed when the block ends."""
-    with hold_lab_run(console, workdir, demo, pace, intro) as (run_id, run_dir):
-        events = EventLog(run_dir / "events.jsonl")
-        post = PostOffice(run_dir / "mailboxes", durability=Durability.BATCH, events=events)
-        lab = Lab(run_id, run_dir, workdir, events, post, pace)
+    with hold_lab_run(console, workdir, demo, pace, intro) as run:
+        events = EventLog(run.run_dir / "events.jsonl")
+        post = PostOffice(run.run_dir / "mailboxes", durability=Durability.BATCH, events=events)
+        lab = Lab(run, workdir, events, post, pace)
         start = time.monotonic()
         try:
             with events.listen(lambda event: print_event(console, event, start)):
@@ -174,7 +170,7 @@ async def open_lab(
             with trio.CancelScope(shield=True):
                 await post.aclose()
             events.close()
-        console.print(f"event log: {run_dir / 'events.jsonl'}")
+        console.print(f"event log: {run.run_dir / 'events.jsonl'}")
 
 
 def tally(events: Iterable[Event]) -> Counter[str]:

@@ -4,7 +4,8 @@ A planner hands six small jobs to two workers, alice and bob; a recorder
 collects the results. bob has a (deliberate) bug that crashes him in the
 middle of his second job. His supervisor restarts him, the job he had not
 acknowledged is delivered to him again, and the run finishes with every
-result in. Everything printed comes from the run's event log.
+result in. Everything printed comes from the run's event log; the run is
+recorded completed (or failed, with a job missing) when the demo ends.
 """
 
 from __future__ import annotations
@@ -17,10 +18,10 @@ import trio.lowlevel
 from rich.tree import Tree
 
 from coterie.actors import Actor, ActorContext, actor_spec
+from coterie.demos.record import demo_run
 from coterie.events import Event, EventLog
 from coterie.mailbox import Durability, PostOffice
 from coterie.messages import Message
-from coterie.runs import create_run
 from coterie.supervisors import Strategy, Supervisor
 
 if TYPE_CHECKING:
@@ -117,7 +118,12 @@ def _describe(event: Event) -> tuple[str, str] | None:
 
 
 async def _main(console: Console, workdir: Path, pace: float) -> int:
-    run_id, run_dir = create_run(workdir, {"command": "demo", "demo": "runtime"})
+    with demo_run(workdir, "runtime", pace=pace) as run:
+        return run.ended(await _play(console, run.run_id, run.run_dir, pace))
+
+
+async def _play(console: Console, run_id: str, run_dir: Path, pace: float) -> int:
+    """The demo itself, in its (held) run *run_dir*; returns its exit code."""
     events = EventLog(run_dir / "events.jsonl")
     post = PostOffice(run_dir / "mailboxes", durability=Durability.BATCH, events=events)
     done = trio.Event()

@@ -111,7 +111,7 @@ async def _main(console: Console, workdir: Path, pace: float) -> int:
             style="bold",
             soft_wrap=True,
         )
-    return 0 if saver_ok and hasty_ok else 1
+        return lab.ended(0 if saver_ok and hasty_ok else 1)
 
 
 def _in_order(lab: Lab, first: str, then: str, actor: str) -> bool:

@@ -36,9 +36,12 @@ if TYPE_CHECKING:
 
     from rich.console import Console
 
+#: The tree as docs/lab.md draws it (its lab test checks the two agree).
 INTRO = """\
-root (one_for_one, 1 restart in 60 s) ─┬─ workers (one_for_one, 3 restarts in 60 s) ── parser
-                                       └─ steady
+root     (one_for_one, at most 1 restart in 60 s)
+├── workers  (one_for_one, at most 3 restarts in 60 s)
+│   └── parser   crashes on job 2, every time
+└── steady   a sibling with nothing to do
 job 2 is poison: the parser crashes on it every time it is delivered.
 """
 JOBS = [("1 + 1", False), ("2 + ∞ (unparsable)", True), ("3 + 3", False)]
@@ -105,7 +108,7 @@ async def _main(console: Console, workdir: Path, pace: float) -> int:
             markup=False,
             soft_wrap=True,
         )
-    return 0 if gave_up is not None else 1
+        return lab.ended(0 if gave_up is not None else 1)
 
 
 def run(console: Console, workdir: Path, pace: float | None = None) -> int:

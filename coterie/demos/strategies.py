@@ -124,7 +124,7 @@ async def _main(console: Console, workdir: Path, pace: float) -> int:
                 f"{len(written[-1])}/{JOBS} jobs written",
                 style="bold",
             )
-    return 0 if all(len(w) == JOBS for w in written) else 1
+        return lab.ended(0 if all(len(w) == JOBS for w in written) else 1)
 
 
 def run(console: Console, workdir: Path, pace: float | None = None) -> int:

@@ -154,3 +154,20 @@ def test_kill9_again_in_the_same_workspace_starts_from_nothing(workspace: Path, 
         assert done.returncode == 0, done.stdout + done.stderr
         assert "8 done · done twice: 0 · lost: 0" in done.stdout
     assert len(list(workspace.glob("ledger-*.jsonl"))) == 2
+
+
+@pytest.mark.parametrize("name", ["runtime", "team"])
+def test_a_finished_demo_leaves_a_finished_run_and_runs_advises_no_resume(
+    name: str, workspace: Path, home: Path
+) -> None:
+    """A demo run cannot be resumed: left `interrupted`, `coterie runs` would advise
+    a resume that `coterie resume` then refuses."""
+    done = coterie("demo", name, "--pace", "0", "--workdir", str(workspace), cwd=workspace,
+                   home=home)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    (run_dir,) = runs_root(workspace).iterdir()
+    assert run_info(run_dir).state == "completed"
+    listed = coterie("runs", "--workdir", str(workspace), cwd=workspace, home=home)
+    assert listed.returncode == 0, listed.stderr
+    assert "completed" in listed.stdout
+    assert "resume" not in listed.stdout

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -13,7 +14,10 @@ import pytest
 
 from coterie.events import read_events
 from coterie.runs import runs_root
+from tests.agent.conftest import coterie
+from tests.agent.test_resume_cli import write_scenario
 from tests.observe.live import observer_url, running, slow_team, started, team_run
+from tests.team.test_team_cli import BYPASS, create
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -39,6 +43,17 @@ def need(ok: bool, why: str) -> None:
 
 
 @pytest.fixture
+def project() -> Iterator[Path]:
+    """A workspace named like a project, outside pytest's folders: the screenshot
+    shows its path, which must not read like a test's."""
+    path = Path(tempfile.mkdtemp(prefix="greeter-"))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
 def browser() -> Iterator[Any]:
     need(Path(CHROMIUM).exists() or shutil.which("chromium") is not None, "no chromium")
     need(importlib.util.find_spec("playwright") is not None, "no playwright")
@@ -53,8 +68,9 @@ def browser() -> Iterator[Any]:
 
 
 def test_the_page_shows_the_tree_the_board_and_a_crash_from_its_button(
-    browser: Any, workspace: Path, home: Path, tmp_path: Path
+    browser: Any, project: Path, home: Path, tmp_path: Path
 ) -> None:
+    workspace = project
     scenario = slow_team(tmp_path, 12)
     with team_run(scenario, workspace, home) as run, \
          running(["observe", "--workdir", str(workspace)], workspace, home) as obs:  # fmt: skip
@@ -65,6 +81,11 @@ def test_the_page_shows_the_tree_the_board_and_a_crash_from_its_button(
         errors: list[str] = []
         page.on("pageerror", lambda exc: errors.append(str(exc)))
         page.goto(url)
+        # The header names the workspace: the project's path, nothing of the test's.
+        page.wait_for_selector(f"#runs a[href='#run={run_dir.name}']")
+        shown = page.text_content("#workdir") or ""
+        assert shown == str(workspace.resolve())
+        assert "pytest" not in shown
         page.click(f"#runs a[href='#run={run_dir.name}']")
         # The tree appears with every actor.
         for actor in ("root", "services", "team", "lead", "alice", "bob", "alice-sup", "bob-sup"):
@@ -74,6 +95,11 @@ def test_the_page_shows_the_tree_the_board_and_a_crash_from_its_button(
         assert page.get_attribute("#board [data-task='task_1']", "data-status") == "in_progress"
         # A live run's mailboxes split pending from in flight (its control channel says).
         page.wait_for_selector("#tree .node[data-actor='lead'] .mailbox[data-in-flight]")
+        # A live run can be cancelled and poked, except where its control channel lives.
+        assert page.is_visible("#cancel-run")
+        page.wait_for_selector("#tree .node[data-actor='control']")
+        assert page.locator("#tree .node[data-actor='control'] button").count() == 0
+        assert page.locator("#tree .node[data-actor='bob'] button[data-fault]").count() == 2
         # Crash alice from her button: crashed, then restarted, in the tree and the timeline.
         page.click("#tree .node[data-actor='alice'] button[data-fault='crash']")
         alice = "#tree .node[data-actor='alice'] .trail"
@@ -124,4 +150,49 @@ def test_the_page_follows_a_live_run_without_faults(
             >= 1
         )
         assert page.locator("#spend tbody tr[data-actor='lead']").count() == 1
+        assert errors == []
+
+
+LONG_OWNER = "a-teammate-with-a-name-far-too-long-for-a-box"
+LONG_SUBJECT = "Write the whole greeting library with its tests, docs and changelog"
+
+
+def test_a_finished_run_offers_no_fault_and_its_boxes_hold_their_text(
+    browser: Any, workspace: Path, home: Path, tmp_path: Path
+) -> None:
+    """Nothing to cancel or crash once a run has finished; long names stay in their box."""
+    scenario = write_scenario(tmp_path / "long.json", {
+        "lead": [{"tool_uses": [create(LONG_SUBJECT, LONG_OWNER)]}, {"text": "planned"},
+                 {"text": "done"}],
+        LONG_OWNER: [{"text": "written"}],
+    })  # fmt: skip
+    done = coterie("team", "-p", *BYPASS, "--teammate", LONG_OWNER, "--scenario", str(scenario),
+                   "go", cwd=workspace, home=home)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    (run_dir,) = list(runs_root(workspace).iterdir())
+    with running(["observe", "--workdir", str(workspace)], workspace, home) as obs:
+        page = browser.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(observer_url(obs) + f"#run={run_dir.name}")
+        page.wait_for_selector(f"#tree .node[data-actor='{LONG_OWNER}']", timeout=20_000)
+        page.wait_for_selector("#board [data-task='task_1']", timeout=20_000)
+        page.wait_for_selector("#run-live:text('not running')", timeout=20_000)
+        assert not page.is_visible("#cancel-run")
+        assert page.locator("#tree button").count() == 0
+        # Every line of a task's box ends inside it (cut with an ellipsis); the title keeps all.
+        inside = page.evaluate("""() => [...document.querySelectorAll('#board .task')].map((g) => {
+            const box = g.querySelector('rect').getBBox();
+            return [...g.querySelectorAll('text')].map((t) => {
+                const b = t.getBBox();
+                return [b.x >= box.x, b.x + b.width <= box.x + box.width, t.textContent];
+            });
+        })""")
+        lines = [line for box in inside for line in box]
+        assert lines
+        assert all(left and right for left, right, _ in lines), lines
+        assert any(text.endswith("…") for _, _, text in lines)
+        title = page.text_content("#board [data-task='task_1'] title") or ""
+        assert LONG_SUBJECT in title
+        assert LONG_OWNER in title
         assert errors == []

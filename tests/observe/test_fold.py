@@ -179,3 +179,41 @@ def test_a_delta_carries_only_the_changed_task_and_count() -> None:
     assert [t["id"] for t in delta["tasks"]] == ["task_7"]
     assert delta["mailboxes"] == {"t3": {"pending": 1}}
     assert delta["actors"] == []
+
+
+CONTROL_TREE = [
+    ev(8, "actor.started", supervisor="root", actor="control-sup", attempt=0, kind="supervisor"),
+    ev(9, "actor.started", supervisor="control-sup", actor="control", attempt=0, kind="worker"),
+]
+
+
+def test_the_actors_carrying_the_control_channel_take_no_fault_from_the_page() -> None:
+    """The control actor is a worker, yet the channel refuses a fault on it: no button."""
+    snap = actors(folded(*START, *CONTROL_TREE).snapshot())
+    offered = {name for name, actor in snap.items() if actor["faults"]}
+    assert offered == {"lead", "alice"}
+
+
+def test_a_run_that_recorded_its_end_is_not_working_though_its_process_lingers() -> None:
+    view = folded(*START)
+    view.set_live(True, "running")
+    assert view.snapshot()["working"] is True
+    view.set_live(True, "completed")  # the result is written; the process exits soon
+    delta = view.take_delta()
+    assert delta is not None
+    assert (delta["live"], delta["working"]) == (True, False)
+    view.set_live(False, "completed")
+    assert view.snapshot()["working"] is False
+
+
+def test_a_run_whose_tree_has_stopped_is_not_working_until_it_starts_again() -> None:
+    """The log says the end before the process records it: the page follows the log."""
+    view = folded(*START)
+    view.set_live(True, "running")
+    view.take_delta()
+    view.apply(ev(10, "supervisor.stopped", supervisor="root", reason="stop requested"))
+    delta = view.take_delta()
+    assert delta is not None
+    assert delta["working"] is False
+    view.apply(ev(11, "actor.started", supervisor="root", actor="team", attempt=0))  # resumed
+    assert view.snapshot()["working"] is True

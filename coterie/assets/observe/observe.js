@@ -47,7 +47,7 @@ async function loadRuns() {
 
 const run = {
   id: null, source: null, actors: new Map(), messages: [], timeline: [], tasks: new Map(),
-  mailboxes: {}, live: false, messageCount: 0, drawPending: false,
+  mailboxes: {}, live: false, working: false, messageCount: 0, drawPending: false,
 };
 
 function openRun(id) {
@@ -88,6 +88,7 @@ function merge(delta) {
   if (run.messages.length > 500) run.messages.splice(0, run.messages.length - 500);
   if (run.timeline.length > 500) run.timeline.splice(0, run.timeline.length - 500);
   run.live = delta.live;
+  run.working = delta.working;  // live and not finished: something left to cancel or poke
   run.messageCount = delta.message_count;
 }
 
@@ -98,9 +99,12 @@ function schedule() {
 }
 
 function draw() {
-  $("run-live").textContent = run.live ? "running" : "not running";
-  $("run-live").className = "badge state-" + (run.live ? "running" : "stopped");
-  $("cancel-run").disabled = !run.live;
+  const said = run.working ? "running" : run.live ? "finished" : "not running";
+  $("run-live").textContent = said;
+  $("run-live").className = "badge state-" + (run.working ? "running" : "stopped");
+  // A finished run has nothing to cancel: the button goes, not just greys out.
+  $("cancel-run").hidden = !run.working;
+  $("cancel-run").disabled = !run.working;
   drawTree();
   drawBoard();
   drawTimeline();
@@ -158,7 +162,9 @@ function drawTree() {
         title: mail.pending + " pending, " + mail.in_flight + " in flight (handed out, not acknowledged)",
         text: "✉ " + mail.pending + (mail.in_flight ? " · " + mail.in_flight + " in flight" : "") });
   const item = (actor) => {
-    const worker = actor.kind !== "supervisor";
+    // Faults only where the control channel takes them (not on the actors that
+    // carry it: the fold says which), and only while the run works.
+    const poke = actor.faults && run.working;
     const mail = run.mailboxes[actor.name];
     const node = el("div", { class: "node " + actor.kind, "data-actor": actor.name, "data-state": actor.state },
       el("span", { class: "name", text: actor.name }),
@@ -167,9 +173,9 @@ function drawTree() {
       mail !== undefined ? mailBadge(mail) : null,
       actor.task ? el("span", { class: "restarts", text: actor.task }) : null,
       trailOf(actor.name),
-      worker && run.live ? el("button", { type: "button", class: "danger", "data-fault": "crash", text: "crash",
+      poke ? el("button", { type: "button", class: "danger", "data-fault": "crash", text: "crash",
         title: "make " + actor.name + " raise, as a bug would", on: { click: () => inject("crash", actor.name) } }) : null,
-      worker && run.live ? el("button", { type: "button", "data-fault": "stop", text: "stop",
+      poke ? el("button", { type: "button", "data-fault": "stop", text: "stop",
         title: "make " + actor.name + " exit normally", on: { click: () => inject("stop", actor.name) } }) : null);
     if (actor.reason) node.title = actor.reason;
     const kids = children.get(actor.name) || [];
@@ -201,7 +207,7 @@ function drawBoard() {
     const l = levelOf(task);
     (columns[l] = columns[l] || []).push(task);
   }
-  const W = 170, H = 52, GX = 40, GY = 16;
+  const W = 170, H = 52, GX = 40, GY = 16, PAD = 8;
   const pos = new Map();
   columns.forEach((col, x) => col.forEach((task, y) => pos.set(task.id, { x: 10 + x * (W + GX), y: 10 + y * (H + GY) })));
   const width = 20 + Math.max(1, columns.length) * (W + GX);
@@ -225,12 +231,27 @@ function drawBoard() {
     const subject = String(task.subject || "");
     return el("svg:g", { class: "task " + cssName(task.status), "data-task": task.id, "data-status": task.status,
       transform: `translate(${p.x},${p.y})` },
-      el("svg:title", { text: subject }),
+      el("svg:title", { text: task.id + ": " + subject + (task.owner ? " (" + task.owner + ")" : "") }),
       el("svg:rect", { width: W, height: H, rx: 5 }),
-      el("svg:text", { x: 8, y: 17, text: task.id + "  " + (subject.length > 22 ? subject.slice(0, 21) + "…" : subject) }),
-      el("svg:text", { x: 8, y: 36, class: "meta", text: task.status + (task.owner ? " · " + task.owner : "") }));
+      el("svg:text", { x: PAD, y: 17, class: "fit", text: task.id + "  " + subject }),
+      el("svg:text", { x: PAD, y: 36, class: "meta fit", text: task.status + (task.owner ? " · " + task.owner : "") }));
   });
   svg.replaceChildren(defs, ...edges, ...nodes);
+  for (const line of svg.querySelectorAll("text.fit")) fit(line, W - 2 * PAD);
+}
+
+// An SVG text cannot wrap or ellipsize itself: cut it (at the longest prefix that
+// fits, found by bisection) and end it with "…". The whole text stays in the box's title.
+function fit(text, width) {
+  const whole = text.textContent;
+  if (text.getComputedTextLength() <= width) return;
+  let low = 0, high = whole.length;
+  while (low < high) {
+    const mid = Math.ceil((low + high) / 2);
+    text.textContent = whole.slice(0, mid) + "…";
+    if (text.getComputedTextLength() <= width) low = mid; else high = mid - 1;
+  }
+  text.textContent = whole.slice(0, low) + "…";
 }
 
 // -- the supervision timeline -------------------------------------------------
