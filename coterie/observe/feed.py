@@ -31,7 +31,7 @@ from coterie.control import live_mailboxes
 from coterie.errors import CoterieError, MailboxError
 from coterie.mailbox import peek_mailbox
 from coterie.observe.fold import RunView
-from coterie.runs import DamagedRun, is_live, read_config
+from coterie.runs import DamagedRun, is_live, read_config, read_state
 from coterie.ui.follow import LineSplitter
 
 if TYPE_CHECKING:
@@ -150,9 +150,18 @@ class RunFeed:
         if now - self._slow_at >= SLOW_INTERVAL:
             self._slow_at = now
             live = is_live(self.run_dir)
-            self.view.set_live(live)
+            self.view.set_live(live, await trio.to_thread.run_sync(self._read_state))
             self.view.set_mailboxes(await self._mailboxes(live))
         self._first = False
+
+    def _read_state(self) -> str | None:
+        """The state the run recorded last (None if it cannot be read: not yet written,
+        or damaged, which the run list reports)."""
+        try:
+            state = read_state(self.run_dir).get("state")
+        except DamagedRun:
+            return None
+        return state if isinstance(state, str) else None
 
     def _read_new(self) -> bytes:
         path = self.run_dir / "events.jsonl"

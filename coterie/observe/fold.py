@@ -22,12 +22,17 @@ from typing import Any
 
 import attrs
 
+from coterie.control import CONTROL
 from coterie.models import Usage
 from coterie.models.pricing import cost_usd
 from coterie.ui import TeamState, one_line
 
 #: Messages and timeline entries a snapshot carries (newest kept).
 KEEP = 500
+
+#: A run's recorded states (``state.json``) that say it has ended: nothing left to
+#: cancel or to poke (a run that ends keeps its process a moment longer).
+FINISHED = frozenset({"completed", "failed"})
 
 #: The events of the supervision timeline.
 TIMELINE = frozenset(
@@ -99,6 +104,11 @@ class RunView:
     #: The last event folded (its ``seq``), and whether the run is live.
     seq: int = 0
     live: bool = False
+    #: The run's recorded state (``state.json``: running, completed, failed), as last read.
+    state: str | None = None
+    #: Whether the root supervisor has stopped (or given up) since anything last
+    #: started: the run's tree is down, though its process may linger a moment.
+    tree_down: bool = False
     _changed: set[str] = attrs.field(factory=set)
     _new_messages: list[dict[str, Any]] = attrs.field(factory=list)
     _new_timeline: list[dict[str, Any]] = attrs.field(factory=list)
@@ -113,6 +123,11 @@ class RunView:
         if isinstance(seq, int):
             self.seq = max(self.seq, seq)
         self.team.apply(event)
+        root_ended = kind in ("supervisor.stopped", "supervisor.gave_up")
+        if kind == "actor.started" or (root_ended and event.get("supervisor") == "root"):
+            down = kind != "actor.started"  # a resumed run starts its tree again
+            self._live_changed = self._live_changed or down != self.tree_down
+            self.tree_down = down
         for field in ("actor", "supervisor", "sender"):
             name = event.get(field)
             if isinstance(name, str):
@@ -171,12 +186,30 @@ class RunView:
                 self._new_counts[name] = count
         self.mailboxes = counts
 
-    def set_live(self, live: bool) -> None:
-        """Whether a process runs the run now."""
-        if live != self.live:
-            self.live, self._live_changed = live, True
+    def set_live(self, live: bool, state: str | None = None) -> None:
+        """Whether a process runs the run now, and the state it recorded last."""
+        if (live, state) != (self.live, self.state):
+            self.live, self.state, self._live_changed = live, state, True
 
-    def _actor(self, name: str) -> dict[str, Any]:
+    @property
+    def working(self) -> bool:
+        """Whether the run can still be acted on: a process runs it, its tree is up and
+        it has not recorded its end (what the page's cancel and fault buttons need)."""
+        return self.live and not self.tree_down and self.state not in FINISHED
+
+    def carrying(self) -> set[str]:
+        """The actors that carry the run's control channel (the control actor and the
+        supervisors above it, up to the root): the channel refuses a fault on them
+        (:mod:`coterie.control`), so the page offers none."""
+        chain, name = {"root", CONTROL}, CONTROL
+        while (row := self.team.actors.get(name)) is not None and row.supervisor:
+            name = row.supervisor
+            if name in chain:
+                break
+            chain.add(name)
+        return chain
+
+    def _actor(self, name: str, carrying: set[str]) -> dict[str, Any]:
         row = self.team.actors[name]
         spend = self.spend.get(name, Spend())
         return {
@@ -189,16 +222,21 @@ class RunView:
             "reason": row.reason,
             **spend.to_json(),
             "turns": max(spend.turns, row.turns),
+            # Whether the page may offer faults on it: a worker, not a carrier of the
+            # control channel (the run's liveness is the page's to add).
+            "faults": row.kind != "supervisor" and name not in carrying,
         }
 
     def snapshot(self) -> dict[str, Any]:
         """Everything a page needs to draw the run (and the pending delta is spent)."""
         self.take_delta()
+        carrying = self.carrying()
         return {
             "seq": self.seq,
             "live": self.live,
+            "working": self.working,
             "message_count": self.message_count,
-            "actors": [self._actor(name) for name in self.team.actors],
+            "actors": [self._actor(name, carrying) for name in self.team.actors],
             "tasks": self.tasks,
             "mailboxes": self.mailboxes,
             "messages": list(self.messages),
@@ -217,11 +255,13 @@ class RunView:
         news = (self._new_messages, self._new_timeline, self._new_tasks, self._new_counts)
         if not (changed or any(news) or self._live_changed):
             return None
+        carrying = self.carrying()
         delta = {
             "seq": self.seq,
             "live": self.live,
+            "working": self.working,
             "message_count": self.message_count,
-            "actors": [self._actor(name) for name in changed],
+            "actors": [self._actor(name, carrying) for name in changed],
             "tasks": list(self._new_tasks.values()),
             "mailboxes": self._new_counts,
             "messages": self._new_messages[-KEEP:],
