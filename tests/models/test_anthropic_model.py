@@ -185,7 +185,7 @@ async def test_an_unreachable_server_is_a_model_error_after_retries() -> None:
         "m", api_key="k", base_url=f"http://127.0.0.1:{port}", max_retries=1, backoff_base=0.001
     )
     async with model:
-        with pytest.raises(ModelError, match=r"cannot reach .* \(2 attempts\)"):
+        with pytest.raises(ModelError, match=r"cannot reach .* refused"):
             await model.complete(ask())
 
 
