@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import trio
 from rich.markup import escape
 
+from coterie.commands.asking import each_turn
 from coterie.commands.options import thinking_options, unhonoured_notices
 from coterie.commands.stopping import (
     StorageFailed,
@@ -246,9 +247,9 @@ async def drive(
     With *turns* (``--input-format stream-json``), each prompt it yields is a
     request of its own instead, each result shown as it comes, with the model
     *next_model* names (a host's ``set_model``; None: the run's), until a
-    ``/clear`` (:func:`_each_turn`); *cleared*: this run is the new conversation
-    that ``/clear`` opened, whose result it shows first. *subagent_text* goes to
-    the view (:func:`make_view`).
+    ``/clear`` (:func:`~coterie.commands.asking.each_turn`); *cleared*: this run
+    is the new conversation that ``/clear`` opened, whose result it shows first.
+    *subagent_text* goes to the view (:func:`make_view`).
 
     The session's notices (settings an untrusted folder lost, a sandbox that
     cannot work here, processes a dead run left running and that were killed)
@@ -314,7 +315,7 @@ async def drive(
                         assert work is not None  # only turns come without work
                         result = await work(session)
                     else:
-                        result = await _each_turn(session, view, turns, err, next_model, cleared)
+                        result = await each_turn(session, view, turns, err, next_model, cleared)
                     nursery.cancel_scope.cancel()
     except* SupervisorGaveUp as group:
         # The Lead kept crashing past its supervisor's restart intensity.
@@ -368,73 +369,3 @@ async def drive(
     if show_result and turns is None:
         view.finish(result)
     return 1 if result["is_error"] else 0
-
-
-async def _each_turn(
-    session: AgentSession,
-    view: View,
-    turns: AsyncIterator[HostTurn],
-    err: Console,
-    next_model: Callable[[], str | None] | None,
-    cleared: HostTurn | None,
-) -> dict[str, Any] | None:
-    """Every prompt of *turns* asked in order (with the model *next_model* names then),
-    each result shown with the turn's ``origin``, until a ``/clear``; the last result
-    (an error one if a turn failed), or None when there was no turn.
-
-    A ``/clear`` is Claude Code's: the view says the conversation is reset (its
-    ``conversation_reset`` line), and this run ends; the caller opens the next,
-    which shows the ``/clear``'s own result first (*cleared*: the model was not
-    asked, nothing was spent)."""
-    last: dict[str, Any] | None = None
-    if cleared is not None:
-        last = _cleared(session)
-        view.finish(cleared.stamped(last))
-    failed = False
-    async for turn in turns:
-        if turn.clears:
-            reset = getattr(view, "conversation_reset", None)
-            if reset is not None:
-                reset(turn.uuid)
-            last = last or _cleared(session)  # a run cleared before any prompt ends well
-            break
-        last = await ask_lead(session, turn.text, next_model() if next_model else None)
-        failed = failed or bool(last["is_error"])
-        view.finish(turn.stamped(last))
-    if last is None:
-        err.print("[red]error:[/] no user message on standard input")
-    return None if last is None else {**last, "is_error": failed}
-
-
-def _cleared(session: AgentSession) -> dict[str, Any]:
-    """The result of ``/clear`` (Claude Code's: a local command, no model call)."""
-    return {
-        "result": "",
-        "is_error": False,
-        "subtype": "success",
-        "num_turns": 0,
-        "usage": Usage().to_dict(),
-        "total_cost_usd": 0.0,
-        "duration_ms": 0,
-        "local_command": "clear",
-        "run_id": session.run_id,
-    }
-
-
-async def ask_lead(session: AgentSession, prompt: str, model: str | None = None) -> dict[str, Any]:
-    result = (await session.query(prompt, model=model)).to_dict()
-    if session.board is None:
-        return with_run_id(session, result)
-    return await with_summary(session, result)
-
-
-def with_run_id(session: AgentSession, result: dict[str, Any]) -> dict[str, Any]:
-    return {**result, "run_id": session.run_id}
-
-
-async def with_summary(session: AgentSession, result: dict[str, Any]) -> dict[str, Any]:
-    from coterie.team import team_summary
-
-    assert session.board is not None
-    tasks = await session.board.list()
-    return {**team_summary(session.run_dir, result, list(tasks)), "run_id": session.run_id}

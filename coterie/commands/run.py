@@ -10,15 +10,13 @@ from typing import TYPE_CHECKING, Any
 from rich.markup import escape
 
 from coterie.autonomy import parse_loop_spec
+from coterie.commands.asking import ask_lead, with_run_id, with_summary
 from coterie.commands.conversing import converse, conversing
 from coterie.commands.driving import (
     agent_options,
-    ask_lead,
     drive,
     make_asker,
     make_view,
-    with_run_id,
-    with_summary,
     workspace_trust,
 )
 from coterie.commands.hostasker import HostAsker
