@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from coterie.events import Event
 
 PREVIEW_LINES = 4
+#: The results whose text is an error, not the agent's answer.
+NO_ANSWER = frozenset({"error_model", "error_during_execution"})
 
 
 class View(Protocol):
@@ -151,8 +153,14 @@ class TextView:
         self.err.flush()
 
     def finish(self, result: dict[str, Any]) -> None:
-        self.out.write(result["result"] + "\n")
-        self.out.flush()
+        # The agent's answer goes to stdout, even when the request ended badly
+        # (its limit hit...); a failure that left no answer (the model could not
+        # be reached, the run broke) is an error: stderr, so a script's pipe
+        # never takes it for one.
+        failed = result.get("is_error") and result.get("subtype") in NO_ANSWER
+        stream = self.err if failed else self.out
+        stream.write(result["result"] + "\n")
+        stream.flush()
 
 
 class JsonView(TextView):

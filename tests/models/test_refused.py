@@ -5,11 +5,18 @@ answered before is retried as a server restarting."""
 from __future__ import annotations
 
 import socket
+from typing import TYPE_CHECKING
 
 import pytest
 
 from coterie.models import ModelError, ModelRequest
 from coterie.models.anthropic_model import REFUSED_ATTEMPTS, AnthropicModel
+from tests.agent.conftest import coterie, home, workspace
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+__all__ = ["home", "workspace"]  # the fixtures
 
 ASK = ModelRequest(system="", messages=[{"role": "user", "content": "go"}])
 
@@ -40,3 +47,13 @@ async def test_once_it_answered_a_refusal_is_retried(autojump_clock: object) -> 
         await model.complete(ASK, on_retry=retries.append)
     await model.aclose()
     assert len(retries) == 3
+
+
+def test_the_cli_says_so_on_stderr_and_leaves_stdout_empty(workspace: Path, home: Path) -> None:
+    url = f"http://127.0.0.1:{closed_port()}"
+    done = coterie(
+        "-p", "hi", cwd=workspace, home=home,
+        env={"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "k"},
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (1, "")
+    assert f"cannot reach the Messages API at {url}" in done.stderr
