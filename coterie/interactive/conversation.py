@@ -42,6 +42,8 @@ from coterie.models.aliases import resolve_model
 from coterie.runs import find_run, list_runs, read_state, transcript_path
 from coterie.tools import SUBAGENT_TYPES
 from coterie.ui import ConsoleView
+from coterie.ui.region import LiveRegion
+from coterie.ui.spend import SpendCounter
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -92,10 +94,12 @@ class Conversation:
             " /help · /exit[/]"
         )
         self._recap(session)
-        last = await session.resume()
+        spend = SpendCounter()
+        with session.events.listen(spend.event):
+            last = await session.resume()
         result = _report(session, last.to_dict()) if last is not None else None
         if result is not None:
-            ConsoleView(self.console).finish(result)
+            ConsoleView(self.console).finish(result, spend.take())
         text, armed = first, False
         while True:
             if text is None:
@@ -156,8 +160,12 @@ class Conversation:
     ) -> dict[str, Any]:
         """The result of *request* (a query or a loop), shown; Ctrl-C stops it."""
         interrupted = False
+        spend = SpendCounter()  # what this request's replies cost, for its closing line
         async with trio.open_nursery() as nursery:
-            with trio.open_signal_receiver(signal.SIGINT) as signals:
+            with (
+                trio.open_signal_receiver(signal.SIGINT) as signals,
+                session.events.listen(spend.event),
+            ):
 
                 async def watch() -> None:
                     nonlocal interrupted
@@ -165,7 +173,8 @@ class Conversation:
                         if interrupted:
                             raise KeyboardInterrupt
                         interrupted = True
-                        self.err.print("\n[yellow]interrupting…[/] (Ctrl-C again to leave)")
+                        with LiveRegion.of(self.console).paused():  # the live line erased
+                            self.err.print("\n[yellow]interrupting…[/] (Ctrl-C again to leave)")
                         for _ in range(200):  # until the request is sent (at once, mostly)
                             if await session.interrupt():
                                 break
@@ -175,7 +184,7 @@ class Conversation:
                 outcome = await request()
                 nursery.cancel_scope.cancel()
         result = _report(session, outcome.to_dict())
-        ConsoleView(self.console).finish(result)
+        ConsoleView(self.console).finish(result, spend.take())
         return result
 
     @property

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich import box
 from rich.console import Group
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
@@ -20,7 +21,7 @@ from coterie.ui._team_state import as_task_row, clip, one_line
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from rich.console import RenderableType
+    from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 
     from coterie.ui._team_state import ActorRow, TaskRow, TeamState
 
@@ -148,9 +149,50 @@ def render_board(tasks: list[TaskRow], max_rows: int = 15) -> RenderableType:
     return table
 
 
-def render_team(state: TeamState, max_rows: int = 15, now: float | None = None) -> RenderableType:
-    """The whole live display: the supervision tree above the task board."""
-    return Group(render_tree(state, now=now), Text(""), render_board(state.tasks, max_rows))
+def render_team(
+    state: TeamState, max_rows: int = 15, now: float | None = None, height: int | None = None
+) -> RenderableType:
+    """The whole live display: the supervision tree above the task board; with
+    *height*, in at most that many lines, the board first (see :class:`TeamFrame`)."""
+    if height is None:
+        return Group(render_tree(state, now=now), Text(""), render_board(state.tasks, max_rows))
+    return TeamFrame(state, height, max_rows, now)
+
+
+class TeamFrame:
+    """The live display in *height* lines (a terminal's rows: a taller frame would be
+    cut at the bottom, where the board is). The task board is what a person
+    watches, so it is laid out first (fewer rows if even it does not fit), and
+    the supervision tree gets the lines left: cut short with a line saying how
+    much is hidden, or left out when fewer than two lines remain."""
+
+    def __init__(
+        self, state: TeamState, height: int, max_rows: int = 15, now: float | None = None
+    ) -> None:
+        self.state, self.height, self.max_rows, self.now = state, max(1, height), max_rows, now
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        rows = self.max_rows
+        board = console.render_lines(render_board(self.state.tasks, rows), options, pad=False)
+        while len(board) > self.height and rows > 1:
+            rows = max(1, rows - (len(board) - self.height))
+            board = console.render_lines(render_board(self.state.tasks, rows), options, pad=False)
+        board = board[: self.height]
+        room = self.height - len(board) - 1  # a blank line between tree and board
+        tree = console.render_lines(render_tree(self.state, now=self.now), options, pad=False)
+        shown: list[list[Segment]] = []
+        if room >= len(tree):
+            shown = [*tree, []]
+        elif room >= 2:
+            hidden = len(tree) - (room - 1)
+            note = Text(f"… {hidden} more lines of the supervision tree", style="dim")
+            shown = [*tree[: room - 1], *console.render_lines(note, options, pad=False), []]
+        elif room >= 1:
+            note = Text("… the supervision tree is hidden: the terminal is too short", style="dim")
+            shown = [*console.render_lines(note, options, pad=False)[:1], []]
+        for line in [*shown, *board]:
+            yield from line
+            yield Segment.line()
 
 
 def render_summary(summary: Mapping[str, Any]) -> RenderableType:

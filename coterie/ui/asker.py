@@ -5,7 +5,8 @@ what exactly would run and why the policy asks, and offers numbered answers:
 ``1`` yes once, ``2`` yes and don't ask again (a rule, see
 :mod:`coterie.tools.permissions.suggest`), ``3`` no, optionally with what to
 do instead. Questions from several agents are asked one at a time, with the
-live display paused (erased, then redrawn below the answer). The line is read
+live display paused (erased, a team's task board kept in sight above the
+question, the display redrawn below the answer). The line is read
 with :func:`coterie.ui.lineinput.read_line`: no thread, so a cancelled
 question leaves nothing that would take the next line typed. Ctrl-C at the
 prompt ends the run, as it does anywhere else.
@@ -38,9 +39,9 @@ class TerminalAsker:
     """Implements ``coterie.tools.Asker`` by prompting on the terminal.
 
     *region* is the live region shared with the run's view (it is paused while
-    the person answers); *project* is where "don't ask again" rules are
-    written (``.claude/settings.local.json``); *team* names the asking agent
-    in each question; *read* reads one line (None at end of input).
+    the person answers; the console's own by default); *project* is where
+    "don't ask again" rules are written (``.claude/settings.local.json``);
+    *team* names the asking agent in each question; *read* reads one line (None at end of input).
     """
 
     def __init__(
@@ -53,7 +54,7 @@ class TerminalAsker:
         read: Callable[[], Awaitable[str | None]] = read_line,
     ) -> None:
         self.console = console
-        self.region = region if region is not None else LiveRegion(console)
+        self.region = region if region is not None else LiveRegion.of(console)
         self.project = Path(project) if project is not None else Path.cwd()
         self.team = team
         self._read = read

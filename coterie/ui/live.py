@@ -67,6 +67,8 @@ BoardReader = Callable[[], Iterable[Any] | Awaitable[Iterable[Any]]]
 """Returns the board's tasks (``Task`` objects or dicts), or an awaitable of them."""
 
 REFRESH_INTERVAL = 0.25  # seconds: at most ~4 redraws and board reads a second
+#: Lines left below the board kept in sight for a permission question and its answer.
+QUESTION_ROWS = 16
 
 
 class TeamView:
@@ -81,7 +83,7 @@ class TeamView:
 
     *region* is the bottom of the terminal the display holds, shared with a
     permission asker so that a question pauses it (see
-    :class:`~coterie.ui.region.LiveRegion`); one of its own by default. On a
+    :class:`~coterie.ui.region.LiveRegion`); the console's own by default. On a
     terminal, what must stay visible (crashes, restarts, give-ups, with their
     reasons) is also printed as lines above the display.
 
@@ -127,7 +129,7 @@ class TeamView:
         self._async_reader = read_board is not None and inspect.iscoroutinefunction(read_board)
         self._clock = clock
         self._wall = wall  # event times are wall-clock: how long a model call waits
-        self.region = region if region is not None else LiveRegion(console)
+        self.region = region if region is not None else LiveRegion.of(console)
         self._last_draw = self._last_read = -math.inf
         self._dirty = False
         self._looping = False
@@ -135,7 +137,16 @@ class TeamView:
 
     def render(self) -> RenderableType:
         """What the live display shows now."""
-        return render_team(self.state, self.max_rows, now=self._wall())
+        height = self.console.size.height if self.live else None
+        return render_team(self.state, self.max_rows, now=self._wall(), height=height)
+
+    def board_in_sight(self) -> RenderableType | None:
+        """What stays above a permission question while it is asked: the task board
+        (in the rows the question leaves), or nothing while the board is empty."""
+        if not self.state.tasks:
+            return None
+        rows = max(1, min(self.max_rows, self.console.size.height - QUESTION_ROWS))
+        return render_board(self.state.tasks, rows)
 
     def start(self, info: Mapping[str, Any]) -> None:
         """Print the run's header and start the live display (on a terminal)."""
@@ -148,7 +159,7 @@ class TeamView:
         if info.get("goal"):
             self._say(f"goal: {one_line(info['goal'])}", style="bold")
         if self.live:
-            self.region.show(self.render)
+            self.region.show(self.render, still=self.board_in_sight)
             self._last_draw = self._clock()
 
     def event(self, event: Event | Mapping[str, Any]) -> None:
@@ -216,7 +227,8 @@ class TeamView:
 
     @contextlib.contextmanager
     def paused(self) -> Iterator[None]:
-        """Erase the live display while a person answers a question, then redraw it."""
+        """Erase the live display while a person answers a question (the board stays in
+        sight above it, :meth:`board_in_sight`), then redraw it below the answer."""
         with self.region.paused():
             yield
 

@@ -5,15 +5,22 @@ permission question must be printed in the normal flow of the terminal and
 its answer typed there. :class:`LiveRegion` is what both hold, made before
 either: the view shows its display through it, the asker holds it
 :meth:`~LiveRegion.paused` while the person answers. Pausing erases the
-display (so no partial frame stays in the scrollback above the question) and
-draws it afresh below the answer. Lines printed through :meth:`LiveRegion.say`
+display (so no partial frame stays in the scrollback above the question),
+prints what the display wants kept in sight meanwhile (the team's task board,
+which the question is about; a snapshot, left in the scrollback) and draws
+the display afresh below the answer. Lines printed through :meth:`LiveRegion.say`
 meanwhile (another agent crashed) wait until the answer is given, so that
 nothing is written into the middle of a question.
+
+A console has one region (:meth:`LiveRegion.of`): the console view's live
+line, the team view and the permission asker made for the same console all
+hold the same one, so a question always pauses whatever is live.
 """
 
 from __future__ import annotations
 
 import contextlib
+import weakref
 from typing import TYPE_CHECKING, Any
 
 from rich.live import Live
@@ -26,13 +33,25 @@ if TYPE_CHECKING:
 __all__ = ["LiveRegion"]
 
 
+_REGIONS: weakref.WeakKeyDictionary[Console, LiveRegion] = weakref.WeakKeyDictionary()
+
+
 class LiveRegion:
     """At most one live display at the bottom of *console*, which a question can pause."""
+
+    @classmethod
+    def of(cls, console: Console) -> LiveRegion:
+        """The region of *console* (made on first use): one per console."""
+        region = _REGIONS.get(console)
+        if region is None:
+            region = _REGIONS[console] = cls(console)
+        return region
 
     def __init__(self, console: Console) -> None:
         self.console = console
         self._display: Live | None = None
         self._render: Callable[[], RenderableType] | None = None
+        self._still: Callable[[], RenderableType | None] | None = None
         self._paused = 0
         self._held: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
 
@@ -41,10 +60,21 @@ class LiveRegion:
         """Whether a display is on screen now (not between show and hide while paused)."""
         return self._display is not None
 
-    def show(self, render: Callable[[], RenderableType]) -> None:
-        """Start a live display of what *render* returns (drawn now)."""
+    @property
+    def is_paused(self) -> bool:
+        """Whether a question is being asked (nothing live is drawn until it is answered)."""
+        return self._paused > 0
+
+    def show(
+        self,
+        render: Callable[[], RenderableType],
+        *,
+        still: Callable[[], RenderableType | None] | None = None,
+    ) -> None:
+        """Start a live display of what *render* returns (drawn now); *still* returns
+        what stays on screen above a question while it is asked (nothing by default)."""
         self.hide()
-        self._render = render
+        self._render, self._still = render, still
         if not self._paused:
             self._start()
 
@@ -63,7 +93,7 @@ class LiveRegion:
 
     def hide(self, *, keep_last: bool = False) -> None:
         """End the display; with *keep_last* its last frame stays on screen as text."""
-        render, self._render = self._render, None
+        render, self._render, self._still = self._render, None, None
         self._erase()
         if keep_last and render is not None:
             self.console.print(render())
@@ -71,9 +101,14 @@ class LiveRegion:
     @contextlib.contextmanager
     def paused(self) -> Iterator[None]:
         """Erase the display while the block runs (a question is asked and answered
-        in the normal flow of the terminal), then draw it again below."""
+        in the normal flow of the terminal), then draw it again below. What the
+        display gave as *still* is printed first, to stay above the question."""
         self._paused += 1
-        self._erase()
+        if self._display is not None:
+            self._erase()
+            kept = self._still() if self._still is not None else None
+            if kept is not None:  # the display's gist, above the question
+                self.console.print(kept)
         try:
             yield
         finally:

@@ -3,21 +3,31 @@
 ``--output-format`` ``text`` prints the final result only, ``json`` one
 object at the end, ``stream-json`` one object per line as things happen (the
 last of type ``result``), all as Claude Code does. Without ``-p`` the
-:class:`ConsoleView` shows streamed text, tool calls and their outcomes, and a
-closing line with turns, tokens and cost.
+:class:`ConsoleView` shows streamed text, tool calls and their outcomes, a live
+line while a model call or a tool lasts, and after each request a closing line
+with that request's turns, tokens and cost.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import time
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
+import trio
 from rich.markup import escape
+from rich.text import Text
 
+from coterie.ui.labels import tool_label
+from coterie.ui.region import LiveRegion
+from coterie.ui.spend import Spend, SpendCounter
+from coterie.ui.spinner import Activity
 from coterie.ui.streamlines import StreamLines
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from rich.console import Console
 
     from coterie.events import Event
@@ -35,13 +45,7 @@ class View(Protocol):
     def finish(self, result: dict[str, Any]) -> None: ...
 
 
-def _summary(name: str, data: dict[str, Any]) -> str:
-    """A one-line label for a tool call, as Claude Code shows it."""
-    for key in ("command", "file_path", "pattern", "description", "subject", "to"):
-        if isinstance(data.get(key), str):
-            text = data[key].splitlines()[0] if data[key] else ""
-            return f"{name}({text[:100]})"
-    return name
+_summary = tool_label  # the name the team view imports it by
 
 
 def retry_line(data: dict[str, Any]) -> str:
@@ -62,11 +66,33 @@ def retry_line(data: dict[str, Any]) -> str:
 
 
 class ConsoleView:
-    """The interactive view (rich)."""
+    """The interactive view (rich): streamed text, tool calls and their outcomes,
+    and one closing line per request with what that request spent.
 
-    def __init__(self, console: Console) -> None:
+    At a terminal, a live line at the bottom tells what is being waited for
+    (a model call, a tool) once it has lasted a second, with its elapsed time
+    (:mod:`coterie.ui.spinner`); :meth:`run` keeps it fresh (started in the
+    run's nursery, as the team view's) and it is erased before anything else
+    is written. It lives in the console's :class:`~coterie.ui.region.LiveRegion`,
+    which a permission question pauses.
+    """
+
+    def __init__(
+        self,
+        console: Console,
+        *,
+        region: LiveRegion | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.console = console
         self._mid_text = False
+        self.region = region if region is not None else LiveRegion.of(console)
+        self.activity = Activity()
+        self.spend = SpendCounter()
+        self._clock = clock
+        self._live = console.is_terminal and not console.is_dumb_terminal
+        self._shown = False  # the live line is in the region (drawn, or held by a question)
+        self._wakeup: trio.Event | None = None
 
     def start(self, info: dict[str, Any]) -> None:
         self.console.print(
@@ -80,9 +106,14 @@ class ConsoleView:
             self._mid_text = False
 
     def event(self, event: Event) -> None:
+        self.spend.event(event)
+        self.activity.feed(event, self._clock())
+        if self._wakeup is not None:
+            self._wakeup.set()
         d = event.data
         match event.type:
             case "agent.text_delta":
+                self._unshow()  # the text is written where the live line was
                 self.console.file.write(d["text"])
                 self.console.file.flush()
                 self._mid_text = True
@@ -92,6 +123,7 @@ class ConsoleView:
                 self._end_text()
                 self.console.print(f"[bold cyan]⏺[/] {escape(_summary(d['name'], d['input']))}")
             case "agent.tool_result":
+                self._unshow()  # the call is over: its line goes, never into the scrollback
                 lines = str(d["content"]).splitlines() or [""]
                 style = "red" if d["is_error"] else "dim"
                 shown = lines[:PREVIEW_LINES]
@@ -111,18 +143,76 @@ class ConsoleView:
             case "model.retrying":
                 self._end_text()
                 self.console.print(f"[yellow]⧗ {escape(retry_line(d))}[/]", soft_wrap=True)
+        if self._shown and not self.activity.busy:
+            self._unshow()
 
-    def finish(self, result: dict[str, Any]) -> None:
+    async def run(self) -> None:
+        """Keep the live line fresh until cancelled (at a terminal; else return)."""
+        if not self._live:
+            return
+        try:
+            while True:
+                self._wakeup = trio.Event()
+                if not self.activity.busy:
+                    await self._wakeup.wait()
+                    continue
+                self._tick()
+                with trio.move_on_after(0.1):
+                    await self._wakeup.wait()
+        finally:
+            self._wakeup = None
+            self._unshow()
+
+    def _tick(self) -> None:
+        now = self._clock()
+        if self.region.is_paused:
+            self.activity.pause(now)
+            return
+        self.activity.resume(now)
+        line = self.activity.line(now)
+        if line is None or self._mid_text:
+            self._unshow()
+        elif not self._shown:
+            self._shown = True
+            self.region.show(self._render)
+        else:
+            self.region.refresh()
+
+    def _render(self) -> Text:
+        line = self.activity.line(self._clock()) or ""
+        return Text(line, style="dim", no_wrap=True, overflow="ellipsis")
+
+    def _unshow(self) -> None:
+        if self._shown:
+            self._shown = False
+            self.region.hide()
+
+    def stop(self) -> None:
+        """Erase the live line and forget what was open (the run is over)."""
+        self.activity.clear()
+        self._unshow()
+
+    def finish(self, result: dict[str, Any], spent: Spend | None = None) -> None:
+        """The request's closing line: its turns, and the tokens and cost of its
+        replies (*spent*: counted elsewhere; by default from the events this view
+        was given since the last ``finish``)."""
+        self.stop()
         self._end_text()
-        u = result["usage"]
+        spent = spent if spent is not None else self.spend.take()
         colour = "red" if result["is_error"] else "green"
         if result["is_error"]:
             self.console.print(f"[{colour}]{escape(result['result'])}[/]")
-        self.console.print(
-            f"[{colour}]●[/] [dim]{result['num_turns']} turns · "
-            f"{u['input_tokens']:,} in / {u['output_tokens']:,} out tokens · "
-            f"${result['total_cost_usd']:.4f} · {result['duration_ms'] / 1000:.1f}s[/]"
-        )
+        self.console.print(f"[{colour}]●[/] [dim]{request_line(result, spent)}[/]")
+
+
+def request_line(result: dict[str, Any], spent: Spend) -> str:
+    """What one request did: its turns, what its replies cost, how long it took."""
+    u = spent.usage
+    return (
+        f"this request: {result['num_turns']} turns · "
+        f"{u.input_tokens:,} in / {u.output_tokens:,} out tokens · "
+        f"${spent.cost_usd:.4f} · {result['duration_ms'] / 1000:.1f}s"
+    )
 
 
 class TextView:
