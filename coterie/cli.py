@@ -1,4 +1,13 @@
-"""The ``coterie`` command line."""
+"""The ``coterie`` command line: the parser of every command, and the dispatch.
+
+Building the parser must stay cheap (``coterie --help``, a usage error and the
+commands that only read pay for it at every start, bench/startup.py): the
+command modules' ``add_*_command`` functions need only argparse and light
+constants (each read from the leaf module that declares it), and a command's
+implementation is imported in the branch of :func:`_main` that runs it.
+tests/test_startup_imports.py checks that the runtime, the SDK and coredis
+stay out.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +17,6 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 
-from rich.console import Console
-
 from coterie.commands.faults import add_fault_commands
 from coterie.commands.inspect import add_inspect_commands
 from coterie.commands.observe import add_observe_command
@@ -17,11 +24,13 @@ from coterie.commands.options import add_agent_options, add_backend_option, add_
 from coterie.commands.trust import add_trust_command
 from coterie.commands.watch import add_watch_command
 from coterie.commands.worker import add_worker_command
-from coterie.team import LEAD_TURNS_MODES
+from coterie.team.turns import LEAD_TURNS_MODES
 from coterie.version import claude_version_text, version_text
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    from rich.console import Console
 
 DEMOS = ["team", "runtime", "storm", "strategies", "shielded", "kill9"]
 
@@ -605,6 +614,8 @@ def _main(argv: list[str] | None) -> int:
 def _console(stream: TextIO) -> Console:
     """A console on *stream*: at a terminal, laid out to its width; into a pipe or a
     file, lines are never wrapped (run ids, paths and commands to paste stay whole)."""
+    from rich.console import Console
+
     return Console(file=stream, highlight=False, soft_wrap=not stream.isatty())
 
 

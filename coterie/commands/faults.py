@@ -22,22 +22,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from coterie.commands.options import add_backend_option
-from coterie.control import (
-    DEFAULT_TIMEOUT,
-    ControlError,
-    FaultRefused,
-    NoSuchActor,
-    RunOnServer,
-    inject,
-)
-from coterie.redisclient import BackendError
-from coterie.runs import UnknownRun, find_run
+from coterie.control.timeouts import DEFAULT_TIMEOUT
 
 if TYPE_CHECKING:
     import argparse
 
     from rich.console import Console
 
+    from coterie.control import RunOnServer
     from coterie.redisclient import RedisTarget
 
 FAULT_COMMANDS = ("crash", "stop", "cancel")
@@ -90,6 +82,11 @@ def injector() -> str:
 
 async def fault_command(args: argparse.Namespace, console: Console, err: Console) -> int:
     """Inject the command's fault into the run; print what was done; the exit code."""
+    # The implementation's imports: the parser (every command's) must not pay for them.
+    from coterie.control import ControlError, FaultRefused, NoSuchActor, inject
+    from coterie.redisclient import BackendError
+    from coterie.runs import UnknownRun
+
     command = args.command
     try:
         run_dir = await _the_run(args)
@@ -120,7 +117,9 @@ async def fault_command(args: argparse.Namespace, console: Console, err: Console
 
 async def _the_run(args: argparse.Namespace) -> Path | RunOnServer:
     """The run named: in this home, or (with a Redis ``--backend``) on the server."""
-    from coterie.runtime.backend import Backend
+    from coterie.backendchoice import Backend
+    from coterie.control import RunOnServer
+    from coterie.runs import find_run
 
     target = Backend.parse(args.backend).target
     if target is None:
@@ -131,8 +130,9 @@ async def _the_run(args: argparse.Namespace) -> Path | RunOnServer:
 async def _find_on_server(target: RedisTarget, run_id: str) -> str:
     from coredis.exceptions import RedisError
 
-    from coterie.redisclient import connect
+    from coterie.redisclient import BackendError, connect
     from coterie.runregistry import find_registered
+    from coterie.runs import UnknownRun
 
     failure: UnknownRun | BackendError | None = None
     try:

@@ -25,9 +25,6 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from coterie.commands.inspectview import InspectError, fail, show_inbox, show_tasks
-from coterie.runs import UnknownRun, find_run, list_runs, run_info, runs_root
-
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -82,8 +79,9 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 def run_inspect(args: argparse.Namespace, console: Console) -> int:
     """Run ``args.command`` (``tasks`` or ``inbox``); returns the exit code."""
+    from coterie.backendchoice import Backend
+    from coterie.commands.inspectview import InspectError, fail, show_inbox, show_tasks
     from coterie.redisclient import BackendError
-    from coterie.runtime.backend import Backend
 
     try:
         target = Backend.parse(getattr(args, "backend", None)).target
@@ -118,6 +116,9 @@ def run_inspect(args: argparse.Namespace, console: Console) -> int:
 
 def locate_run(workdir: Path, run_id: str | None) -> Path:
     """The directory of run *run_id* (a unique prefix will do), or of the latest run."""
+    from coterie.commands.inspectview import InspectError
+    from coterie.runs import UnknownRun, find_run, list_runs, runs_root
+
     if run_id is not None:
         try:
             return find_run(workdir, run_id)
@@ -133,11 +134,15 @@ def locate_run(workdir: Path, run_id: str | None) -> Path:
 
 
 def _is_run(workdir: Path, name: str) -> bool:
+    from coterie.runs import runs_root
+
     return (runs_root(workdir) / name / "config.json").is_file()
 
 
 def _state(run_dir: Path) -> str:
     """Where the run stands (running, completed, failed, interrupted), if it says."""
+    from coterie.runs import run_info
+
     try:
         return run_info(run_dir).state
     except (ValueError, OSError):
@@ -155,6 +160,8 @@ def mailbox_actors(run_dir: Path) -> list[str]:
 
 def run_tasks(args: argparse.Namespace, console: Console) -> int:
     """``coterie tasks [RUN_ID]``: print the run's task board; returns the exit code."""
+    from coterie.commands.inspectview import InspectError, fail, show_tasks
+
     try:
         run_dir = locate_run(args.workdir.resolve(), args.run_id)
         tasks = read_tasks(run_dir)
@@ -167,6 +174,7 @@ def run_tasks(args: argparse.Namespace, console: Console) -> int:
 def read_tasks(run_dir: Path) -> list[dict[str, Any]]:
     """The tasks on the run's board, as ``Task.to_json()`` dicts in id order."""
     from coterie.board import Board, BoardError
+    from coterie.commands.inspectview import InspectError
 
     directory = run_dir / "board"
     if not (directory / "board.log").is_file():
@@ -183,6 +191,8 @@ def read_tasks(run_dir: Path) -> list[dict[str, Any]]:
 
 def run_inbox(args: argparse.Namespace, console: Console) -> int:
     """``coterie inbox [RUN_ID] ACTOR``: print the actor's pending messages and history."""
+    from coterie.commands.inspectview import InspectError, fail, show_inbox
+
     try:
         run_dir, actor = _inbox_target(args.workdir.resolve(), args.first, args.second)
         pending, history = read_inbox(run_dir, actor)
@@ -194,6 +204,8 @@ def run_inbox(args: argparse.Namespace, console: Console) -> int:
 
 
 def _inbox_target(workdir: Path, first: str, second: str | None) -> tuple[Path, str]:
+    from coterie.commands.inspectview import InspectError
+
     if second is None:
         if _is_run(workdir, first):
             names = ", ".join(mailbox_actors(locate_run(workdir, first))) or "none"
@@ -219,6 +231,7 @@ def read_inbox(run_dir: Path, actor: str) -> tuple[list[Message], list[dict[str,
     History items: ``{"ts", "direction": "sent" | "received", "sender", "recipient",
     "kind", "text"}``, in the order of the event log.
     """
+    from coterie.commands.inspectview import InspectError
     from coterie.errors import MailboxError
     from coterie.events import read_events
     from coterie.mailbox import peek_mailbox

@@ -1,13 +1,18 @@
-"""Command-line options shared by the commands that run agents (no heavy imports)."""
+"""Command-line options shared by the commands that run agents.
+
+Imported to build the parser of every command, even ``coterie --help``: it
+imports only light leaf modules (each choice is read from the module that
+declares it, by its full dotted path, whose package imports nothing else for it).
+"""
 
 from __future__ import annotations
 
 import argparse
 import math
 
-from coterie.models import DEFAULT_MODEL
+from coterie.models.aliases import resolve_model
 from coterie.models.thinking import EFFORT_LEVELS, THINKING_DISPLAYS, THINKING_TYPES, Thinking
-from coterie.tools.permissions import MODES
+from coterie.tools.permissions.modes import MODES
 
 OUTPUT_FORMATS = ["text", "json", "stream-json"]
 INPUT_FORMATS = ["text", "stream-json"]
@@ -33,7 +38,9 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
     """Options shared by the commands that run agents."""
     add_backend_option(parser)
     parser.add_argument("--scenario", type=str, help="replay this scenario file offline")
-    parser.add_argument("--model", default=None, help=f"model name (default {DEFAULT_MODEL})")
+    # The model a run uses when nothing names one: the "default" alias stands for it.
+    default_model = resolve_model("default")
+    parser.add_argument("--model", default=None, help=f"model name (default {default_model})")
     parser.add_argument(
         "--permission-mode",
         choices=MODES,
@@ -194,6 +201,11 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
         ),
     )
     parser.add_argument(
+        "--fork-session",
+        action="store_true",
+        help="with --resume: go on in a copy of that run under a new id (--session-id's, if given)",
+    )
+    parser.add_argument(
         "--session-id",
         metavar="UUID",
         help="the new run's id (a UUID; the Agent SDK's session_id): resume it by that id",
@@ -309,7 +321,6 @@ UNHONOURED: dict[str, tuple[bool, str]] = {
     "--betas": (True, "beta headers are not sent"),
     "--task-budget": (True, "the task budget is not applied (--max-budget-usd is)"),
     "--plugin-dir": (True, "plugins are not loaded"),
-    "--fork-session": (False, "runs are not forked"),
     "--resume-session-at": (True, "runs are not cut back"),
     "--resume-drops-turn": (True, "runs are not cut back"),
     "--session-mirror": (False, "the transcript is not mirrored to the host"),

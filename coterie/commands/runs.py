@@ -37,8 +37,8 @@ _COLOURS = {
 
 def list_command(args: argparse.Namespace, console: Console) -> int:
     """Print the workspace's runs, newest last (``--json``: one object per line)."""
+    from coterie.backendchoice import Backend
     from coterie.redisclient import BackendError
-    from coterie.runtime.backend import Backend
 
     try:
         target = Backend.parse(getattr(args, "backend", None)).target

@@ -4,6 +4,10 @@ more writes, always with its clean-up, and always promptly.
 :func:`stoppable` runs a command until it returns or a stop signal arrives;
 :class:`StorageWatch` ends a run at the first sign that its storage failed.
 Both leave the run interrupted and resumable.
+
+Trio is imported where a run uses it: the command line imports :class:`Stopped`
+to map every command's exit, ``coterie --help`` included, and must not pay for
+Trio's run machinery then.
 """
 
 from __future__ import annotations
@@ -11,8 +15,6 @@ from __future__ import annotations
 import os
 import signal
 from typing import TYPE_CHECKING
-
-import trio
 
 from coterie.fsutil import STORAGE_ERRNOS, is_storage_error
 
@@ -87,6 +89,8 @@ class StorageWatch:
     """
 
     def __init__(self) -> None:
+        import trio
+
         self.reason = ""
         self._broken = trio.Event()
         self._token = trio.lowlevel.current_trio_token()
@@ -157,6 +161,8 @@ async def stoppable(
     next start kills the groups left behind): Ctrl-C always works, even if
     some clean-up step hangs.
     """
+    import trio
+
     code = 0
     received: list[int] = []
     work = trio.CancelScope()

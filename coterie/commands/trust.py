@@ -13,16 +13,6 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.markup import escape
-
-from coterie.trust import (
-    TrustRefused,
-    TrustStoreError,
-    set_trust,
-    trust_entries,
-    trust_file,
-)
-
 if TYPE_CHECKING:
     import argparse
 
@@ -62,6 +52,11 @@ def add_trust_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 def trust_command(args: argparse.Namespace, console: Console, err: Console) -> int:
     """Run ``coterie trust``; the exit code (2 for a folder that cannot be trusted)."""
+    # The implementation's imports: the parser (every command's) must not pay for them.
+    from rich.markup import escape
+
+    from coterie.trust import TrustRefused, TrustStoreError, set_trust
+
     try:
         if args.list:
             if args.dir is not None:
@@ -105,6 +100,10 @@ def _items(count: int) -> str:
 
 
 def _list(args: argparse.Namespace, console: Console) -> int:
+    from rich.markup import escape
+
+    from coterie.trust import trust_entries, trust_file
+
     entries = trust_entries()
     if args.json:
         for entry in entries:

@@ -30,22 +30,16 @@ import glob
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import trio
-from rich.console import Console
-from rich.markup import escape
-
-from coterie.board import read_log
-from coterie.commands.stopping import STOP_SIGNALS
-from coterie.errors import MailboxError
-from coterie.mailbox import peek_mailbox
-from coterie.runs import DamagedRun, UnknownRun, is_live, read_config, run_info, runs_root
-from coterie.ui.follow import LineSplitter, ReplaySchedule, board_at
-from coterie.ui.live import TeamView, show_end
-
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
+    from rich.console import Console
+
     from coterie.events import Event
+    from coterie.ui.live import TeamView
+
+# The implementation's imports are made in the functions that use them: the parser
+# (every command's, even `coterie --help`) must not pay for Trio and the live view.
 
 POLL = 0.1  # seconds between two reads of a live run's log
 MAIL_EVERY = 1.0  # seconds between two counts of its mailboxes
@@ -85,6 +79,8 @@ def add_watch_command(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
 
 
 def _speed(text: str) -> float:
+    from coterie.ui.follow import ReplaySchedule
+
     try:
         return ReplaySchedule(float(text)).speed
     except ValueError:
@@ -94,6 +90,8 @@ def _speed(text: str) -> float:
 def locate(workdir: Path, run_id: str) -> Path:
     """The directory of run *run_id* (or a unique prefix) of *workdir*, found without
     changing anything; :class:`UnknownRun` if there is none or several."""
+    from coterie.runs import UnknownRun, runs_root
+
     root = runs_root(workdir)
     if run_id and "/" not in run_id and (root / run_id / "config.json").is_file():
         return root / run_id
@@ -106,6 +104,9 @@ def locate(workdir: Path, run_id: str) -> Path:
 
 def mail_counts(run_dir: Path) -> dict[str, int]:
     """Each actor's unacknowledged messages (pending or in flight), read from outside."""
+    from coterie.errors import MailboxError
+    from coterie.mailbox import peek_mailbox
+
     root, counts = run_dir / "mailboxes", {}
     if not root.is_dir():
         return {}
@@ -121,6 +122,8 @@ class LogTail:
     """The run's ``events.jsonl``, read as it grows (never opened for writing)."""
 
     def __init__(self, path: Path) -> None:
+        from coterie.ui.follow import LineSplitter
+
         self.path, self.offset, self.splitter = path, 0, LineSplitter()
 
     def read(self) -> list[Event]:
@@ -137,9 +140,14 @@ class LogTail:
 
 def watch_command(args: argparse.Namespace, console: Console) -> int:
     """``coterie watch RUN_ID``; returns the exit code (Ctrl-C raises KeyboardInterrupt)."""
+    import trio
+    from rich.console import Console
+    from rich.markup import escape
+
+    from coterie.backendchoice import Backend
     from coterie.commands.inspectview import InspectError
     from coterie.redisclient import BackendError
-    from coterie.runtime.backend import Backend
+    from coterie.runs import UnknownRun
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     try:
@@ -165,6 +173,10 @@ async def until_stopped(fn: Callable[..., Awaitable[int]], *args: object) -> int
     """``await fn(*args)``, or ``128 + signum`` once SIGINT, SIGTERM or SIGHUP came:
     the watcher leaves quietly, taking each signal as an event (never as an
     exception raised wherever the code happens to be)."""
+    import trio
+
+    from coterie.commands.stopping import STOP_SIGNALS
+
     stopped: list[int] = []
     with trio.open_signal_receiver(*STOP_SIGNALS) as signals:
         async with trio.open_nursery() as nursery:
@@ -186,6 +198,13 @@ async def until_stopped(fn: Callable[..., Awaitable[int]], *args: object) -> int
 
 async def watch(run_dir: Path, console: Console, speed: float) -> int:
     """Show run *run_dir* to its end: follow it while live, else replay it at *speed*."""
+    import trio
+
+    from coterie.board import read_log
+    from coterie.runs import DamagedRun, is_live, read_config
+    from coterie.ui.follow import ReplaySchedule, board_at
+    from coterie.ui.live import TeamView
+
     try:
         config = read_config(run_dir)
     except DamagedRun:
@@ -229,6 +248,10 @@ async def watch(run_dir: Path, console: Console, speed: float) -> int:
 
 async def _follow(view: TeamView, tail: LogTail, run_dir: Path) -> None:
     """Feed *view* the run's events as they are written, until the run is not live."""
+    import trio
+
+    from coterie.runs import is_live
+
     last_count = -MAIL_EVERY
     while True:
         live = is_live(run_dir)  # before reading: what it wrote before it ended is read
@@ -246,6 +269,11 @@ async def _follow(view: TeamView, tail: LogTail, run_dir: Path) -> None:
 
 def _final(view: TeamView, run_dir: Path, console: Console) -> None:
     """Show the run's final state: the tree, board and mailboxes, then how it ended."""
+    from coterie.board import read_log
+    from coterie.runs import run_info
+    from coterie.ui.follow import board_at
+    from coterie.ui.live import show_end
+
     view.state.set_mailboxes(mail_counts(run_dir))
     if view.state.board_changed or (run_dir / "board").is_dir():
         view.state.set_tasks(board_at(read_log(run_dir / "board")))

@@ -21,20 +21,16 @@ import socket
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import trio
-
 from coterie.commands.options import add_backend_option, setting_sources
-from coterie.redisclient import BackendError, connect
-from coterie.runtime.backend import Backend
-from coterie.runtime.hosting import Hosting
-from coterie.tools.permissions import MODES
-from coterie.workers import WorkerConfig, WorkerRegistry, serve_worker
+from coterie.tools.permissions.modes import MODES
 
 if TYPE_CHECKING:
     import argparse
     from collections.abc import AsyncIterator
 
     from rich.console import Console
+
+    from coterie.workers import WorkerRegistry
 
 __all__ = ["add_worker_command", "worker_command"]
 
@@ -93,6 +89,14 @@ def add_worker_command(subparsers: argparse._SubParsersAction[argparse.ArgumentP
 
 async def worker_command(args: argparse.Namespace, console: Console, err: Console) -> int:
     """``coterie worker``: serve until a stop signal (see the module docstring)."""
+    # The implementation's imports: the parser (every command's) must not pay for them.
+    import trio
+
+    from coterie.redisclient import BackendError, connect
+    from coterie.runtime.backend import Backend
+    from coterie.runtime.hosting import Hosting
+    from coterie.workers import WorkerConfig, WorkerRegistry, serve_worker
+
     try:
         backend = Backend.parse(args.backend)
         if backend.target is None:

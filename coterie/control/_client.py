@@ -35,6 +35,7 @@ from coterie.control._rules import (
     FaultName,
     FaultRequest,
 )
+from coterie.control.timeouts import DEFAULT_TIMEOUT
 from coterie.errors import AskTimeout, UnknownActor
 from coterie.mailbox import PostOffice, RedisMailbox
 from coterie.runs import UnknownRun, is_live
@@ -59,9 +60,6 @@ class RunOnServer:
     def name(self) -> str:
         return self.run_id
 
-
-#: Seconds to wait for the run's answer (a crash waits for the actor's clean-up).
-DEFAULT_TIMEOUT = 30.0
 
 #: The verb of each fault in "nothing to ..." refusals.
 _VERB = {"crash": "crash", "stop": "stop", "cancel": "cancel"}

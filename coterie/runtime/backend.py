@@ -32,16 +32,17 @@ from typing import TYPE_CHECKING
 import attrs
 import trio
 
+from coterie.backendchoice import Backend
 from coterie.board import open_board, open_redis_board
 from coterie.eventstream import forward_events
 from coterie.mailbox import PostOffice, open_redis_post_office
-from coterie.redisclient import BACKEND_ENV, RedisTarget, connect, parse_backend
+from coterie.redisclient import RedisTarget, connect
 from coterie.runmirror import RunMirror
 from coterie.runregistry import held_live
 from coterie.runs import read_config
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable, Mapping
+    from collections.abc import AsyncIterator, Callable
     from pathlib import Path
 
     import coredis
@@ -55,45 +56,6 @@ __all__ = ["MIRRORED", "Backend", "RunStores", "open_stores"]
 #: another host needs to go on with the run or one of its actors.
 MIRRORED = ("config.json", "config.sig", "state.json", "schedule.json")
 MIRRORED_DIRS = ("transcripts/", "auto-mode/", "teammates/")
-
-
-@attrs.frozen
-class Backend:
-    """Files (``target`` None) or the Redis server *target*."""
-
-    target: RedisTarget | None = None
-
-    @classmethod
-    def parse(cls, url: str | None, env: Mapping[str, str] | None = None) -> Backend:
-        """``--backend URL``, else ``$COTERIE_BACKEND``, else files; a bad URL is a
-        :class:`~coterie.redisclient.BackendError`."""
-        chosen = url if url else (env if env is not None else os.environ).get(BACKEND_ENV)
-        if not chosen or chosen == "files":
-            return cls()
-        return cls(parse_backend(chosen))
-
-    @classmethod
-    def of_run(cls, recorded: str | None, env: Mapping[str, str] | None = None) -> Backend:
-        """The backend a run recorded: its URL, with the password of
-        ``$COTERIE_BACKEND`` when that names the same server and keyspace (a run
-        records none)."""
-        if recorded is None:
-            return cls()
-        target = parse_backend(recorded)
-        given = (env if env is not None else os.environ).get(BACKEND_ENV)
-        if given and given != "files":
-            with contextlib.suppress(ValueError):
-                theirs = parse_backend(given)
-                if attrs.evolve(theirs, password=None, username=None) == attrs.evolve(
-                    target, username=None
-                ):
-                    return cls(theirs)
-        return cls(target)
-
-    @property
-    def recorded(self) -> str | None:
-        """What a run's options record (the URL without its password)."""
-        return None if self.target is None else self.target.url
 
 
 @attrs.frozen

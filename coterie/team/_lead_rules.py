@@ -55,12 +55,13 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from coterie.board import Task, TaskStatus
 from coterie.team import _protocol as proto
+from coterie.team.turns import LEAD_TURNS_MODES, LeadTurns
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Container, Iterator
@@ -83,10 +84,6 @@ __all__ = [
     "stuck",
     "work_id",
 ]
-
-LeadTurns = Literal["batched", "each"]
-#: The values of ``--lead-turns`` (the first is the default).
-LEAD_TURNS_MODES: tuple[LeadTurns, ...] = get_args(LeadTurns)
 
 #: What needs the lead's decision, whatever it says.
 WAKES = frozenset({proto.MESSAGE, proto.PLAN_REQUEST, proto.TEAMMATE_STOPPED})

@@ -10,24 +10,27 @@ settings. It must
 not run tools or talk to models.
 """
 
-from coterie.tools.permissions.gate import Answer, Asker, NarrowedGate, PermissionGate
-from coterie.tools.permissions.harddeny import hard_deny_reason
-from coterie.tools.permissions.localsettings import add_local_allow_rule, local_settings_path
-from coterie.tools.permissions.policy import Behavior, Decision, PermissionPolicy
-from coterie.tools.permissions.rules import PATH_RULE_KINDS, Rule, RuleError, parse_rule
-from coterie.tools.permissions.settings import (
-    MODES,
-    USER_SETTINGS,
-    Mode,
-    PermissionMode,
-    PermissionSettings,
-    SettingsError,
-    load_settings,
-    load_settings_file,
-    merge_settings,
-)
-from coterie.tools.permissions.shell import ShellAnalysis, analyze, command_views
-from coterie.tools.permissions.suggest import Suggestion, suggest_rule
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from coterie.tools.permissions.gate import Answer, Asker, NarrowedGate, PermissionGate
+    from coterie.tools.permissions.harddeny import hard_deny_reason
+    from coterie.tools.permissions.localsettings import add_local_allow_rule, local_settings_path
+    from coterie.tools.permissions.modes import MODES, Mode
+    from coterie.tools.permissions.policy import Behavior, Decision, PermissionPolicy
+    from coterie.tools.permissions.rules import PATH_RULE_KINDS, Rule, RuleError, parse_rule
+    from coterie.tools.permissions.settings import (
+        USER_SETTINGS,
+        PermissionMode,
+        PermissionSettings,
+        SettingsError,
+        load_settings,
+        load_settings_file,
+        merge_settings,
+    )
+    from coterie.tools.permissions.shell import ShellAnalysis, analyze, command_views
+    from coterie.tools.permissions.suggest import Suggestion, suggest_rule
 
 __all__ = [
     "MODES",
@@ -59,3 +62,48 @@ __all__ = [
     "parse_rule",
     "suggest_rule",
 ]
+
+
+#: Where each public name is defined. Imported on first use (PEP 562), so that one
+#: light module of the package can be imported by its full dotted path (the
+#: command line's parser does) without loading the whole package.
+_HOMES = {
+    "Answer": "coterie.tools.permissions.gate",
+    "Asker": "coterie.tools.permissions.gate",
+    "NarrowedGate": "coterie.tools.permissions.gate",
+    "PermissionGate": "coterie.tools.permissions.gate",
+    "hard_deny_reason": "coterie.tools.permissions.harddeny",
+    "add_local_allow_rule": "coterie.tools.permissions.localsettings",
+    "local_settings_path": "coterie.tools.permissions.localsettings",
+    "Behavior": "coterie.tools.permissions.policy",
+    "Decision": "coterie.tools.permissions.policy",
+    "PermissionPolicy": "coterie.tools.permissions.policy",
+    "PATH_RULE_KINDS": "coterie.tools.permissions.rules",
+    "Rule": "coterie.tools.permissions.rules",
+    "RuleError": "coterie.tools.permissions.rules",
+    "parse_rule": "coterie.tools.permissions.rules",
+    "MODES": "coterie.tools.permissions.modes",
+    "USER_SETTINGS": "coterie.tools.permissions.settings",
+    "Mode": "coterie.tools.permissions.modes",
+    "PermissionMode": "coterie.tools.permissions.settings",
+    "PermissionSettings": "coterie.tools.permissions.settings",
+    "SettingsError": "coterie.tools.permissions.settings",
+    "load_settings": "coterie.tools.permissions.settings",
+    "load_settings_file": "coterie.tools.permissions.settings",
+    "merge_settings": "coterie.tools.permissions.settings",
+    "ShellAnalysis": "coterie.tools.permissions.shell",
+    "analyze": "coterie.tools.permissions.shell",
+    "command_views": "coterie.tools.permissions.shell",
+    "Suggestion": "coterie.tools.permissions.suggest",
+    "suggest_rule": "coterie.tools.permissions.suggest",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module, _, attribute = home.partition(":")
+    value = getattr(importlib.import_module(module), attribute or name)
+    globals()[name] = value  # once is enough
+    return value

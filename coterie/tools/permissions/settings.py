@@ -43,7 +43,7 @@ import json
 import os
 import shlex
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Literal, get_args
+from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
@@ -56,6 +56,7 @@ from coterie.autonomy import (
 )
 from coterie.errors import CoterieError
 from coterie.tools.permissions.keys import check_keys
+from coterie.tools.permissions.modes import MODES, Mode
 from coterie.tools.permissions.rules import Rule, RuleError, parse_rule
 from coterie.trust import Approval, approval, file_digest
 
@@ -76,9 +77,7 @@ __all__ = [
     "settings_items",
 ]
 
-Mode = Literal["default", "acceptEdits", "plan", "auto", "dontAsk", "bypassPermissions"]
 PermissionMode = Mode  # the name callers outside this package use
-MODES: Final[tuple[str, ...]] = get_args(Mode)
 
 
 class SettingsError(CoterieError, ValueError):
