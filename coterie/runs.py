@@ -29,6 +29,7 @@ import contextlib
 import fcntl
 import json
 import os
+import shutil
 import sys
 import time
 import uuid
@@ -193,6 +194,34 @@ def adopt_moved_run(
 def rebased(config: dict[str, Any], old: Path, new: Path) -> dict[str, Any]:
     """A run's *config* with every path inside the *old* workspace moved into *new*."""
     return {key: _rebase(value, old, new) for key, value in config.items()}
+
+
+def fork_run(workdir: Path, run_id: str, new_id: str | None = None) -> Path:
+    """A copy of stopped run *run_id* under a new id (*new_id*, a UUID, or a fresh
+    one), its conversation and board as they are: the Agent SDK's ``fork_session``.
+    The original is left as it was. A ``ValueError`` for a run at work or with a
+    request pending (a copy would do that work twice), or an id taken already."""
+    source = find_run(workdir, run_id)
+    if is_live(source):
+        raise ValueError(f"run {source.name} is at work; fork it once it has stopped")
+    state = read_state(source)
+    if state.get("request") and state.get("state") not in (COMPLETED, FAILED):
+        raise ValueError(
+            f"run {source.name} has a request pending; finish it (coterie resume"
+            f" {source.name}) before forking it"
+        )
+    config = read_config(source, verified=True)
+    if config.get("backend"):
+        raise ValueError(f"run {source.name} lives on a server ({config['backend']}): only a"
+                         " run on files can be forked")  # fmt: skip
+    fork_id = new_run_id() if new_id is None else chosen_run_id(new_id)
+    target = source.parent / fork_id
+    if target.exists():
+        raise ValueError(f"a run with id {fork_id} exists already in this workspace")
+    # Not its lock (the fork is not held) nor its process groups (nothing runs).
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns("lock", "procgroups"))
+    write_config(target, {**config, "run_id": fork_id})
+    return target
 
 
 def write_config(run_dir: Path, config: dict[str, Any]) -> None:

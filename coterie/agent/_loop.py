@@ -440,6 +440,7 @@ class AgentLoop:
             delay_s=round(retry.delay, 3),
             reason=retry.reason,
             **({"fallback_model": retry.fallback} if retry.fallback else {}),
+            **({"status": retry.status} if retry.status is not None else {}),
         )
 
     @property

@@ -97,10 +97,10 @@ def agent_options(args: argparse.Namespace) -> dict[str, Any]:
     if args.auto and args.permission_mode not in (None, "auto"):
         raise CoterieError(f"--auto conflicts with --permission-mode {args.permission_mode}")
     if args.session_id is not None:
-        if getattr(args, "resume", None) is not None:
+        if getattr(args, "resume", None) is not None and not args.fork_session:
             raise CoterieError(
-                "--session-id names a new run; a resumed run keeps its own id (--fork-session,"
-                " which would copy it under a new one, is not supported yet)"
+                "--session-id names a new run; a resumed run keeps its own id (with"
+                " --fork-session, the copy of it gets this one)"
             )
         chosen_run_id(args.session_id)  # ValueError: not a UUID
     allowed = _rules("--allowedTools", args.allowed_tools)
@@ -218,11 +218,16 @@ def _hook_notice(err: Console, event: Event) -> None:
         err.print(f"[yellow]hook:[/] {escape(text)}", soft_wrap=True)
 
 
-def _fallback_notice(err: Console, event: Event) -> None:
-    """``--fallback-model`` took over: said on stderr in the headless text and json
-    formats (the console view and stream-json show it themselves)."""
-    if event.type == "model.retrying" and event.data.get("fallback_model"):
-        err.print(f"[yellow]note:[/] {escape(retry_line(event.data))}", soft_wrap=True)
+def _retry_notice(err: Console, event: Event) -> None:
+    """A model call failed and is tried again, or ``--fallback-model`` took over: one
+    line on stderr in the headless text and json formats, so a slow ``-p`` never
+    looks hung and its stdout stays the answer alone (the console view and
+    stream-json show them themselves). A teammate's or subagent's line names it."""
+    if event.type != "model.retrying":
+        return
+    actor = str(event.data.get("actor") or "lead")
+    who = "" if actor == "lead" else f"{actor}: "
+    err.print(f"[yellow]note:[/] {escape(who + retry_line(event.data))}", soft_wrap=True)
 
 
 async def drive(
@@ -304,7 +309,7 @@ async def drive(
             ):
                 if args.print and args.output_format != "stream-json":
                     notes.enter_context(
-                        session.events.listen(functools.partial(_fallback_notice, err))
+                        session.events.listen(functools.partial(_retry_notice, err))
                     )
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(storage.watch)  # a full disk stops the run

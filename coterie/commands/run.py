@@ -26,7 +26,7 @@ from coterie.commands.stopping import interrupt_process
 from coterie.errors import CoterieError
 from coterie.extensions import load_extensions
 from coterie.procgroups import reap_workspace
-from coterie.runs import find_run, list_runs, read_config, read_state, runs_root
+from coterie.runs import find_run, fork_run, list_runs, read_config, read_state, runs_root
 from coterie.session import AgentSession, open_agent, open_team
 from coterie.tools import load_schema
 from coterie.trust import is_trusted
@@ -208,14 +208,20 @@ async def _hosted(
 
 
 def _resumed(args: argparse.Namespace) -> Path | None:
-    """The run ``--resume RUN_ID`` names (a :class:`CoterieError` if there is none)."""
+    """The run ``--resume RUN_ID`` names (a :class:`CoterieError` if there is none);
+    with ``--fork-session``, a copy of it under a new id (``--session-id``'s, if
+    given), the original left as it was."""
     if args.resume is None:
+        if args.fork_session:
+            raise CoterieError("--fork-session copies the run --resume names: give both")
         return None
     if args.input_format != "stream-json":
         raise CoterieError(
             f"--resume {args.resume} goes with --input-format stream-json or a terminal;"
             f" for one prompt, `coterie resume {args.resume} PROMPT` continues it"
         )
+    if args.fork_session:
+        return fork_run(args.workdir.resolve(), args.resume, args.session_id)
     return find_run(args.workdir.resolve(), args.resume)
 
 

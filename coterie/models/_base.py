@@ -133,6 +133,8 @@ class Retrying:
     reason: str
     #: The model the call goes on with instead (``--fallback-model``), if any.
     fallback: str | None = None
+    #: The HTTP status of the failed attempt (None: the connection failed).
+    status: int | None = None
 
 
 RetrySink = Callable[[Retrying], None]

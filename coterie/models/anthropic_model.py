@@ -198,6 +198,7 @@ class AnthropicModel:
                 break
             except anthropic.APIStatusError as exc:
                 self._reached = True
+                status: int | None = exc.status_code
                 error, retryable = _classify(exc)
                 if not retryable or attempt >= self.max_retries:
                     raise error from exc
@@ -220,9 +221,9 @@ class AnthropicModel:
                         f"({attempt + 1} attempts): {exc}"
                     ) from exc
                 delay = self._delay(attempt, None)
-                reason = str(exc) or type(exc).__name__
+                reason, status = str(exc) or type(exc).__name__, None
             if on_retry is not None:
-                on_retry(Retrying(attempt + 1, self.max_retries + 1, delay, reason))
+                on_retry(Retrying(attempt + 1, self.max_retries + 1, delay, reason, status=status))
             attempt += 1
             await trio.sleep(delay)
         return self._reply(request, message)

@@ -9,6 +9,10 @@ a misspelt ``expcet`` would otherwise silently test nothing.
 Places are written the same way everywhere (``tracks.lead[2]``, turns counted
 from 0), so the error of an ``expect`` mismatch at run time points at the same
 spot a parse error would.
+
+Tool names are not checked here: which tools a run has is the tools package's
+to say, and this package must not import it. The run checks them before it
+starts (:mod:`coterie.runtime.scenariotools`).
 """
 
 from __future__ import annotations
@@ -16,11 +20,14 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from coterie.models._base import ScenarioError, Usage
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 #: Track names follow actor names (docs/runtime.md); every role name matches too.
 TRACK_NAME = re.compile(r"\A[a-z0-9][a-z0-9_-]{0,63}\Z")
@@ -33,7 +40,7 @@ STOP_REASONS = frozenset(
 #: turn may not use it: the client could not tell the two apart.
 CRASH_STATUS = 418
 
-_TOP_KEYS = frozenset({"name", "description", "setup", "tracks"})
+_TOP_KEYS = frozenset({"name", "description", "setup", "tracks", "unknown_tools"})
 _SETUP_KEYS = frozenset({"files"})
 _TURN_KEYS = frozenset(
     {
@@ -120,6 +127,10 @@ class Scenario:
     description: str = ""
     setup_files: dict[str, str] = attrs.field(factory=dict)
     source: str = "<scenario>"
+    #: Tool names the scenario calls knowing no run has them (``unknown_tools``),
+    #: to show what a model's call of a missing tool gets; every other name is
+    #: checked against the run's tools before it starts.
+    unknown_tools: tuple[str, ...] = ()
 
     def select_track(self, actor: str, role: str) -> str | None:
         """The track serving *actor* of *role*: its own if present, else its role's.
@@ -164,7 +175,16 @@ class Scenario:
         data["tracks"] = {
             track: [_turn_to_dict(turn) for turn in turns] for track, turns in self.tracks.items()
         }
+        if self.unknown_tools:
+            data["unknown_tools"] = list(self.unknown_tools)
         return data
+
+    def tool_uses(self) -> Iterator[tuple[str, ToolUse]]:
+        """Every tool use of every track, with its place (``tracks.lead[2].tool_uses[0]``)."""
+        for track, turns in self.tracks.items():
+            for i, turn in enumerate(turns):
+                for j, use in enumerate(turn.tool_uses):
+                    yield f"tracks.{track}[{i}].tool_uses[{j}]", use
 
 
 def _turn_to_dict(turn: Turn) -> dict[str, Any]:
@@ -281,7 +301,13 @@ class _Parser:
             setup_files=files,
             tracks=tracks,
             source=self.source,
+            unknown_tools=self.names(top.get("unknown_tools", []), "unknown_tools"),
         )
+
+    def names(self, value: object, where: str) -> tuple[str, ...]:
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise self.fail(where, "must be a list of tool names (non-empty strings)")
+        return tuple(value)
 
     def setup(self, value: object) -> dict[str, str]:
         setup = self.obj(value, "setup", _SETUP_KEYS)

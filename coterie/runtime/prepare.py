@@ -26,9 +26,16 @@ from coterie.context import Budget
 from coterie.extensions import Extensions, load_extensions
 from coterie.hooks import HookConfig, load_hooks
 from coterie.mcpclient import load_servers
-from coterie.models import DEFAULT_MODEL, FallbackModel, MeteredModel, model_from_env
+from coterie.models import (
+    DEFAULT_MODEL,
+    FallbackModel,
+    MeteredModel,
+    ScriptedModel,
+    model_from_env,
+)
 from coterie.runs import create_run, find_run, read_config
 from coterie.runtime.options import RunOptions
+from coterie.runtime.scenariotools import check_tool_names, run_tool_names
 from coterie.team import team_names
 from coterie.tools import (
     Bubblewrap,
@@ -446,6 +453,8 @@ def _model(
             thinking=options.thinking,
             effort=options.effort,
         )
+        if isinstance(inner, ScriptedModel):  # a typo in a tool's name: before anything runs
+            check_tool_names(inner.scenario, run_tool_names())
     else:
         inner = model
     if options.fallback_model:  # --fallback-model: overloaded calls go on with it

@@ -18,6 +18,9 @@ share it. Claude Code 2.1.332 is the reference for every name and shape
   ``api_error_status``, ``api_error_type``), then a ``result`` whose subtype is
   ``success`` with ``is_error``, ``terminal_reason`` ``api_error`` and the
   API's status and error type.
+- A model call that failed and will be tried again: ``system/api_retry``
+  (attempt, ``max_retries``, delay, the HTTP status and its kind); one that
+  ``--fallback-model`` takes over: ``system/fallback_model``.
 - A host's ``/clear``: :meth:`StreamLines.conversation_reset` is the
   ``conversation_reset`` line of the run it ends; the new run's lines follow
   from its own ``system/init``, its first ``result`` the ``/clear``'s (no
@@ -38,6 +41,7 @@ Every line has a ``uuid`` (*new_uuid*) and the ``session_id`` (the run id).
 
 from __future__ import annotations
 
+import re
 import uuid
 from typing import TYPE_CHECKING, Any
 
@@ -76,6 +80,8 @@ _API_ERRORS = {
     404: "model_not_found",
     429: "rate_limit",
 }
+#: The HTTP status a failed call's reason starts with (``ModelAPIError``'s text).
+_STATUS = re.compile(r"([45]\d\d) \w+:")
 #: An interruption during a tool call, else during the model's reply (the note
 #: the turn loop leaves: ``coterie.agent``'s ``INTERRUPTED_FOR_TOOL_USE``).
 _INTERRUPTED_IN_TOOLS = "[Request interrupted by user for tool use]"
@@ -162,6 +168,8 @@ class StreamLines:
             case "model.retrying" if d.get("fallback_model"):
                 line = {"type": "system", "subtype": "fallback_model", "model": d["fallback_model"]}
                 return [self._line(actor, {**line, "reason": d.get("reason")})]
+            case "model.retrying":
+                return [self._api_retry(d)]
             case "hook.started" if self.hook_events:
                 return [self._hook(d, "hook_started")]
             case "hook.response" if self.hook_events:
@@ -244,6 +252,24 @@ class StreamLines:
             "usage": d["usage"],
         }
         return [self._line(actor, {"type": "assistant", "message": message})]
+
+    def _api_retry(self, d: dict[str, Any]) -> dict[str, Any]:
+        """Claude Code's ``system/api_retry``: a model call failed and will be tried
+        again. Its status is the event's, else the HTTP status the reason starts
+        with (``529 overloaded_error: ...``); a connection's failure has none."""
+        status = d.get("status")
+        if not isinstance(status, int):
+            said = _STATUS.match(str(d.get("reason", "")))
+            status = int(said[1]) if said else None
+        known = status or 0
+        error = _API_ERRORS.get(known, "server_error" if known >= 500 else "unknown")
+        return self._stamped({
+            "type": "system", "subtype": "api_retry", "attempt": d.get("attempt"),
+            "max_retries": int(d.get("attempts") or 1) - 1,
+            "retry_delay_ms": round(float(d.get("delay_s") or 0) * 1000),
+            "error_status": status, "error": "overloaded" if known == 529 else error,
+            "session_id": self.session_id,
+        })  # fmt: skip
 
     def _api_error(self, result: dict[str, Any]) -> dict[str, Any]:
         """The ``assistant`` line that says an API error (*result*: its request's

@@ -265,7 +265,9 @@ def test_without_a_fallback_an_overloaded_call_fails(
     path = scenario(tmp_path, {"lead": [OVERLOADED, {"text": "never"}]})
     done = coterie("run", "go", "-p", "--scenario", path, cwd=workspace, home=home)
     assert done.returncode == 1
-    assert "529" in done.stdout
+    # No answer came: the failure is an error on stderr, nothing on stdout.
+    assert "529" in done.stderr
+    assert done.stdout == ""
 
 
 # -- --input-format stream-json -----------------------------------------------------

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +17,8 @@ from claude_agent_sdk import (
     query,
 )
 
+from coterie.context.transcript import read_history
+from coterie.runs import find_run, transcript_path
 from tests.agent.conftest import coterie
 from tests.sdk.test_python_sdk import options, scenario
 
@@ -104,3 +107,29 @@ def test_a_session_id_names_one_run_only(tmp_path: Path, workspace: Path, home: 
     assert runs[0].returncode == 0, runs[0].stderr
     assert runs[1].returncode == 2
     assert "exists already" in runs[1].stderr
+
+
+async def test_fork_session_goes_on_in_a_copy_and_leaves_the_run_as_it_was(
+    tmp_path: Path, workspace: Path, home: Path, mock_server: Callable[[Path], str]
+) -> None:
+    turns = [{"expect": "first", "text": "one"}, {"expect": "and then", "text": "two"}]
+    url = mock_server(scenario(tmp_path, turns))
+    stderr: list[str] = []
+    [first] = [m async for m in query(prompt="first", options=options(workspace, home, url, stderr))
+               if isinstance(m, ResultMessage)]  # fmt: skip
+    chosen = str(uuid.uuid4())
+    fork = options(workspace, home, url, stderr)
+    fork.resume, fork.fork_session, fork.session_id = first.session_id, True, chosen
+    [second] = [m async for m in query(prompt="and then", options=fork)
+                if isinstance(m, ResultMessage)]  # fmt: skip
+    assert (second.session_id, second.result) == (chosen, "two"), stderr
+    runs = coterie("runs", "--json", cwd=workspace, home=home)
+    states = {r["run_id"]: r for r in map(json.loads, runs.stdout.splitlines())}
+    assert set(states) == {first.session_id, chosen}
+    assert states[first.session_id]["request"] == "first"  # the original as it was
+    assert states[chosen]["request"] == "and then"
+    # The fork went on from the conversation so far.
+    history = read_history(transcript_path(find_run(workspace, chosen), "lead"))
+    said = json.dumps(history)
+    assert "first" in said
+    assert "and then" in said
