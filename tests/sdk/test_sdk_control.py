@@ -133,3 +133,9 @@ async def test_fork_session_goes_on_in_a_copy_and_leaves_the_run_as_it_was(
     said = json.dumps(history)
     assert "first" in said
     assert "and then" in said
+
+
+def test_fork_session_without_resume_is_one_line(workspace: Path, home: Path) -> None:
+    done = coterie("-p", "hi", "--fork-session", cwd=workspace, home=home)
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert "--fork-session copies the run --resume names" in done.stderr
