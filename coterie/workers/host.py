@@ -101,14 +101,22 @@ async def serve_worker(
         keys = tuple(f"{r}/{t}" for r, t in sorted({*hosted, *starting}))
         return WorkerInfo(config.id, config.capacity, keys, config.host, config.pid, config.run)
 
-    async def let_go(key: tuple[str, str], what: str) -> None:
+    async def let_go(key: tuple[str, str]) -> None:
+        """Stop a teammate whose run no longer wants it: one that had already
+        ended by itself (its supervisor gave up just before the run stopped) is
+        retired and said ``ended``, the others are released."""
         member = hosted.pop(key, None)
         if member is None:
             return  # the renewals found it lost or ended meanwhile
         with trio.CancelScope(shield=True):
+            ended = member.ended
             await member.stop()
+            if ended:
+                retiring.add(key)
+                await retire(key)
+                return
             await registry.release(*key, config.id)
-        said(what, key)
+        said("released", key)
 
     async def keep() -> None:
         """The heartbeat and the leases, renewed every beat whatever else is going
@@ -159,7 +167,7 @@ async def serve_worker(
         runs = {w.run_id for w in wanted}
         backoff.forget_runs_but(runs)
         for key in [k for k in hosted if k[0] not in runs]:
-            await let_go(key, "released")
+            await let_go(key)
         held: dict[str, str] = {}
         for run in wanted:
             for name, worker in (await registry.hosts(run.run_id, run.teammates)).items():
@@ -200,9 +208,13 @@ async def serve_worker(
                 await trio.sleep(config.beat)
     finally:
         with trio.CancelScope(shield=True), trio.move_on_after(config.ttl):
-            hosted_at_stop = list(hosted)
-            for key in hosted_at_stop:
+            hosted_at_stop = []
+            for key in list(hosted):
                 member = hosted.pop(key)
+                if member.ended:
+                    retiring.add(key)  # gave up by itself: not to be started again
+                else:
+                    hosted_at_stop.append(key)
                 await member.stop()
             opened = contextlib.nullcontext(registry) if leaving is None else leaving()
             with contextlib.suppress(*server_errors()):
