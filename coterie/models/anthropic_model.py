@@ -1,23 +1,24 @@
-"""The real model client: ``anthropic.AsyncAnthropic`` under Trio (docs/engine.md).
+"""The real model client: the Messages API, streamed, under Trio (docs/engine.md).
 
-The SDK's HTTP stack (httpx on anyio) detects Trio and runs on it, so no
-asyncio loop is involved. Retries are ours, not the SDK's (it gets
-``max_retries=0``): our loop sleeps with ``trio.sleep`` (so tests drive it
-with a fake clock), recognises the mock server's scripted crashes, and sees
-errors that arrive mid-stream as SSE ``error`` events, which the SDK's own
-retries never do.
+Requests go through a :class:`~coterie.models.transport.Transport`: the thin
+client of :mod:`coterie.models.messagesapi` by default (no SDK to import: a
+model call costs a process no second of start-up), or an
+``anthropic.AsyncAnthropic`` passed as *client* (or built when
+``COTERIE_MODEL_CLIENT=sdk``). Either way, what is above the transport is
+ours: retries (our loop sleeps with ``trio.sleep``, so tests drive it with a
+fake clock, recognises the mock server's scripted crashes, and sees errors
+that arrive mid-stream as SSE ``error`` events), idle timeouts, and the reply
+assembled from the raw events (:mod:`coterie.models.assembly`).
 """
 
 from __future__ import annotations
 
 import email.utils
-import importlib
 import os
 import random
 import time
 from typing import TYPE_CHECKING, Any
 
-import anthropic
 import trio
 
 from coterie.models._base import (
@@ -34,13 +35,19 @@ from coterie.models._base import (
 )
 from coterie.models._wire import CRASH_ERROR_TYPE, SCENARIO_ERROR_TYPE
 from coterie.models.aliases import resolve_model
+from coterie.models.assembly import MessageAssembly, StreamProtocolError
+from coterie.models.messagesapi import MessagesClient
 from coterie.models.thinking import Reasoning
+from coterie.models.transport import APIStatus, TransportFailure
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    import anthropic
+
     from coterie.models._base import Model, ModelRequest, RetrySink, TextSink
     from coterie.models.pricing import UsageLedger
+    from coterie.models.transport import Transport
 
 #: Statuses worth another try: rate limits, server errors, overload.
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 529})
@@ -53,20 +60,12 @@ _STATUS_BY_TYPE = {
 }
 _EPHEMERAL = {"type": "ephemeral"}
 #: Sent as the key to a local server (``ANTHROPIC_BASE_URL``) when no key is set,
-#: so the SDK does not go looking for credentials a local server does not need.
+#: so the request carries a key as the API expects, without asking the user for one
+#: a local server does not need.
 LOCAL_SERVER_KEY = "coterie-local-server"
-
-
-def _transport_errors() -> tuple[type[BaseException], ...]:
-    # A connection dropped mid-stream surfaces as the HTTP library's own
-    # error, not the SDK's; the SDK uses httpx2 from 2.x and httpx before.
-    errors: list[type[BaseException]] = []
-    for name in ("httpx2", "httpx"):
-        try:
-            errors.append(importlib.import_module(name).TransportError)
-        except (ImportError, AttributeError):
-            continue
-    return tuple(errors)
+#: ``sdk``: the CLI's model calls go through the ``anthropic`` SDK instead of the
+#: thin client (an escape hatch: a SOCKS proxy, the SDK's own HTTP settings).
+CLIENT_ENV = "COTERIE_MODEL_CLIENT"
 
 
 class StreamFault(ModelError):
@@ -76,25 +75,9 @@ class StreamFault(ModelError):
     tool from an unfinished message never runs)."""
 
 
-_RETRYABLE_TRANSPORT: tuple[type[BaseException], ...] = (
-    anthropic.APIConnectionError,
-    StreamFault,
-    *_transport_errors(),
-)
+_RETRYABLE_TRANSPORT = (TransportFailure, StreamFault)
 #: Attempts at an address that refuses the connection and never answered before.
 REFUSED_ATTEMPTS = 2
-
-
-def _refused(exc: BaseException) -> bool:
-    """Whether *exc* (or what caused it) is a refused connection."""
-    seen: BaseException | None = exc
-    for _ in range(8):  # the SDK wraps httpx's error, which wraps the OS's
-        if seen is None:
-            return False
-        if isinstance(seen, ConnectionRefusedError) or "Connection refused" in str(seen):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
 
 
 #: Seconds a reply stream may stay silent (no event at all; the API sends
@@ -136,6 +119,7 @@ class AnthropicModel:
         rng: random.Random | None = None,
         client: anthropic.AsyncAnthropic | None = None,
         reasoning: Reasoning | None = None,
+        transport: Transport | None = None,
     ) -> None:
         self.name = model
         self.reasoning = reasoning
@@ -149,24 +133,40 @@ class AnthropicModel:
         #: Whether the server has answered this client once (a refused connection
         #: then is a server restarting, retried; before, nothing listens there).
         self._reached = False
-        if client is None:
-            api_key = api_key or os.environ.get("ANTHROPIC_API_KEY") or None
-            base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
-            if api_key is None and base_url and not os.environ.get("ANTHROPIC_AUTH_TOKEN"):
-                api_key = LOCAL_SERVER_KEY
-            client = anthropic.AsyncAnthropic(
-                api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout
+        self._transport = transport or self._transport_for(client, api_key, base_url, timeout)
+
+    @staticmethod
+    def _transport_for(
+        client: anthropic.AsyncAnthropic | None,
+        api_key: str | None,
+        base_url: str | None,
+        timeout: float,
+    ) -> Transport:
+        if client is not None:
+            from coterie.models.sdktransport import SDKTransport
+
+            return SDKTransport(client)
+        api_key = api_key or os.environ.get("ANTHROPIC_API_KEY") or None
+        auth_token = os.environ.get("ANTHROPIC_AUTH_TOKEN") or None
+        base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
+        if api_key is None and base_url and auth_token is None:
+            api_key = LOCAL_SERVER_KEY
+        if os.environ.get(CLIENT_ENV, "").strip().lower() == "sdk":
+            from coterie.models.sdktransport import SDKTransport
+
+            return SDKTransport.build(
+                api_key=api_key, auth_token=auth_token, base_url=base_url, timeout=timeout
             )
-        self._client = client
+        return MessagesClient(api_key=api_key, auth_token=auth_token, base_url=base_url)
 
     @property
     def base_url(self) -> str:
         """Where requests go."""
-        return str(self._client.base_url)
+        return self._transport.base_url
 
     async def aclose(self) -> None:
         """Close the HTTP connections."""
-        await self._client.close()
+        await self._transport.aclose()
 
     async def __aenter__(self) -> AnthropicModel:
         return self
@@ -189,23 +189,24 @@ class AnthropicModel:
         :class:`~coterie.models.ScenarioError` or
         :class:`~coterie.models.ScriptedCrash` (from the mock server).
         """
-        params = self._params(request)
+        params, headers = self._params(request)
         attempt = 0
         while True:
             try:
-                message = await self._stream_once(params, on_text)
+                message = await self._stream_once(params, headers, on_text)
                 self._reached = True
                 break
-            except anthropic.APIStatusError as exc:
+            except APIStatus as exc:
                 self._reached = True
-                status: int | None = exc.status_code
+                status: int | None = exc.status
                 error, retryable = _classify(exc)
                 if not retryable or attempt >= self.max_retries:
                     raise error from exc
-                delay = self._delay(attempt, _retry_after(exc.response.headers))
+                delay = self._delay(attempt, _retry_after(exc.headers))
                 reason = str(error)
             except _RETRYABLE_TRANSPORT as exc:
-                if not self._reached and attempt >= REFUSED_ATTEMPTS - 1 and _refused(exc):
+                refused = isinstance(exc, TransportFailure) and exc.refused
+                if not self._reached and attempt >= REFUSED_ATTEMPTS - 1 and refused:
                     # Nothing has ever answered at this address: waiting minutes of
                     # backoff for it would only look hung.
                     raise ModelError(
@@ -228,7 +229,8 @@ class AnthropicModel:
             await trio.sleep(delay)
         return self._reply(request, message)
 
-    def _params(self, request: ModelRequest) -> dict[str, Any]:
+    def _params(self, request: ModelRequest) -> tuple[dict[str, Any], dict[str, str]]:
+        """The request's body and the headers that go with it."""
         model = resolve_model(request.model) if request.model else self.name
         headers = {"x-coterie-actor": request.actor, "x-coterie-role": request.role}
         params: dict[str, Any] = {
@@ -237,7 +239,6 @@ class AnthropicModel:
             "messages": _with_conversation_breakpoint(request.messages)
             if self.cache_conversation
             else request.messages,
-            "extra_headers": headers,
         }
         if self.reasoning is not None:  # --max-thinking-tokens, --thinking, --effort
             fields = self.reasoning.fields(model, request.role, request.max_tokens)
@@ -255,41 +256,43 @@ class AnthropicModel:
             tools = [dict(tool) for tool in request.tools]
             tools[-1]["cache_control"] = _EPHEMERAL
             params["tools"] = tools
-        return params
+        return params, headers
 
-    async def _stream_once(self, params: dict[str, Any], on_text: TextSink | None) -> Any:
+    async def _stream_once(
+        self, params: dict[str, Any], headers: dict[str, str], on_text: TextSink | None
+    ) -> dict[str, Any]:
         idle = self.stream_idle_timeout
         with trio.move_on_after(idle) as waiting:
-            manager = self._client.messages.stream(**params)
-            stream = await manager.__aenter__()
+            stream = await self._transport.open(params, headers)
         if waiting.cancelled_caught:
             raise StreamFault(f"no response within {idle:g} s")
         raw = raw_events_of(on_text)
+        assembly = MessageAssembly()
         try:
-            events = stream.__aiter__()
-            stopped = False
             while True:
                 with trio.move_on_after(idle) as silent:
-                    try:
-                        event = await events.__anext__()
-                    except StopAsyncIteration:
-                        break
+                    event = await stream.next_event()
                 if silent.cancelled_caught:
                     raise StreamFault(f"the reply stream was silent for {idle:g} s")
-                if event.type == "text" and on_text is not None and event.text:
-                    on_text(event.text)
-                elif raw is not None and event.type in STREAM_EVENT_TYPES:
-                    raw(_raw_event(event))
-                stopped = stopped or event.type == "message_stop"
-            if not stopped:
+                if event is None:
+                    break
+                try:
+                    text = assembly.feed(event)
+                except StreamProtocolError as exc:
+                    raise StreamFault(f"a malformed reply stream: {exc}") from None
+                if text and on_text is not None:
+                    on_text(text)
+                if raw is not None and event.get("type") in STREAM_EVENT_TYPES:
+                    raw(event)
+            if not assembly.stopped:
                 raise StreamFault("the reply stream ended before message_stop (cut off)")
-            message = await stream.get_final_message()
-            if message.stop_reason is None:
+            message = assembly.message()
+            if message.get("stop_reason") is None:
                 raise StreamFault("the reply has no stop_reason")
             return message
         finally:
             with trio.CancelScope(shield=True):
-                await manager.__aexit__(None, None, None)
+                await stream.aclose()
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
@@ -298,51 +301,45 @@ class AnthropicModel:
         ceiling = min(self.backoff_max, self.backoff_base * 2.0 ** min(attempt, 64))
         return ceiling / 2 + self._rng.uniform(0, ceiling / 2)
 
-    def _reply(self, request: ModelRequest, message: Any) -> ModelReply:
+    def _reply(self, request: ModelRequest, message: dict[str, Any]) -> ModelReply:
         content: list[dict[str, Any]] = []
-        for block in message.content:
-            if block.type == "text":
-                content.append({"type": "text", "text": block.text})
-            elif block.type == "tool_use":
+        for block in message.get("content") or []:
+            if block.get("type") == "text":
+                content.append({"type": "text", "text": block.get("text", "")})
+            elif block.get("type") == "tool_use":
                 content.append(
-                    {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+                    {
+                        "type": "tool_use",
+                        "id": block.get("id"),
+                        "name": block.get("name"),
+                        "input": block.get("input") or {},
+                    }
                 )
             else:  # thinking and server-tool blocks go back to the API unchanged
-                content.append(block.to_dict())
-        raw = message.usage
+                content.append(block)
+        raw = message.get("usage") or {}
         usage = Usage(
-            input_tokens=raw.input_tokens or 0,
-            output_tokens=raw.output_tokens or 0,
-            cache_creation_input_tokens=raw.cache_creation_input_tokens or 0,
-            cache_read_input_tokens=raw.cache_read_input_tokens or 0,
+            input_tokens=int(raw.get("input_tokens") or 0),
+            output_tokens=int(raw.get("output_tokens") or 0),
+            cache_creation_input_tokens=int(raw.get("cache_creation_input_tokens") or 0),
+            cache_read_input_tokens=int(raw.get("cache_read_input_tokens") or 0),
         )
-        model = str(message.model or self.name)
+        model = str(message.get("model") or self.name)
         if self.ledger is not None:
             self.ledger.record(request.actor, model, usage)
         return ModelReply(
             content=content,
-            stop_reason=str(message.stop_reason),
+            stop_reason=str(message["stop_reason"]),
             usage=usage,
             model=model,
         )
 
 
-def _raw_event(event: Any) -> dict[str, Any]:
-    """A streaming event as the API sent it: the SDK's stream adds the block or
-    the message it accumulated to ``content_block_stop`` and ``message_stop``."""
-    if event.type == "content_block_stop":
-        return {"type": "content_block_stop", "index": event.index}
-    if event.type == "message_stop":
-        return {"type": "message_stop"}
-    data: dict[str, Any] = event.to_dict(mode="json")
-    return data
-
-
-def _classify(exc: anthropic.APIStatusError) -> tuple[Exception, bool]:
+def _classify(exc: APIStatus) -> tuple[Exception, bool]:
     """The exception to raise for *exc*, and whether another attempt may help."""
-    error_type = str(exc.type or "")
-    message = str(exc.api_message or exc.message)
-    status = exc.status_code
+    error_type = exc.error_type
+    message = exc.message
+    status = exc.status
     if status == 200:  # an SSE ``error`` event inside a successful stream
         status = _STATUS_BY_TYPE.get(error_type, 500)
     if error_type == CRASH_ERROR_TYPE:

@@ -1,4 +1,4 @@
-"""AnthropicModel's retry loop on a fake client and Trio's fake clock: which errors, how long."""
+"""AnthropicModel's retry loop on a fake transport and Trio's fake clock: which errors, how long."""
 
 from __future__ import annotations
 
@@ -6,93 +6,73 @@ import random
 from collections import deque
 from typing import Any
 
-import anthropic
-import httpx2
 import pytest
 import trio
 
 from coterie.models import ModelAPIError, ModelRequest
 from coterie.models.anthropic_model import AnthropicModel, _classify, _retry_after
+from coterie.models.transport import APIStatus, TransportFailure
 
-REQUEST = httpx2.Request("POST", "http://fake/v1/messages")
 ASK = ModelRequest(system="", messages=[{"role": "user", "content": "go"}])
-FINAL = anthropic.types.Message.model_validate(
+#: The events of a complete one-text reply.
+REPLY = [
     {
-        "id": "msg_1",
-        "type": "message",
-        "role": "assistant",
-        "model": "m",
-        "content": [{"type": "text", "text": "done"}],
-        "stop_reason": "end_turn",
-        "stop_sequence": None,
-        "usage": {"input_tokens": 1, "output_tokens": 1},
-    }
-)
+        "type": "message_start",
+        "message": {
+            "id": "msg_1", "type": "message", "role": "assistant", "model": "m", "content": [],
+            "stop_reason": None, "stop_sequence": None,
+            "usage": {"input_tokens": 1, "output_tokens": 0},
+        },
+    },
+    {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+    {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "done"}},
+    {"type": "content_block_stop", "index": 0},
+    {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 1}},
+    {"type": "message_stop"},
+]  # fmt: skip
 
 
-def status_error(
-    status: int, error_type: str, headers: dict[str, str] | None = None
-) -> anthropic.APIStatusError:
-    body = {"type": "error", "error": {"type": error_type, "message": error_type}}
-    response = httpx2.Response(status, headers=headers, json=body, request=REQUEST)
-    return anthropic.APIStatusError(error_type, response=response, body=body)
-
-
-class StopEvent:
-    """The last event of a complete stream."""
-
-    type = "message_stop"
+def status_error(status: int, error_type: str, headers: dict[str, str] | None = None) -> APIStatus:
+    return APIStatus(status, error_type, error_type, headers or {})
 
 
 class FakeStream:
-    def __init__(self, outcome: BaseException | None) -> None:
-        self.outcome = outcome
-        self.events = [StopEvent()]
+    def __init__(self) -> None:
+        self.events = deque(REPLY)
 
-    async def __aenter__(self) -> FakeStream:
-        if self.outcome is not None:
-            raise self.outcome
-        return self
+    async def next_event(self) -> dict[str, Any] | None:
+        return self.events.popleft() if self.events else None
 
-    async def __aexit__(self, *exc: object) -> None:
+    async def aclose(self) -> None:
         pass
 
-    def __aiter__(self) -> FakeStream:
-        return self
 
-    async def __anext__(self) -> Any:
-        if not self.events:
-            raise StopAsyncIteration
-        return self.events.pop()
-
-    async def get_final_message(self) -> Any:
-        return FINAL
-
-
-class FakeClient:
-    """Stands in for AsyncAnthropic: each call takes the next scripted outcome."""
+class FakeTransport:
+    """Stands in for the HTTP client: each call takes the next scripted outcome."""
 
     base_url = "http://fake"
 
     def __init__(self, *outcomes: BaseException | None) -> None:
         self.outcomes = deque(outcomes)
         self.calls = 0
-        self.messages = self
 
-    def stream(self, **params: Any) -> FakeStream:
+    async def open(self, body: dict[str, Any], headers: dict[str, str]) -> FakeStream:
         self.calls += 1
-        return FakeStream(self.outcomes.popleft() if self.outcomes else None)
+        outcome = self.outcomes.popleft() if self.outcomes else None
+        if outcome is not None:
+            raise outcome
+        return FakeStream()
 
-    async def close(self) -> None:
+    async def aclose(self) -> None:
         pass
 
 
-def model_on(client: FakeClient, **kw: Any) -> AnthropicModel:
-    return AnthropicModel("m", client=client, **kw)  # type: ignore[arg-type]
+def model_on(client: FakeTransport, **kw: Any) -> AnthropicModel:
+    return AnthropicModel("m", transport=client, **kw)
 
 
 async def test_backoff_is_exponential_with_jitter(autojump_clock: trio.abc.Clock) -> None:
-    client = FakeClient(*(status_error(529, "overloaded_error") for _ in range(4)))
+    client = FakeTransport(*(status_error(529, "overloaded_error") for _ in range(4)))
     model = model_on(client, backoff_base=1.0, backoff_max=60.0, rng=random.Random(7))
     start = trio.current_time()
     reply = await model.complete(ASK)
@@ -104,7 +84,7 @@ async def test_backoff_is_exponential_with_jitter(autojump_clock: trio.abc.Clock
 
 
 async def test_each_delay_stays_within_its_window() -> None:
-    model = model_on(FakeClient(), backoff_base=0.5, backoff_max=8.0)
+    model = model_on(FakeTransport(), backoff_base=0.5, backoff_max=8.0)
     for attempt in range(10):
         ceiling = min(8.0, 0.5 * 2**attempt)
         assert ceiling / 2 <= model._delay(attempt, None) <= ceiling
@@ -121,7 +101,7 @@ async def test_each_delay_stays_within_its_window() -> None:
 async def test_retry_after_is_honoured_up_to_backoff_max(
     autojump_clock: trio.abc.Clock, headers: dict[str, str], wait: float
 ) -> None:
-    client = FakeClient(status_error(429, "rate_limit_error", headers))
+    client = FakeTransport(status_error(429, "rate_limit_error", headers))
     model = model_on(client, backoff_base=100.0, backoff_max=10.0)
     start = trio.current_time()
     await model.complete(ASK)
@@ -129,7 +109,7 @@ async def test_retry_after_is_honoured_up_to_backoff_max(
 
 
 async def test_connection_errors_are_retried(autojump_clock: trio.abc.Clock) -> None:
-    client = FakeClient(anthropic.APIConnectionError(request=REQUEST), httpx2.ReadError("reset"))
+    client = FakeTransport(TransportFailure("connection reset"), TransportFailure("read error"))
     reply = await model_on(client).complete(ASK)
     assert reply.text == "done"
     assert client.calls == 3
@@ -137,7 +117,7 @@ async def test_connection_errors_are_retried(autojump_clock: trio.abc.Clock) -> 
 
 @pytest.mark.parametrize("status", [400, 401, 403, 404, 413])
 async def test_client_errors_are_not_retried(status: int) -> None:
-    client = FakeClient(status_error(status, "invalid_request_error"))
+    client = FakeTransport(status_error(status, "invalid_request_error"))
     with pytest.raises(ModelAPIError) as info:
         await model_on(client).complete(ASK)
     assert info.value.status == status
@@ -146,7 +126,7 @@ async def test_client_errors_are_not_retried(status: int) -> None:
 
 @pytest.mark.parametrize("status", [429, 500, 502, 503, 529])
 async def test_transient_statuses_are_retried(autojump_clock: trio.abc.Clock, status: int) -> None:
-    client = FakeClient(status_error(status, "api_error"))
+    client = FakeTransport(status_error(status, "api_error"))
     await model_on(client).complete(ASK)
     assert client.calls == 2
 
@@ -162,7 +142,7 @@ def test_an_sse_error_event_is_classified_by_its_type() -> None:
 
 
 async def test_cancellation_interrupts_the_backoff(autojump_clock: trio.abc.Clock) -> None:
-    client = FakeClient(*(status_error(529, "overloaded_error") for _ in range(100)))
+    client = FakeTransport(*(status_error(529, "overloaded_error") for _ in range(100)))
     model = model_on(client, max_retries=100, backoff_base=10.0, backoff_max=10.0)
     with trio.move_on_after(30) as scope:
         await model.complete(ASK)
@@ -173,7 +153,7 @@ async def test_cancellation_interrupts_the_backoff(autojump_clock: trio.abc.Cloc
 
 
 def test_retry_after_parsing() -> None:
-    assert _retry_after(httpx2.Headers({"retry-after": "2.5"})) == 2.5
-    assert _retry_after(httpx2.Headers({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"})) == 0.0
-    assert _retry_after(httpx2.Headers({"retry-after": "soon"})) is None
-    assert _retry_after(httpx2.Headers({})) is None
+    assert _retry_after({"retry-after": "2.5"}) == 2.5
+    assert _retry_after({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}) == 0.0
+    assert _retry_after({"retry-after": "soon"}) is None
+    assert _retry_after({}) is None
