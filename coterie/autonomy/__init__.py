@@ -14,60 +14,66 @@ import ``trio``, ``coterie.actors``, ``coterie.supervisors``,
 or the CLI. The actors that drive it live elsewhere and call in.
 """
 
-from coterie.autonomy.classifier import Stage, classifier_request, classifier_system_prompt
-from coterie.autonomy.denials import CONSECUTIVE_LIMIT, TOTAL_LIMIT, DenialTracker
-from coterie.autonomy.durations import DurationError, format_duration, parse_duration
-from coterie.autonomy.execution import (
-    ARBITRARY_EXECUTION_COMMANDS,
-    drop_arbitrary_execution,
-    grants_arbitrary_execution,
-)
-from coterie.autonomy.loopspec import (
-    MAX_DELAY,
-    MIN_DELAY,
-    LoopSpec,
-    LoopSpecError,
-    clamp_delay,
-    parse_loop_spec,
-    schedule_hint,
-)
-from coterie.autonomy.pursuit import (
-    END_SUBTYPES,
-    END_TEXTS,
-    End,
-    Ending,
-    GoalMachine,
-    Judge,
-    PursuitProtocolError,
-    Work,
-    feedback,
-)
-from coterie.autonomy.rules import (
-    DEFAULTS_MARKER,
-    SECTIONS,
-    AutoModeRule,
-    AutoModeRules,
-    AutoModeRulesError,
-    default_auto_mode_rules,
-    load_auto_mode_rules,
-)
-from coterie.autonomy.sanitize import PENDING_LABEL, classifier_transcript, escape_json
-from coterie.autonomy.ticks import (
-    Schedule,
-    Stop,
-    Tick,
-    TickMachine,
-    TickOutcome,
-    TickProtocolError,
-    Wait,
-)
-from coterie.autonomy.verdicts import (
-    BlockVerdict,
-    GoalStatus,
-    GoalVerdict,
-    parse_block_verdict,
-    parse_goal_verdict,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from coterie.autonomy.classifier import Stage, classifier_request, classifier_system_prompt
+    from coterie.autonomy.denials import CONSECUTIVE_LIMIT, TOTAL_LIMIT, DenialTracker
+    from coterie.autonomy.durations import DurationError, format_duration, parse_duration
+    from coterie.autonomy.execution import (
+        ARBITRARY_EXECUTION_COMMANDS,
+        drop_arbitrary_execution,
+        grants_arbitrary_execution,
+    )
+    from coterie.autonomy.loopspec import (
+        MAX_DELAY,
+        MIN_DELAY,
+        LoopSpec,
+        LoopSpecError,
+        clamp_delay,
+        parse_loop_spec,
+        schedule_hint,
+    )
+    from coterie.autonomy.pursuit import (
+        END_SUBTYPES,
+        END_TEXTS,
+        End,
+        Ending,
+        GoalMachine,
+        Judge,
+        PursuitProtocolError,
+        Work,
+        feedback,
+    )
+    from coterie.autonomy.rules import (
+        DEFAULTS_MARKER,
+        SECTIONS,
+        AutoModeRule,
+        AutoModeRules,
+        AutoModeRulesError,
+        default_auto_mode_rules,
+        load_auto_mode_rules,
+    )
+    from coterie.autonomy.sanitize import PENDING_LABEL, classifier_transcript, escape_json
+    from coterie.autonomy.ticks import (
+        Schedule,
+        Stop,
+        Tick,
+        TickMachine,
+        TickOutcome,
+        TickProtocolError,
+        Wait,
+    )
+    from coterie.autonomy.verdicts import (
+        BlockVerdict,
+        GoalStatus,
+        GoalVerdict,
+        parse_block_verdict,
+        parse_goal_verdict,
+    )
 
 __all__ = [
     "Schedule",
@@ -121,3 +127,68 @@ __all__ = [
     "parse_goal_verdict",
     "schedule_hint",
 ]
+
+#: Where each public name is defined, imported on first use (PEP 562): a run
+#: imports only the parsers and machines it uses (a plain run needs the denial
+#: limits, not the classifier's prompts or the goal machine).
+_HOMES = {
+    "Stage": "coterie.autonomy.classifier",
+    "classifier_request": "coterie.autonomy.classifier",
+    "classifier_system_prompt": "coterie.autonomy.classifier",
+    "CONSECUTIVE_LIMIT": "coterie.autonomy.denials",
+    "TOTAL_LIMIT": "coterie.autonomy.denials",
+    "DenialTracker": "coterie.autonomy.denials",
+    "DurationError": "coterie.autonomy.durations",
+    "format_duration": "coterie.autonomy.durations",
+    "parse_duration": "coterie.autonomy.durations",
+    "ARBITRARY_EXECUTION_COMMANDS": "coterie.autonomy.execution",
+    "drop_arbitrary_execution": "coterie.autonomy.execution",
+    "grants_arbitrary_execution": "coterie.autonomy.execution",
+    "MAX_DELAY": "coterie.autonomy.loopspec",
+    "MIN_DELAY": "coterie.autonomy.loopspec",
+    "LoopSpec": "coterie.autonomy.loopspec",
+    "LoopSpecError": "coterie.autonomy.loopspec",
+    "clamp_delay": "coterie.autonomy.loopspec",
+    "parse_loop_spec": "coterie.autonomy.loopspec",
+    "schedule_hint": "coterie.autonomy.loopspec",
+    "END_SUBTYPES": "coterie.autonomy.pursuit",
+    "END_TEXTS": "coterie.autonomy.pursuit",
+    "End": "coterie.autonomy.pursuit",
+    "Ending": "coterie.autonomy.pursuit",
+    "GoalMachine": "coterie.autonomy.pursuit",
+    "Judge": "coterie.autonomy.pursuit",
+    "PursuitProtocolError": "coterie.autonomy.pursuit",
+    "Work": "coterie.autonomy.pursuit",
+    "feedback": "coterie.autonomy.pursuit",
+    "DEFAULTS_MARKER": "coterie.autonomy.rules",
+    "SECTIONS": "coterie.autonomy.rules",
+    "AutoModeRule": "coterie.autonomy.rules",
+    "AutoModeRules": "coterie.autonomy.rules",
+    "AutoModeRulesError": "coterie.autonomy.rules",
+    "default_auto_mode_rules": "coterie.autonomy.rules",
+    "load_auto_mode_rules": "coterie.autonomy.rules",
+    "PENDING_LABEL": "coterie.autonomy.sanitize",
+    "classifier_transcript": "coterie.autonomy.sanitize",
+    "escape_json": "coterie.autonomy.sanitize",
+    "Schedule": "coterie.autonomy.ticks",
+    "Stop": "coterie.autonomy.ticks",
+    "Tick": "coterie.autonomy.ticks",
+    "TickMachine": "coterie.autonomy.ticks",
+    "TickOutcome": "coterie.autonomy.ticks",
+    "TickProtocolError": "coterie.autonomy.ticks",
+    "Wait": "coterie.autonomy.ticks",
+    "BlockVerdict": "coterie.autonomy.verdicts",
+    "GoalStatus": "coterie.autonomy.verdicts",
+    "GoalVerdict": "coterie.autonomy.verdicts",
+    "parse_block_verdict": "coterie.autonomy.verdicts",
+    "parse_goal_verdict": "coterie.autonomy.verdicts",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # once is enough
+    return value

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
-import json
 from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
@@ -19,8 +17,6 @@ from coterie.commands.driving import (
     make_view,
     workspace_trust,
 )
-from coterie.commands.hostasker import HostAsker
-from coterie.commands.hostmode import HostPrompts, HostSetup, SessionSlot, open_host
 from coterie.commands.stdin import check_input_format, headless_input
 from coterie.commands.stopping import interrupt_process
 from coterie.errors import CoterieError
@@ -32,7 +28,6 @@ from coterie.tools import load_schema
 from coterie.trust import is_trusted
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable
     from contextlib import AbstractAsyncContextManager
     from pathlib import Path
 
@@ -130,81 +125,10 @@ async def run_prompt(args: argparse.Namespace, console: Console, err: Console) -
     if args.loop is not None:
         return await drive(args, console, err, agent, lambda s: _loop(s, args.loop))
     if streamed:
-        return await _hosted(args, console, err, agent, asker, options, resumed)
+        from coterie.commands.hosted import run_hosted  # only a host's run needs it
+
+        return await run_hosted(args, console, err, agent, asker, options, resumed)
     return await drive(args, console, err, agent, ask)
-
-
-async def _hosted(
-    args: argparse.Namespace,
-    console: Console,
-    err: Console,
-    opener: Callable[[Asker | None], AbstractAsyncContextManager[AgentSession]],
-    asker: Asker | None,
-    options: dict[str, Any],
-    resumed: Path | None,
-    *,
-    team: bool = False,
-) -> int:
-    """The run driven by the program on standard input (``--input-format
-    stream-json``): each of its prompts a request of the run opened by *opener*
-    (or the run *resumed*), its control requests answered (:mod:`.hostmode`).
-    Each ``/clear`` of the host closes the run and opens a new one by *opener*
-    for the prompts after it; the exit code is the worst of the runs'."""
-    slot, setup = SessionSlot(), HostSetup()
-
-    @contextlib.asynccontextmanager
-    async def hosted() -> AsyncIterator[AgentSession]:
-        if resumed is None:
-            opened = opener(asker)
-        else:
-            reopen = open_team if team else open_agent
-            opened = reopen(args.workdir, asker=asker, resume=resumed.name,
-                            on_cancel=interrupt_process, hooks=options["hooks"],
-                            mcp_host=options["mcp_host"])  # fmt: skip
-        async with opened as session:
-            if resumed is not None:
-                # The request it was on when its host was lost is finished first
-                # (an interrupted tool reported, never run again); its result is
-                # in the run, not on this host's stream.
-                await session.resume()
-            slot.fill(session)  # the host's interrupt acts on it
-            try:
-                yield session
-            finally:
-                slot.vacate()
-
-    async with open_host(err, slot, setup) as link:
-        if args.permission_prompt_tool == "stdio":
-            asker = HostAsker(link)  # the host's can_use_tool answers every agent
-        options["hooks"] = setup.matchers(link)  # its hook_callback ones
-        options["mcp_host"] = link  # it serves its sdk MCP servers (mcp_message)
-        if setup.system_prompt is not None:  # as --system-prompt (the TypeScript SDK's)
-            options["system_prompt"] = setup.system_prompt
-        if setup.append_system_prompt is not None:
-            options["append_system_prompt"] = setup.append_system_prompt
-        if setup.agents:  # its subagents, over --agents' of the same name
-            given = options.get("agents")
-            with contextlib.suppress(json.JSONDecodeError):  # a bad --agents is said later
-                known = json.loads(given) if given else {}
-                if isinstance(known, dict):
-                    options["agents"] = json.dumps({**known, **setup.agents})
-        prompts, code, cleared = HostPrompts(link, err), 0, None
-        while True:
-            turns = prompts.until_clear()
-            try:
-                code = max(code, await drive(
-                    args, console, err, hosted, None, turns=turns, cleared=cleared,
-                    next_model=lambda: slot.model, team=team, notices=cleared is None,
-                    subagent_text=setup.forward_subagent_text,
-                ))  # fmt: skip
-            finally:
-                await turns.aclose()
-            cleared = prompts.cleared
-            if cleared is None:
-                return code
-            # The host's /clear: the prompts after it go to a new run (a new id).
-            resumed = None
-            options.pop("run_id", None)  # a --session-id named the first run only
 
 
 def _resumed(args: argparse.Namespace) -> Path | None:
@@ -292,7 +216,9 @@ async def run_team(args: argparse.Namespace, console: Console, err: Console) -> 
         )
 
     if streamed:
-        return await _hosted(args, console, err, team, asker, options, resumed, team=True)
+        from coterie.commands.hosted import run_hosted
+
+        return await run_hosted(args, console, err, team, asker, options, resumed, team=True)
     assert request is not None
     work = lambda s: ask_lead(s, request)  # noqa: E731
     return await drive(args, console, err, team, work, team=True, asker=asker)

@@ -40,7 +40,6 @@ from coterie.runs import COMPLETED, FAILED, RUNNING, hold_run, read_state, runs_
 from coterie.runtime.agents import Agents, run_hooks
 from coterie.runtime.backend import Backend, open_stores
 from coterie.runtime.contextuse import ContextMeter
-from coterie.runtime.hosting import watch_remote
 from coterie.runtime.info import run_info
 from coterie.runtime.integrity import (
     BoardDamage,
@@ -48,7 +47,6 @@ from coterie.runtime.integrity import (
     check_tasks,
     check_tool_calls,
 )
-from coterie.runtime.streaming import RequestLink, first_stream, start_info, stream_request
 from coterie.runtime.tasks import LiveTasks
 from coterie.runtime.tree import build_tree
 from coterie.supervisors import DynamicSupervisor
@@ -134,6 +132,9 @@ class AgentSession:
         as they happen, the ``ResultMessage`` last; ``system/init`` on the session's
         first stream only. Closing it early interrupts the request (see
         :mod:`coterie.runtime.streaming`)."""
+        # Imported here: only an embedding program streams (the SDK's message types).
+        from coterie.runtime.streaming import RequestLink, first_stream, start_info, stream_request
+
         body = {"text": prompt, **({} if model is None else {"model": model})}
         info = start_info(self.run_id, self.options, self.policy.mode, self.info)
         return stream_request(
@@ -404,6 +405,8 @@ async def _watch(
     *,
     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
+    from coterie.runtime.hosting import watch_remote  # a remote team's only (workers, Redis)
+
     with scope:
         await watch_remote(target, run_id, team, post, events, grace=grace, task_status=task_status)
 

@@ -23,9 +23,6 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import jsonschema  # type: ignore[import-untyped]  # no stubs; a dependency of mcp
-from jsonschema.validators import validator_for  # type: ignore[import-untyped]
-
 from coterie.tools._base import ToolResult
 from coterie.tools.capabilities import Capabilities, Effect
 
@@ -78,7 +75,11 @@ def check_schema(schema: Any) -> dict[str, Any]:
     input, which the Messages API wants to be an object), else a :class:`SchemaError`."""
     if not isinstance(schema, dict):
         raise SchemaError("--json-schema must be a JSON object")
-    validator = validator_for(schema, default=jsonschema.Draft202012Validator)
+    import jsonschema  # type: ignore[import-untyped]  # no stubs; imported when used (~25 ms)
+
+    validator = jsonschema.validators.validator_for(
+        schema, default=jsonschema.Draft202012Validator
+    )
     try:
         validator.check_schema(schema)
     except jsonschema.SchemaError as exc:
@@ -96,7 +97,11 @@ def check_schema(schema: Any) -> dict[str, Any]:
 
 def schema_problems(schema: dict[str, Any], value: Any) -> list[str]:
     """Every way *value* fails *schema*, one sentence each naming where (``$.answer``)."""
-    validator = validator_for(schema, default=jsonschema.Draft202012Validator)(schema)
+    import jsonschema
+
+    validator = jsonschema.validators.validator_for(
+        schema, default=jsonschema.Draft202012Validator
+    )(schema)
     errors = sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))
     return [f"{e.json_path}: {e.message}" for e in errors]
 
