@@ -71,10 +71,16 @@ NO_RUNTIME = (
 FAULT_TOOLS = ("trio._core._run", "coterie.mailbox", "coterie.control._client")
 
 
-def imported(*argv: str, cwd: Path, expect: int) -> list[str]:
+def imported(
+    *argv: str, cwd: Path, expect: int, env_extra: dict[str, str] | None = None
+) -> list[str]:
     """The modules ``coterie ARGV`` imported, run in *cwd* (its exit code *expect*)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "COTERIE_BACK"))}
-    env.update(PYTHONPATH=str(REPO), HOME=str(cwd.parent / "home"))
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("ANTHROPIC_", "COTERIE_BACK", "COTERIE_MODEL"))
+    }
+    env.update(PYTHONPATH=str(REPO), HOME=str(cwd.parent / "home"), **(env_extra or {}))
     done = subprocess.run(
         [sys.executable, "-c", PROBE, *argv],
         cwd=cwd,
@@ -147,7 +153,9 @@ def test_a_fault_command_imports_only_what_reaches_the_run(
 #: The packages whose ``__init__`` imports each public name on first use (PEP 562).
 LAZY_PACKAGES = (
     "coterie.actors",
+    "coterie.autonomy",
     "coterie.control",
+    "coterie.interactive",
     "coterie.models",
     "coterie.team",
     "coterie.tools",
@@ -161,3 +169,39 @@ def test_a_lazy_package_knows_where_each_public_name_lives(name: str) -> None:
     one and not the other would be missing, or public by accident)."""
     package = importlib.import_module(name)
     assert set(package._HOMES) == set(package.__all__)
+
+
+#: What a one-turn ``-p`` through the real API path must not import: the SDK and
+#: the pydantic types it builds (the thin client speaks the API), the line editor,
+#: the JSON Schema validator, the control protocol's side, the SDK message types
+#: of the embedding API, the mock server and the Redis client.
+NOT_FOR_ONE_TURN = (
+    "anthropic",
+    "pydantic",
+    "prompt_toolkit",
+    "jsonschema",
+    "coredis",
+    "coterie.commands.hostmode",
+    "coterie.sdkmessages",
+    "coterie.models.mock_server",
+)
+
+
+async def test_a_one_turn_print_run_imports_neither_the_sdk_nor_what_it_does_not_use(
+    empty_workspace: Path,
+) -> None:
+    import trio
+
+    from coterie.models import parse_scenario, serve_scenario
+
+    scenario = parse_scenario({"tracks": {"lead": [{"text": "hi"}]}})
+    async with trio.open_nursery() as nursery:
+        server = await nursery.start(serve_scenario, scenario)
+        env = {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "k"}
+        argv = ("-p", "hi", "--output-format", "stream-json", "--verbose")
+        modules = await trio.to_thread.run_sync(
+            lambda: imported(*argv, cwd=empty_workspace, expect=0, env_extra=env)
+        )
+        nursery.cancel_scope.cancel()
+    assert "coterie.models.messagesapi" in modules  # it did call the model
+    assert offending(modules, NOT_FOR_ONE_TURN) == []
