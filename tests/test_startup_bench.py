@@ -43,3 +43,15 @@ def test_the_startup_bench_prints_each_phase_and_where_the_time_goes(tmp_path: P
     assert "one-turn `coterie -p hi`: " in out
     assert "self time by package: " in out
     assert "coterie/" in out.split("(top 15 by cumulative)")[1], out  # the run's own functions
+
+
+def test_the_first_prompt_bench_times_both_models_to_the_prompt_and_the_answer(
+    tmp_path: Path,
+) -> None:
+    out = run_bench("firstprompt.py", "--rounds", "1", home=tmp_path)
+    for case in ("real API configured", "--scenario (baseline)"):
+        ready, cpu, answered = (float(cell) for cell in _figures(out, case))
+        assert 0 < ready <= answered, out
+        assert cpu > 0, out
+    assert "to the prompt with a real API configured: " in out
+
