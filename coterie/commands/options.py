@@ -267,12 +267,35 @@ def add_thinking_options(parser: argparse.ArgumentParser) -> None:
         choices=EFFORT_LEVELS,
         help="the agents' effort level, on the models that take one",
     )
+    parser.add_argument(
+        "--betas",
+        action="append",
+        type=_betas,
+        metavar="BETA[,BETA]",
+        help="API betas every model call asks for (the anthropic-beta header); repeatable",
+    )
 
 
 def thinking_options(args: argparse.Namespace) -> dict[str, object]:
     """The run options the thinking flags give (``thinking``, ``effort``)."""
     thinking = Thinking.from_options(args.max_thinking_tokens, args.thinking, args.thinking_display)
-    return {"thinking": None if thinking is None else thinking.to_json(), "effort": args.effort}
+    betas = tuple(dict.fromkeys(b for given in args.betas or () for b in given))
+    return {
+        "thinking": None if thinking is None else thinking.to_json(),
+        "effort": args.effort,
+        "betas": betas,
+    }
+
+
+def _betas(value: str) -> tuple[str, ...]:
+    """``--betas a,b`` (or ``"a b"``): the names, each a header token."""
+    names = tuple(n for n in value.replace(",", " ").split() if n)
+    if not names:
+        raise argparse.ArgumentTypeError("name at least one beta")
+    for name in names:
+        if not all(c.isalnum() or c in "-_." for c in name):
+            raise argparse.ArgumentTypeError(f"{name!r} is not a beta's name")
+    return names
 
 
 def add_output_options(parser: argparse.ArgumentParser) -> None:
@@ -318,7 +341,6 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
 #: them yet: whether each takes a value, and what is not done. A host that passes
 #: one is not refused (its run goes on); the run says once what it leaves out.
 UNHONOURED: dict[str, tuple[bool, str]] = {
-    "--betas": (True, "beta headers are not sent"),
     "--task-budget": (True, "the task budget is not applied (--max-budget-usd is)"),
     "--plugin-dir": (True, "plugins are not loaded"),
     "--resume-session-at": (True, "runs are not cut back"),

@@ -35,6 +35,7 @@ def model_from_env(
     *,
     thinking: Mapping[str, Any] | None = None,
     effort: str | None = None,
+    betas: tuple[str, ...] = (),
 ) -> Model:
     """The model a run should use.
 
@@ -52,7 +53,7 @@ def model_from_env(
     *thinking* (a run's ``thinking`` option, the Agent SDK's ``ThinkingConfig``
     shape), ``MAX_THINKING_TOKENS`` and *effort* make the agents' calls think
     (:mod:`coterie.models.thinking`); a ``MAX_THINKING_TOKENS`` that is no whole
-    number is a :class:`ModelError`.
+    number is a :class:`ModelError`. *betas* go with every call as ``anthropic-beta``.
     """
     environ = {**os.environ, **(env or {})}
     try:
@@ -73,8 +74,12 @@ def model_from_env(
         environ.get(var)
         for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL")
     ):
-        # Imported here: the SDK takes about a second to import.
-        from coterie.models.anthropic_model import STREAM_IDLE_TIMEOUT, AnthropicModel
+        # Imported here: only a run that calls the API needs the client.
+        from coterie.models.anthropic_model import (
+            CLIENT_ENV,
+            STREAM_IDLE_TIMEOUT,
+            AnthropicModel,
+        )
 
         idle = environ.get(IDLE_ENV) or str(STREAM_IDLE_TIMEOUT)
         try:
@@ -89,7 +94,10 @@ def model_from_env(
         return AnthropicModel(
             resolve_model(model_name or environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL),
             api_key=environ.get("ANTHROPIC_API_KEY") or None,
+            auth_token=environ.get("ANTHROPIC_AUTH_TOKEN") or None,
             base_url=environ.get("ANTHROPIC_BASE_URL") or None,
+            client_kind=environ.get(CLIENT_ENV) or None,
+            betas=betas,
             stream_idle_timeout=seconds,
             max_retries=int(retries),
             reasoning=reasoning,

@@ -68,6 +68,32 @@ LOCAL_SERVER_KEY = "coterie-local-server"
 CLIENT_ENV = "COTERIE_MODEL_CLIENT"
 
 
+def _transport_for(
+    client: anthropic.AsyncAnthropic | None,
+    *,
+    api_key: str | None,
+    auth_token: str | None,
+    base_url: str | None,
+    kind: str | None,
+    timeout: float,
+) -> Transport:
+    """The SDK around *client* if one is given; else the thin client, or the SDK
+    when *kind* is ``sdk`` (:data:`CLIENT_ENV`)."""
+    if client is not None:
+        from coterie.models.sdktransport import SDKTransport  # imports the SDK
+
+        return SDKTransport(client)
+    if api_key is None and base_url and auth_token is None:
+        api_key = LOCAL_SERVER_KEY
+    if (kind or "").strip().lower() == "sdk":
+        from coterie.models.sdktransport import SDKTransport
+
+        return SDKTransport.build(
+            api_key=api_key, auth_token=auth_token, base_url=base_url, timeout=timeout
+        )
+    return MessagesClient(api_key=api_key, auth_token=auth_token, base_url=base_url)
+
+
 class StreamFault(ModelError):
     """A reply stream that cannot be trusted: it ended before ``message_stop`` (the
     connection was cut), it has no stop reason, or it went silent for longer than
@@ -120,6 +146,9 @@ class AnthropicModel:
         client: anthropic.AsyncAnthropic | None = None,
         reasoning: Reasoning | None = None,
         transport: Transport | None = None,
+        auth_token: str | None = None,
+        client_kind: str | None = None,
+        betas: tuple[str, ...] = (),
     ) -> None:
         self.name = model
         self.reasoning = reasoning
@@ -129,35 +158,21 @@ class AnthropicModel:
         self.stream_idle_timeout = stream_idle_timeout
         self.cache_conversation = cache_conversation
         self.ledger = ledger
+        self.betas = tuple(betas)
         self._rng = rng if rng is not None else random.Random()
         #: Whether the server has answered this client once (a refused connection
         #: then is a server restarting, retried; before, nothing listens there).
         self._reached = False
-        self._transport = transport or self._transport_for(client, api_key, base_url, timeout)
-
-    @staticmethod
-    def _transport_for(
-        client: anthropic.AsyncAnthropic | None,
-        api_key: str | None,
-        base_url: str | None,
-        timeout: float,
-    ) -> Transport:
-        if client is not None:
-            from coterie.models.sdktransport import SDKTransport
-
-            return SDKTransport(client)
-        api_key = api_key or os.environ.get("ANTHROPIC_API_KEY") or None
-        auth_token = os.environ.get("ANTHROPIC_AUTH_TOKEN") or None
-        base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
-        if api_key is None and base_url and auth_token is None:
-            api_key = LOCAL_SERVER_KEY
-        if os.environ.get(CLIENT_ENV, "").strip().lower() == "sdk":
-            from coterie.models.sdktransport import SDKTransport
-
-            return SDKTransport.build(
-                api_key=api_key, auth_token=auth_token, base_url=base_url, timeout=timeout
+        if transport is None:
+            transport = _transport_for(
+                client,
+                api_key=api_key or os.environ.get("ANTHROPIC_API_KEY") or None,
+                auth_token=auth_token or os.environ.get("ANTHROPIC_AUTH_TOKEN") or None,
+                base_url=base_url or os.environ.get("ANTHROPIC_BASE_URL") or None,
+                kind=client_kind or os.environ.get(CLIENT_ENV) or None,
+                timeout=timeout,
             )
-        return MessagesClient(api_key=api_key, auth_token=auth_token, base_url=base_url)
+        self._transport = transport
 
     @property
     def base_url(self) -> str:
@@ -240,11 +255,13 @@ class AnthropicModel:
             if self.cache_conversation
             else request.messages,
         }
+        betas = list(self.betas)  # --betas
         if self.reasoning is not None:  # --max-thinking-tokens, --thinking, --effort
             fields = self.reasoning.fields(model, request.role, request.max_tokens)
             params.update(fields)
-            if betas := Reasoning.betas(fields):
-                headers["anthropic-beta"] = ",".join(betas)
+            betas += Reasoning.betas(fields)
+        if betas:
+            headers["anthropic-beta"] = ",".join(dict.fromkeys(betas))
         # Breakpoints on the stable prefix: tools, then the system prompt
         # (the API caches in that order), so every turn of an agent re-reads
         # them from the cache instead of paying for them again.

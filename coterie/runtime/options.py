@@ -171,6 +171,9 @@ class RunOptions:
     effort: str | None = attrs.field(
         default=None, validator=attrs.validators.optional(attrs.validators.in_(EFFORT_LEVELS))
     )
+    #: ``--betas``: API betas every model call asks for (the ``anthropic-beta`` header,
+    #: beside the ones thinking needs); the scripted model ignores them.
+    betas: tuple[str, ...] = attrs.field(default=(), converter=tuple, hash=False)
 
     @property
     def is_team(self) -> bool:

@@ -452,6 +452,7 @@ def _model(
             env=env,
             thinking=options.thinking,
             effort=options.effort,
+            betas=options.betas,
         )
         if isinstance(inner, ScriptedModel):  # a typo in a tool's name: before anything runs
             check_tool_names(inner.scenario, run_tool_names())

@@ -191,3 +191,31 @@ def test_a_bad_value_is_one_line_and_exit_2(
     assert done.returncode == 2
     (line,) = done.stderr.splitlines()
     assert flag in line
+
+
+async def test_betas_reach_every_request_beside_thinking_and_resume_keeps_them(
+    workspace: Path, home: Path, nursery: trio.Nursery
+) -> None:
+    server = await serve(nursery, [{"text": "first"}, {"expect": "again", "text": "second"}])
+    flags = ("--betas", "context-1m-2025-08-07,files-api-2025-04-14", "--betas", "custom-x")
+    thinking = ("--model", "claude-sonnet-4-5", "--max-thinking-tokens", "4000")
+    done = await run_cli("-p", *flags, *thinking, "go", cwd=workspace, home=home, url=server.url)
+    assert (done.returncode, done.stdout) == (0, b"first\n"), done.stderr
+    assert b"betas" not in done.stderr  # no "not acted on" notice
+    resumed = await run_cli(
+        "resume", only_run(workspace), "again", "-p", cwd=workspace, home=home, url=server.url
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    for _body, headers in sent(server):
+        assert headers["anthropic-beta"].split(",") == [
+            "context-1m-2025-08-07", "files-api-2025-04-14", "custom-x",
+            "interleaved-thinking-2025-05-14",
+        ]  # fmt: skip
+
+
+@pytest.mark.parametrize("value", ["", " , ", "bad;name"])
+def test_a_beta_that_is_no_name_is_one_line(workspace: Path, home: Path, value: str) -> None:
+    done = coterie("-p", "--betas", value, "go", cwd=workspace, home=home)
+    assert done.returncode == 2
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "--betas" in done.stderr
