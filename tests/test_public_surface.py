@@ -167,6 +167,7 @@ SURFACES: dict[str, set[str]] = {
         "Bubblewrap", "NetworkSettings", "SandboxError", "SandboxSettings",
         "SandboxSettingsError", "probe_sandbox",
     },
+    "coterie.tools.web": {"WebFetchTool"},
     "coterie.tools.permissions": {
         "MODES", "PATH_RULE_KINDS", "USER_SETTINGS", "Answer", "Asker", "Behavior", "Decision",
         "Mode", "PermissionGate", "PermissionMode", "PermissionPolicy", "PermissionSettings",

@@ -22,6 +22,7 @@ from coterie.actors.classifier import AutoModeAsker, read_claude_md
 from coterie.actors.subagent import MAX_DEPTH, Subagents
 from coterie.actors.summarizer import SummarizerClient
 from coterie.agent import AgentLoop, Limits, build_system_prompt, context_reminder
+from coterie.agent.sidecall import SideCalls
 from coterie.autonomy import DenialTracker
 from coterie.context import Funnel, FunnelConfig, TokenCounter, TranscriptLog
 from coterie.fsutil import atomic_write
@@ -334,6 +335,7 @@ class Agents:
             hooks=hooks,
             read_dirs=tuple(s.folder for s in prepared.extensions.skills.values()),
             env=dict(prepared.settings.env),
+            ask_model=SideCalls(prepared.model, name),
         )
         funnel = Funnel(
             prepared.run_dir / "context" / name,

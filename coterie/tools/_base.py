@@ -42,6 +42,21 @@ class FileStamp:
     size: int
 
 
+@attrs.frozen
+class SideQuestion:
+    """A question a tool asks the run's model outside the agent's conversation, with
+    no tools (WebFetch asking about a page, as Claude Code's side calls do).
+
+    ``purpose`` names the call: it is the call's role (a scenario's track of that
+    name serves it) and, after the agent's name, its actor (``lead-webfetch``).
+    """
+
+    purpose: str
+    system: str
+    prompt: str
+    max_tokens: int = 4096
+
+
 @attrs.define
 class ToolContext:
     """Per-agent state the tools share: the workspace and what was read."""
@@ -84,6 +99,10 @@ class ToolContext:
     #: ``allowed-tools``), added by the Skill tool as it loads one, each with the
     #: skill granting it; this agent's only, and gone on a restart.
     granted: list[tuple[str, str]] = attrs.field(factory=list)
+    #: Asks the run's model a :class:`SideQuestion` on this agent's behalf and
+    #: returns the answer's text (raising a :class:`~coterie.errors.CoterieError`
+    #: if the call fails). Set by the runtime; None where no model is at hand.
+    ask_model: Callable[[SideQuestion], Awaitable[str]] | None = None
 
 
 class ShellSandbox(Protocol):

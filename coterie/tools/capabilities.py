@@ -43,6 +43,9 @@ class Effect(enum.Enum):
     #: Changes only the run's own state (its board, mailboxes, schedule) or
     #: starts a subagent bound by the same permission gate; never asked about.
     RUN_STATE = "run-state"
+    #: Reaches outside the machine (WebFetch): it changes nothing here, but what
+    #: it sends leaves, so it is asked about as Claude Code asks (by host rules).
+    NETWORK = "network"
     #: Changes files in the workspace.
     WORKSPACE = "workspace"
     #: Runs arbitrary commands.

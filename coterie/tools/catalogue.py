@@ -33,6 +33,7 @@ from coterie.tools.team import (
     TaskUpdateTool,
 )
 from coterie.tools.todo import TodoWriteTool
+from coterie.tools.web import WebFetchTool
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -50,7 +51,7 @@ __all__ = [
 ]
 
 #: Every built-in tool class, in the order a registry lists them. The order
-#: is what models see (and what prompt caching keys on): the seven core tools,
+#: is what models see (and what prompt caching keys on): the core tools,
 #: the team's, then those needing a loop, subagents, or the lead's role.
 BUILTIN_TOOLS: tuple[Callable[[], Tool], ...] = (
     BashTool,
@@ -60,6 +61,7 @@ BUILTIN_TOOLS: tuple[Callable[[], Tool], ...] = (
     GlobTool,
     GrepTool,
     TodoWriteTool,
+    WebFetchTool,
     TaskCreateTool,
     TaskUpdateTool,
     TaskListTool,
@@ -116,7 +118,8 @@ def builtin_registry(where: Callable[[Tool], bool] | None = None) -> ToolRegistr
 
 
 def default_registry() -> ToolRegistry:
-    """A registry of the seven built-in tools: Bash, Read, Write, Edit, Glob, Grep, TodoWrite."""
+    """A registry of the built-in tools every agent has: Bash, Read, Write, Edit, Glob, Grep,
+    TodoWrite, WebFetch."""
     return builtin_registry(Provides())
 
 

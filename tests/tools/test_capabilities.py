@@ -36,6 +36,7 @@ DECLARED: dict[str, tuple[Effect, tuple[str, Access] | None, bool, bool, str | N
     "Glob": (Effect.READ_ONLY, ("path", R), False, False, None),
     "Grep": (Effect.READ_ONLY, ("path", R), False, False, None),
     "TodoWrite": (Effect.READ_ONLY, None, False, False, None),
+    "WebFetch": (Effect.NETWORK, None, False, False, None),
     "TaskCreate": (Effect.RUN_STATE, None, True, False, None),
     "TaskUpdate": (Effect.RUN_STATE, None, True, False, None),
     "TaskList": (Effect.READ_ONLY, None, True, False, None),
@@ -47,7 +48,7 @@ DECLARED: dict[str, tuple[Effect, tuple[str, Access] | None, bool, bool, str | N
     "MergeTask": (Effect.WORKSPACE, None, True, False, "workspaces"),
 }
 
-CORE = ["Bash", "Read", "Write", "Edit", "Glob", "Grep", "TodoWrite"]
+CORE = ["Bash", "Read", "Write", "Edit", "Glob", "Grep", "TodoWrite", "WebFetch"]
 TEAM = ["TaskCreate", "TaskUpdate", "TaskList", "TaskGet", "SendMessage"]
 
 

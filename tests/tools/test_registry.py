@@ -76,7 +76,7 @@ def registry_with(probe: Probe) -> ToolRegistry:
     return registry
 
 
-def test_default_registry_has_the_seven_tools() -> None:
+def test_default_registry_has_the_core_tools() -> None:
     assert default_registry().names() == [
         "Bash",
         "Read",
@@ -85,6 +85,7 @@ def test_default_registry_has_the_seven_tools() -> None:
         "Glob",
         "Grep",
         "TodoWrite",
+        "WebFetch",
     ]
 
 
@@ -98,6 +99,7 @@ def test_read_only_flags_follow_claude_code() -> None:
         "Glob": True,
         "Grep": True,
         "TodoWrite": True,
+        "WebFetch": False,
     }
 
 
@@ -137,7 +139,7 @@ async def test_unknown_tool_names_the_available_ones(ctx: ToolContext) -> None:
     result = await execute_tool_call(default_registry(), ALLOW, "Nope", {}, ctx)
     assert result.is_error
     assert "Nope" in result.content
-    assert "Bash, Read, Write, Edit, Glob, Grep, TodoWrite" in result.content
+    assert "Bash, Read, Write, Edit, Glob, Grep, TodoWrite, WebFetch" in result.content
 
 
 async def test_input_not_matching_the_schema_is_explained(ctx: ToolContext) -> None:

@@ -418,7 +418,10 @@ class PermissionPolicy:
                     return rule
             return None
         if "url" in input:
-            return next((r for r in relevant if r.matches_url(str(input["url"]))), None)
+            # An allow rule covers the host it names (as Claude Code); a deny or ask
+            # rule the hosts below it too.
+            url = str(input["url"])
+            return next((r for r in relevant if r.matches_url(url, subdomains=not strict)), None)
         return None
 
 

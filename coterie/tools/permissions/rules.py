@@ -25,8 +25,13 @@ Which tools those are is each tool's declaration: an ``Edit`` rule covers
 every tool whose capabilities say it writes the path its input names, a
 ``Read`` rule every tool reading one.
 
-``WebFetch(domain:example.com)`` parses and matches a ``url`` input's host;
-coterie has no WebFetch tool yet.
+``WebFetch(domain:HOST)`` rules match a ``url`` input's host, as Claude Code
+matches them: ``domain:example.com`` the host ``example.com`` (case and a
+trailing dot aside), ``domain:*.example.com`` every host below it but not
+``example.com`` itself, ``domain:*`` every host, and a ``*`` elsewhere any text
+within one label (``domain:docs-*.example.com``). Asked with ``subdomains``
+(:meth:`Rule.matches_url`), ``domain:example.com`` covers the hosts below it
+too: the reading for deny and ask rules, stricter than Claude Code's.
 
 MCP rules name a server's tools as Claude Code does: ``mcp__github`` and
 ``mcp__github__*`` cover every tool of the server ``github``,
@@ -58,6 +63,7 @@ __all__ = [
     "Rule",
     "RuleError",
     "excluded_command",
+    "host_matches",
     "match_command",
     "parse_rule",
 ]
@@ -147,16 +153,19 @@ class Rule:
         assert self.specifier is not None
         return _path_pattern(self.specifier, workspace, self.root)[0]
 
-    def matches_url(self, url: str) -> bool:
-        """Whether this ``WebFetch(domain:...)`` rule covers *url*."""
+    def matches_url(self, url: str, *, subdomains: bool = True) -> bool:
+        """Whether this ``WebFetch(domain:...)`` rule covers *url*'s host; with
+        *subdomains* ``domain:H`` covers the hosts below H as well (see the module)."""
         if self.whole_tool:
             return True
         assert self.specifier is not None
         if not self.specifier.startswith("domain:"):
             return False
-        domain = self.specifier.removeprefix("domain:").lower()
-        host = (urlsplit(url).hostname or "").lower()
-        return host == domain or host.endswith("." + domain)
+        try:
+            host = urlsplit(url).hostname or ""
+        except ValueError:
+            return False
+        return host_matches(self.specifier.removeprefix("domain:"), host, subdomains=subdomains)
 
 
 def parse_rule(text: str, *, root: Path | None = None, source: str | None = None) -> Rule:
@@ -196,7 +205,11 @@ def parse_rule(text: str, *, root: Path | None = None, source: str | None = None
         )
     if tool in PATH_RULE_KINDS and specifier != "*" and "\0" in specifier:
         raise RuleError(f"permission rule {text!r}{where} holds a NUL byte")
-    if tool == "WebFetch" and specifier != "*" and not specifier.startswith("domain:"):
+    if (
+        tool == "WebFetch"
+        and specifier != "*"
+        and (not specifier.startswith("domain:") or not _host(specifier.removeprefix("domain:")))
+    ):
         raise RuleError(f"permission rule {text!r}{where}: WebFetch rules take domain:HOST")
     return Rule(stripped, tool, specifier, root, source)
 
@@ -207,6 +220,39 @@ def _check_tool(tool: str, text: str, where: str) -> None:
             f"permission rule {text!r}{where}: {tool!r} is not a tool name"
             " (expected e.g. Bash, Read, Edit, Write, WebFetch)"
         )
+
+
+def _host(name: str) -> str:
+    """A host name as rules compare them: lowercase, without trailing dots."""
+    return name.strip().lower().rstrip(".")
+
+
+@functools.lru_cache(maxsize=256)
+def _label_regex(pattern: str) -> re.Pattern[str]:
+    """Labels of *pattern*, a ``*`` matching any text within one label."""
+    labels = ("[^.]*".join(re.escape(p) for p in label.split("*")) for label in pattern.split("."))
+    return re.compile(r"\.".join(labels))
+
+
+def host_matches(pattern: str, host: str, *, subdomains: bool = False) -> bool:
+    """Whether the host *pattern* of a ``domain:`` rule covers *host* (see the module)."""
+    pattern, host = _host(pattern), _host(host)
+    if not host:
+        return False
+    if pattern == "*":
+        return True
+    below = pattern.startswith("*.")
+    if below:
+        pattern = pattern[2:]
+    elif _label_regex(pattern).fullmatch(host):
+        return True
+    if not (below or subdomains):
+        return False
+    # A host below the pattern: one or more whole, non-empty labels in front of it.
+    depth = pattern.count(".") + 1
+    labels = host.split(".")
+    front, tail = labels[:-depth], ".".join(labels[-depth:])
+    return bool(front) and all(front) and _label_regex(pattern).fullmatch(tail) is not None
 
 
 @functools.lru_cache(maxsize=512)

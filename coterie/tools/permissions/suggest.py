@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from urllib.parse import urlsplit
 
 import attrs
 
@@ -89,11 +90,27 @@ def suggest_rule(
         return _bash(command) if isinstance(command, str) else None
     if edits_files:
         return Suggestion("Edit", "all edits during this session", persist=False)
+    if tool == "WebFetch":
+        host = _host(input.get("url"))
+        if host is None:
+            return None
+        return Suggestion(f"WebFetch(domain:{host})", f"fetches from {host}", persist=True)
     try:
         rule = parse_rule(tool)
     except RuleError:
         return None
     return Suggestion(rule.text, tool, persist=True)
+
+
+def _host(url: object) -> str | None:
+    """The host of a WebFetch call's *url*, as a rule would name it (None: no plain host)."""
+    try:
+        host = urlsplit(url).hostname if isinstance(url, str) else None
+    except ValueError:
+        return None
+    if not host or not re.fullmatch(r"[a-z0-9.-]+|[0-9a-f:]+", host):
+        return None
+    return host
 
 
 def _bash(command: str) -> Suggestion | None:
