@@ -174,13 +174,16 @@ def test_a_lazy_package_knows_where_each_public_name_lives(name: str) -> None:
 #: What a one-turn ``-p`` through the real API path must not import: the SDK and
 #: the pydantic types it builds (the thin client speaks the API), the line editor,
 #: the JSON Schema validator, the control protocol's side, the SDK message types
-#: of the embedding API, the mock server and the Redis client.
+#: of the embedding API, the mock server, the Redis client, and what WebFetch
+#: fetches and converts with (until it runs).
 NOT_FOR_ONE_TURN = (
     "anthropic",
     "pydantic",
     "prompt_toolkit",
     "jsonschema",
     "coredis",
+    "httpx2",
+    "html_to_markdown",
     "coterie.commands.hostmode",
     "coterie.sdkmessages",
     "coterie.models.mock_server",
