@@ -115,7 +115,11 @@ def main() -> None:
         home.mkdir()
         scenario = root / "answers.json"
         scenario.write_text(json.dumps({"tracks": {"lead": [{"text": ANSWER}] * 200}}))
-        base = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "COTERIE_"))}
+        base = {  # compiled files written, as an installed coterie has them (see startup.py)
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("ANTHROPIC_", "COTERIE_")) and k != "PYTHONDONTWRITEBYTECODE"
+        }
         env = {
             **base, "PYTHONPATH": str(REPO), "HOME": str(home), "TERM": "xterm",
             "COLUMNS": "120", "LINES": "40", "PROMPT_TOOLKIT_NO_CPR": "1",

@@ -201,7 +201,13 @@ class Place:
     def __init__(self, root: Path, claude: str | None) -> None:
         self.ws = root / "ws"
         self.ws.mkdir()
-        base = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE"))}
+        # Compiled files are written (PYTHONDONTWRITEBYTECODE dropped), as an
+        # installed coterie has them: the untimed first run writes any missing.
+        base = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("ANTHROPIC_", "CLAUDE")) and k != "PYTHONDONTWRITEBYTECODE"
+        }
         scenario = root / "one-turn.json"
         # Every request gets the same one-turn reply, whoever asks and however often.
         scenario.write_text(
