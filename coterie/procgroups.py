@@ -1,7 +1,8 @@
 """A run's process groups on disk, so that a run killed with -9 leaves nothing running.
 
-Every shell command a tool starts runs in a process group of its own (see
-:mod:`coterie.tools._process`). While it runs, a record of the group sits in
+Every process a run starts -- a tool's shell command, a hook's command, an
+MCP stdio server -- runs in a process group of its own, started through
+:func:`coterie.processes.open_group`. While it runs, a record of the group sits in
 the run's directory, ``procgroups/<pgid>-<start>``, where ``<start>`` is the
 group leader's start time (field 22 of ``/proc/<pid>/stat``, clock ticks
 since boot) and the file holds the boot id. The record is made durable
@@ -42,7 +43,8 @@ _DIR = "procgroups"
 
 
 def records_dir(run_dir: Path) -> Path:
-    """Where a run's process groups are recorded (``ToolContext.process_groups``)."""
+    """Where a run's process groups are recorded (``ToolContext.process_groups``, the
+    hooks' and the MCP servers' ``process_groups``)."""
     return run_dir / _DIR
 
 
@@ -89,7 +91,7 @@ def record(directory: Path, pgid: int) -> GroupRecord:
     """Durably record group *pgid* (whose leader is alive) in *directory*.
 
     Raises OSError if it cannot be written (a full disk): the caller must then
-    not let the command run.
+    not let the program run.
     """
     start = start_time(pgid)
     if start is None:

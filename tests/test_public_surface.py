@@ -185,6 +185,7 @@ SURFACES: dict[str, set[str]] = {
         "ConsoleView", "JsonView", "StreamJsonView", "TerminalAsker", "TextView", "View",
         "ActorRow", "TeamState", "one_line"
     },
+    "coterie.processes": {"end_group", "group_alive", "open_group"},
     "coterie.observe": {
         "Guard", "Injector", "Observer", "Refusal", "Route", "RunFeed", "RunView",
         "serve_observer", "sse_frame"

@@ -69,6 +69,9 @@ class Hooks:
     events: EventLog | None = None
     #: The Python callbacks the ``callback`` handlers of :attr:`config` name, by id.
     callbacks: Mapping[str, HookCallback] = attrs.field(factory=dict)
+    #: Where the command handlers' process groups are recorded (the run's
+    #: ``procgroups/``), so that a start after a kill -9 kills them; None: not recorded.
+    process_groups: Path | None = None
 
     def for_agent(self, actor: Actor, transcript_path: Path | None = None) -> AgentHooks:
         """The hooks as *actor* fires them (its transcript named in every input)."""
@@ -119,7 +122,12 @@ class Hooks:
                 )
             started = time.monotonic()
             ran = await run_handler(
-                handler, payload, cwd=self.cwd, env=env, callbacks=self.callbacks
+                handler,
+                payload,
+                cwd=self.cwd,
+                env=env,
+                callbacks=self.callbacks,
+                records=self.process_groups,
             )
             outcome = outcomes[i] = self._outcome(event, handler, ran, started, actor)
             if self.events is None:

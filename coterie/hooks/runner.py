@@ -1,9 +1,15 @@
 """Running one hook handler: the thin Trio layer under :mod:`coterie.hooks.fire`.
 
-A ``command`` handler runs with ``sh -c`` in a process group of its own,
-the hook input JSON on its stdin, in the workspace, with
-``CLAUDE_PROJECT_DIR`` set; past its timeout, or when the caller is
-cancelled, the whole group is killed (SIGKILL) before this returns. An
+A ``command`` handler runs with ``sh -c`` through
+:func:`coterie.processes.open_group`, the hook input JSON on its stdin, in
+the workspace, with ``CLAUDE_PROJECT_DIR`` set: in a process group of its
+own, recorded in the run's ``procgroups/`` before it runs (so that a start
+after a kill -9 of coterie kills a hook that was running). A hook whose
+timeout passed, or whose caller was cancelled, has its whole group ended
+(SIGTERM, a short grace, SIGKILL) before this returns. A hook that exited by
+itself but left something running in the background (``server &``) leaves it
+running, as Claude Code does, still recorded: it ends with the run (and a
+start after a kill -9 kills it). An
 ``http`` handler POSTs the same JSON; a 2xx body is read as a command's
 stdout, any other status is a non-blocking error. A ``callback`` handler
 calls the run's Python callback of that id with the input (a dict) and reads
@@ -16,14 +22,14 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import signal
 import subprocess
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import attrs
 import trio
+
+from coterie.processes import open_group
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -37,8 +43,8 @@ __all__ = ["HookCallback", "Ran", "run_handler"]
 OUTPUT_LIMIT = 1 << 20
 #: After the hook exits, how long a background child may hold its pipes open.
 _PIPE_GRACE = 0.2
-#: How long a killed group may take to be gone before the runner stops waiting.
-_KILL_WAIT = 5.0
+#: How long the group has, once the hook is done, between SIGTERM and SIGKILL.
+_KILL_GRACE = 1.0
 
 
 @attrs.frozen
@@ -64,13 +70,16 @@ async def run_handler(
     cwd: Path,
     env: Mapping[str, str],
     callbacks: Mapping[str, HookCallback] | None = None,
+    records: Path | None = None,
 ) -> Ran:
-    """Run *handler* on *payload* (the hook input, JSON) and say what it did."""
+    """Run *handler* on *payload* (the hook input, JSON) and say what it did; a
+    command's process group is recorded in *records* (the run's ``procgroups/``)
+    before it runs."""
     if handler.type == "http":
         return await _post(handler, payload)
     if handler.type == "callback":
         return await _call(handler, payload, callbacks or {})
-    return await _command(handler, payload, cwd=cwd, env=env)
+    return await _command(handler, payload, cwd=cwd, env=env, records=records)
 
 
 async def _call(handler: Handler, payload: bytes, callbacks: Mapping[str, HookCallback]) -> Ran:
@@ -87,68 +96,58 @@ async def _call(handler: Handler, payload: bytes, callbacks: Mapping[str, HookCa
     return Ran(None, error=f"timed out after {handler.timeout:g}s")
 
 
-async def _command(handler: Handler, payload: bytes, *, cwd: Path, env: Mapping[str, str]) -> Ran:
-    try:
-        proc = await trio.lowlevel.open_process(
-            ["sh", "-c", handler.target],
-            cwd=cwd,
-            env=dict(env),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-    except OSError as exc:
-        return Ran(None, error=f"could not start: {exc}")
-    assert proc.stdin is not None
-    assert proc.stdout is not None
-    assert proc.stderr is not None
+async def _command(
+    handler: Handler, payload: bytes, *, cwd: Path, env: Mapping[str, str], records: Path | None
+) -> Ran:
     out, err = bytearray(), bytearray()
     done = [trio.Event(), trio.Event()]
-
-    async def feed() -> None:
-        assert proc.stdin is not None
-        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
-            await proc.stdin.send_all(payload)
-        await proc.stdin.aclose()
-
-    async def drain(stream: trio.abc.ReceiveStream, into: bytearray, finished: trio.Event) -> None:
-        try:
-            while chunk := await stream.receive_some(65536):
-                into.extend(chunk[: max(0, OUTPUT_LIMIT - len(into))])
-        except (trio.ClosedResourceError, trio.BrokenResourceError):
-            pass
-        finally:
-            finished.set()
-
     timed_out = True
     try:
-        with trio.move_on_after(handler.timeout):
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(feed)
-                nursery.start_soon(drain, proc.stdout, out, done[0])
-                nursery.start_soon(drain, proc.stderr, err, done[1])
-                await proc.wait()
-                timed_out = False
-                with trio.move_on_after(_PIPE_GRACE):
-                    for event in done:
-                        await event.wait()
-                nursery.cancel_scope.cancel()
-    finally:
-        if proc.returncode is None:
-            # Timed out or cancelled: the hook and everything it started go.
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            with trio.CancelScope(shield=True), trio.move_on_after(_KILL_WAIT):
-                await proc.wait()
-                while _group_exists(proc.pid):  # noqa: ASYNC110  (nothing signals it)
-                    await trio.sleep(0.01)
-        with trio.CancelScope(shield=True):
-            for stream in (proc.stdin, proc.stdout, proc.stderr):
-                await stream.aclose()
+        async with open_group(
+            ["sh", "-c", handler.target],
+            cwd=cwd,
+            records=records,
+            env=env,
+            stdin=subprocess.PIPE,
+            grace=_KILL_GRACE,
+            linger=True,  # what it starts in the background lives until the run ends
+        ) as proc:
+            assert proc.stdin is not None
+            assert proc.stdout is not None
+            assert proc.stderr is not None
+            stdin = proc.stdin
+
+            async def feed() -> None:
+                with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+                    await stdin.send_all(payload)
+                await stdin.aclose()
+
+            with trio.move_on_after(handler.timeout):
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(feed)
+                    nursery.start_soon(_drain, proc.stdout, out, done[0])
+                    nursery.start_soon(_drain, proc.stderr, err, done[1])
+                    await proc.wait()
+                    timed_out = False
+                    with trio.move_on_after(_PIPE_GRACE):
+                        for event in done:
+                            await event.wait()
+                    nursery.cancel_scope.cancel()
+    except OSError as exc:  # it could not start, or its group could not be recorded
+        return Ran(None, error=f"could not start: {exc}")
     if timed_out:
         return Ran(None, error=f"timed out after {handler.timeout:g}s")
     return Ran(proc.returncode, _decode(out), _decode(err))
+
+
+async def _drain(stream: trio.abc.ReceiveStream, into: bytearray, finished: trio.Event) -> None:
+    try:
+        while chunk := await stream.receive_some(65536):
+            into.extend(chunk[: max(0, OUTPUT_LIMIT - len(into))])
+    except (trio.ClosedResourceError, trio.BrokenResourceError):
+        pass
+    finally:
+        finished.set()
 
 
 async def _post(handler: Handler, payload: bytes) -> Ran:
@@ -169,16 +168,6 @@ async def _post(handler: Handler, payload: bytes) -> Ran:
     if 200 <= response.status_code < 300:
         return Ran(0, stdout=body)
     return Ran(1, stderr=f"HTTP {response.status_code}: {body}")
-
-
-def _group_exists(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _decode(data: bytes | bytearray) -> str:

@@ -6,10 +6,11 @@ Code's configuration files (``config``), each server's connection and the
 tools it offers as ``mcp__<server>__<tool>`` (``connection``, ``results``),
 the supervised actor that connects, lists and watches one server
 (``server``) and the run's set of them (``servers``); the transport to a
-server that lives in the host program driving the run (``hosted``, over
-the control channel it is given). It gives the runtime tools and child
-specs; it must not know of agents, mailboxes or the permission policy (its
-tools go through the gate like any other).
+server run as a child process (``stdio``, its lifetime owned by
+:mod:`coterie.processes`) and to one that lives in the host program driving
+the run (``hosted``, over the control channel it is given). It gives the
+runtime tools and child specs; it must not know of agents, mailboxes or
+the permission policy (its tools go through the gate like any other).
 """
 
 from coterie.mcpclient.config import (

@@ -3,9 +3,10 @@
 :func:`server_spec` is the child the run's ``services`` supervisor starts
 for a server: a supervisor of its own (so its crashes are counted apart
 from every other service's) restarting, with exponential backoff, a worker
-that opens the transport (a child process over stdio, in its own process
-group, its stderr kept in the run's ``mcp/<server>.log``; or streamable
-HTTP; or, for an ``sdk`` server, the host's control channel:
+that opens the transport (a child process over stdio, recorded and ended
+as every child process of the run: :mod:`coterie.mcpclient.stdio`, its
+stderr kept in the run's ``mcp/<server>.log``; or streamable HTTP; or, for
+an ``sdk`` server, the host's control channel:
 :mod:`coterie.mcpclient.hosted`), initialises the session, lists the tools
 and hands them to the :class:`~coterie.mcpclient.connection.Connection`.
 It reports started once that first attempt is over, connected or not, so
@@ -32,6 +33,7 @@ import trio
 from coterie.errors import CoterieError
 from coterie.mcpclient.config import HttpServer, SdkServer, StdioServer, config_type
 from coterie.mcpclient.hosted import hosted_client
+from coterie.mcpclient.stdio import stdio_client
 from coterie.supervisors import (
     AutoShutdown,
     Backoff,
@@ -81,16 +83,19 @@ def server_spec(
     events: EventLog | None,
     timing: Timing | None = None,
     host: McpHost | None = None,
+    records: Path | None = None,
 ) -> ChildSpec:
     """The child running *connection*'s server under a restarting supervisor of its own
-    (a stdio server's stderr goes to ``logs/<server>.log``; an ``sdk`` server is
-    reached through *host*)."""
+    (a stdio server's stderr goes to ``logs/<server>.log`` and its process group is
+    recorded in *records*, the run's ``procgroups/``; an ``sdk`` server is reached
+    through *host*)."""
     name, timing = connection.name, timing or Timing()
     if isinstance(connection.config, StdioServer):
         logs.mkdir(parents=True, exist_ok=True)
 
     async def worker(*, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        await _serve(connection, _Where(workdir, logs, host), events, timing, task_status)
+        where = _Where(workdir, logs, host, records)
+        await _serve(connection, where, events, timing, task_status)
 
     def incarnation() -> Supervisor:
         child = ChildSpec(
@@ -137,11 +142,12 @@ def server_spec(
 @attrs.frozen
 class _Where:
     """Where a server's transport is opened: its working directory, its log folder,
-    the host (for an ``sdk`` server)."""
+    the host (for an ``sdk`` server), where its process group is recorded (stdio)."""
 
     workdir: Path
     logs: Path
     host: McpHost | None
+    records: Path | None
 
 
 async def _serve(
@@ -207,13 +213,10 @@ async def _transport(connection: Connection, where: _Where) -> AsyncIterator[Any
             yield streams
         return
     if isinstance(config, StdioServer):
-        from mcp.client.stdio import StdioServerParameters, stdio_client
-
-        params = StdioServerParameters(
-            command=config.command, args=list(config.args), env=dict(config.env), cwd=workdir
-        )
         with (logs / f"{config.name}.log").open("a", encoding="utf-8") as errlog:
-            async with stdio_client(params, errlog=errlog) as streams:
+            async with stdio_client(
+                config, cwd=workdir, errlog=errlog, records=where.records
+            ) as streams:
                 yield streams
         return
     assert isinstance(config, HttpServer)

@@ -60,6 +60,9 @@ class McpServers:
     host: McpHost | None = None
     #: What the user is told once (``sdk`` servers skipped for want of a host).
     notices: tuple[str, ...] = ()
+    #: Where the stdio servers' process groups are recorded (the run's ``procgroups/``),
+    #: so that a start after a kill -9 kills them; None: not recorded.
+    process_groups: Path | None = None
 
     @classmethod
     def of(
@@ -68,10 +71,12 @@ class McpServers:
         env: Mapping[str, str] | None = None,
         *,
         host: McpHost | None = None,
+        process_groups: Path | None = None,
     ) -> McpServers:
         """Connections for *configs*, with the timeouts and output cap *env* sets
         (``MCP_TIMEOUT``, ``MCP_TOOL_TIMEOUT`` in milliseconds, ``MAX_MCP_OUTPUT_TOKENS``);
-        the ``sdk`` ones through *host* (skipped without one)."""
+        the ``sdk`` ones through *host* (skipped without one); the stdio servers' process
+        groups recorded in *process_groups*."""
         env = os.environ if env is None else env
         call_timeout = seconds_from_env(env, "MCP_TOOL_TIMEOUT", 600.0)
         limit = output_limit(env)
@@ -89,7 +94,7 @@ class McpServers:
                 " 'sdk' skipped: such a server lives in the program driving the run, and no"
                 " program drives this one (--input-format stream-json)",
             )
-        return cls(connections, timing, host, notices)
+        return cls(connections, timing, host, notices, process_groups)
 
     def tools(self) -> list[McpTool]:
         """Every server's tools as they are now (a restarting server's too: they say so)."""
@@ -99,7 +104,13 @@ class McpServers:
         """One supervised child per server, for the ``services`` supervisor."""
         return [
             server_spec(
-                c, workdir=workdir, logs=logs, events=events, timing=self.timing, host=self.host
+                c,
+                workdir=workdir,
+                logs=logs,
+                events=events,
+                timing=self.timing,
+                host=self.host,
+                records=self.process_groups,
             )
             for c in self.connections
         ]

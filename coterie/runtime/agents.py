@@ -144,6 +144,7 @@ def run_hooks(
         permission_mode=prepared.policy.mode,
         events=events,
         callbacks=functions,
+        process_groups=records_dir(prepared.run_dir),
     )
 
 
@@ -176,7 +177,11 @@ class Agents:
 
     def __attrs_post_init__(self) -> None:
         options = self.prepared.options
-        self.mcp = McpServers.of(self.prepared.mcp_servers, host=self.mcp_host)
+        self.mcp = McpServers.of(
+            self.prepared.mcp_servers,
+            host=self.mcp_host,
+            process_groups=records_dir(self.prepared.run_dir),
+        )
         self.system = build_system_prompt(
             options.workdir,
             headless=self.asker is None,

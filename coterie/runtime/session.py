@@ -35,7 +35,7 @@ from coterie.events import EventLog
 from coterie.fsutil import raise_fd_limit
 from coterie.hooks import Actor
 from coterie.mcpclient import McpServers
-from coterie.procgroups import reap_workspace
+from coterie.procgroups import reap_run, reap_workspace
 from coterie.runs import COMPLETED, FAILED, RUNNING, hold_run, read_state, runs_root, write_state
 from coterie.runtime.agents import Agents, run_hooks
 from coterie.runtime.backend import Backend, open_stores
@@ -271,6 +271,8 @@ async def open_run(
     with hold_run(run_dir), contextlib.ExitStack() as stack:
         events = EventLog(run_dir / "events.jsonl")
         stack.callback(events.close)
+        # Last of all: what a hook left running in the background ends with the run.
+        stack.callback(reap_run, run_dir)
         # Fed from the first event: what a host may ask about while the run works.
         meter, tasks = ContextMeter(), LiveTasks()
         stack.enter_context(events.listen(meter.event))

@@ -1,19 +1,10 @@
-"""Running a shell command in its own process group, and killing the group.
+"""Running a tool's shell command, and collecting what it prints.
 
-The command runs as ``bash -c`` in a new session (``start_new_session``), so
-its process group id is its pid and everything it starts -- pipelines,
-``&`` jobs, grandchildren -- shares that group unless it deliberately calls
-``setsid``. Whatever way the call ends (exit, timeout, cancellation), the
-whole group is taken down with the ladder SIGTERM, a short grace, SIGKILL.
-
-When the caller gives a directory to record groups in (a run's, see
-:mod:`coterie.procgroups`), the
-command starts behind a gate: a tiny ``bash`` (it takes any descriptor
-number, where dash takes only 0-9) that waits for one line on a private pipe
-before it execs the command. The group is recorded durably,
-then the line is sent; so a coterie killed at any moment leaves either a
-record of the group or a group that exits without running anything (the
-gate reads end-of-file and exits 125).
+The command runs as ``bash -c`` through :func:`coterie.processes.open_group`,
+the owner of every child process's lifetime: in a process group of its own,
+recorded in the run's ``procgroups/`` before it may do anything, and the
+whole group ended (SIGTERM, a short grace, SIGKILL) whatever way the call
+ends (exit, timeout, cancellation).
 
 Standard output and standard error share one pipe, so the model sees them
 interleaved as they happened. A background child may keep that pipe open
@@ -24,9 +15,6 @@ make the call hang.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
 import subprocess
 from collections import deque
 from typing import TYPE_CHECKING
@@ -34,15 +22,13 @@ from typing import TYPE_CHECKING
 import attrs
 import trio
 
-from coterie import procgroups
+from coterie.processes import open_group
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from pathlib import Path
 
-__all__ = ["OutputBuffer", "ShellOutcome", "cap_text", "kill_process_group", "run_shell"]
-
-_POLL_INTERVAL = 0.02
+__all__ = ["OutputBuffer", "ShellOutcome", "cap_text", "run_shell"]
 
 
 @attrs.frozen
@@ -111,110 +97,6 @@ class OutputBuffer:
         return _join_cut(head_text, tail_text, omitted, exact=False, limit=self.limit)
 
 
-def _group_alive(pgid: int) -> bool:
-    """Whether any non-zombie process is left in the group.
-
-    Zombies count as gone: they hold no resources, and a container's init may
-    never reap the orphans among them.
-    """
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        entries = []
-    if not entries:
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        # The command name may hold spaces and parentheses; fields follow the last ')'.
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
-            return True
-    return False
-
-
-def _signal_group(pgid: int, sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
-
-
-async def _wait_group_gone(pgid: int, grace: float) -> bool:
-    with trio.move_on_after(grace):
-        # Nothing signals "the last member of a group died": poll /proc.
-        while _group_alive(pgid):  # noqa: ASYNC110
-            await trio.sleep(_POLL_INTERVAL)
-        return True
-    return False
-
-
-async def kill_process_group(pgid: int, grace: float) -> None:
-    """SIGTERM the group, wait up to *grace* seconds for it to go, then SIGKILL it.
-
-    Returns once the group is gone (SIGKILL is not instant either), or after
-    a second grace if something survives even that. Call it shielded from
-    cancellation: it is the clean-up.
-    """
-    if not _group_alive(pgid):
-        return
-    _signal_group(pgid, signal.SIGTERM)
-    if await _wait_group_gone(pgid, grace):
-        return
-    _signal_group(pgid, signal.SIGKILL)
-    await _wait_group_gone(pgid, grace)
-
-
-def _gate(fd: int) -> list[str]:
-    """``bash -c GATE coterie-gate``, to be followed by ARGV: wait for the go line on
-    *fd* (inherited at its own number), close it, exec ARGV; exit 125 on end-of-file."""
-    script = f'IFS= read -r go <&{fd} && [ "$go" = go ] || exit 125; exec {fd}<&-; exec "$@"'
-    return ["bash", "-c", script, "coterie-gate"]
-
-
-def _close(*fds: int) -> None:
-    for fd in fds:
-        if fd >= 0:
-            with contextlib.suppress(OSError):
-                os.close(fd)
-
-
-async def _record_then_open_gate(
-    proc: trio.Process, records: Path, gate_w: int, kill_grace: float
-) -> procgroups.GroupRecord:
-    """Record *proc*'s group durably, then let the command go; if recording fails
-    (a full disk), kill the gated group (it has run nothing) and re-raise."""
-    try:
-        with trio.CancelScope(shield=True):
-            # Shielded: a group started must be recorded or killed, never neither.
-            group = await trio.to_thread.run_sync(procgroups.record, records, proc.pid)
-    except BaseException:
-        _close(gate_w)  # end-of-file: the gate exits without running the command
-        with trio.CancelScope(shield=True):
-            await kill_process_group(proc.pid, kill_grace)
-            with trio.move_on_after(kill_grace):
-                await proc.wait()
-            if proc.stdout is not None:
-                await proc.stdout.aclose()
-        raise
-    try:
-        os.write(gate_w, b"go\n")
-    except OSError:
-        pass  # the gate is gone already (killed from outside); the wait sees it
-    finally:
-        _close(gate_w)
-    return group
-
-
 async def run_shell(
     command: str,
     *,
@@ -238,40 +120,30 @@ async def run_shell(
     may do anything. *pass_fds* stay open in the command, with their numbers.
     """
     buffer = OutputBuffer(output_limit)
-    command_argv = list(argv) if argv is not None else ["bash", "-c", command]
-    gate_r, gate_w = os.pipe() if records is not None else (-1, -1)
-    try:
-        proc = await trio.lowlevel.open_process(
-            [*_gate(gate_r), *command_argv] if records is not None else command_argv,
-            cwd=cwd,
-            env=dict(env) if env is not None else None,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            pass_fds=(*pass_fds, gate_r) if records is not None else tuple(pass_fds),
-        )
-    except BaseException:
-        _close(gate_r, gate_w)
-        raise
-    assert proc.stdout is not None
-    stdout = proc.stdout
-    if records is not None:
-        os.close(gate_r)
-        group = await _record_then_open_gate(proc, records, gate_w, kill_grace)
     reader_done = trio.Event()
-
-    async def read_all() -> None:
-        try:
-            while chunk := await stdout.receive_some(65536):
-                buffer.feed(chunk)
-        except (trio.ClosedResourceError, trio.BrokenResourceError):
-            pass
-        finally:
-            reader_done.set()
-
     timed_out = False
-    try:
+    async with open_group(
+        list(argv) if argv is not None else ["bash", "-c", command],
+        cwd=cwd,
+        records=records,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        pass_fds=pass_fds,
+        grace=kill_grace,
+    ) as proc:
+        assert proc.stdout is not None
+        stdout = proc.stdout
+
+        async def read_all() -> None:
+            try:
+                while chunk := await stdout.receive_some(65536):
+                    buffer.feed(chunk)
+            except (trio.ClosedResourceError, trio.BrokenResourceError):
+                pass
+            finally:
+                reader_done.set()
+
         with trio.move_on_after(time_limit) as deadline:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(read_all)
@@ -282,15 +154,6 @@ async def run_shell(
                 nursery.cancel_scope.cancel()
         # The main process may have exited during the pipe grace; that is no timeout.
         timed_out = deadline.cancelled_caught and proc.poll() is None
-    finally:
-        with trio.CancelScope(shield=True):
-            await kill_process_group(proc.pid, kill_grace)
-            if proc.returncode is None:
-                with trio.move_on_after(kill_grace):
-                    await proc.wait()
-            await stdout.aclose()
-        if records is not None:
-            procgroups.forget(group)
     return ShellOutcome(
         output=buffer.render(),
         exit_code=None if timed_out else proc.returncode,

@@ -133,7 +133,8 @@ def _length(data: bytes) -> int:
 
 def _alive(pid: int) -> bool:
     try:
-        stat = open(f"/proc/{pid}/stat").read()  # noqa: SIM115
+        with open(f"/proc/{pid}/stat") as f:
+            stat = f.read()
     except FileNotFoundError:
         return False
     return stat[stat.rfind(")") + 2] not in "ZX"
