@@ -50,6 +50,12 @@ class MessageAssembly:
     def feed(self, event: dict[str, Any]) -> str | None:
         """Take one event; returns the text it adds to a text block, if any (for
         the caller to stream on)."""
+        try:
+            return self._feed(event)
+        except (TypeError, AttributeError) as exc:  # a field of the wrong shape
+            raise StreamProtocolError(f"a malformed {event.get('type')} event: {exc}") from None
+
+    def _feed(self, event: dict[str, Any]) -> str | None:
         kind = event.get("type")
         if self.stopped and kind != "ping":
             raise StreamProtocolError(f"{kind} after message_stop")
@@ -59,6 +65,8 @@ class MessageAssembly:
             message = event.get("message")
             if not isinstance(message, dict):
                 raise StreamProtocolError("message_start without a message")
+            if not isinstance(message.get("usage") or {}, dict):
+                raise StreamProtocolError("message_start with a usage that is not an object")
             self._message = {**copy.deepcopy(message), "content": []}
             return None
         if kind == "ping":
@@ -80,6 +88,8 @@ class MessageAssembly:
             return None
         if kind == "message_delta":
             delta = event.get("delta") or {}
+            if not isinstance(delta, dict):
+                raise StreamProtocolError("message_delta with a delta that is not an object")
             for field in ("stop_reason", "stop_sequence", "container"):
                 if field in delta:
                     message[field] = delta[field]
@@ -106,7 +116,7 @@ class MessageAssembly:
     def usage(self) -> dict[str, int]:
         """The token counts so far (all four fields, 0 where the API said nothing)."""
         raw = (self._message or {}).get("usage") or {}
-        return {field: int(raw.get(field) or 0) for field in _USAGE_FIELDS}
+        return {field: _count(raw.get(field)) for field in _USAGE_FIELDS}
 
     def _started(self, kind: object) -> dict[str, Any]:
         if self._message is None:
@@ -137,7 +147,7 @@ class MessageAssembly:
         elif kind == "signature_delta":
             block["signature"] = str(delta.get("signature", ""))
         elif kind == "citations_delta":
-            block.setdefault("citations", []).append(delta.get("citation"))
+            block["citations"] = [*(block.get("citations") or []), delta.get("citation")]
         return None
 
     def _stop(self, index: int) -> None:
@@ -157,3 +167,8 @@ class MessageAssembly:
         if not isinstance(value, dict):
             raise StreamProtocolError(f"block {index}'s input is not a JSON object")
         self._blocks[index]["input"] = value
+
+
+def _count(value: object) -> int:
+    """A token count as the API gives it (anything else, or nothing, counts 0)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0

@@ -153,7 +153,11 @@ class _Connection:
             event = self.h11.next_event()
             if event is not h11.NEED_DATA:
                 return event
-            self.h11.receive_data(bytes(await self.stream.receive_some(RECEIVE_BYTES)))
+            data = bytes(await self.stream.receive_some(RECEIVE_BYTES))
+            if not data and self.h11.their_state is h11.SEND_RESPONSE:
+                # h11 would call this a protocol error, in its own words
+                raise ConnectionResetError("the server closed the connection without answering")
+            self.h11.receive_data(data)
 
     @property
     def reusable(self) -> bool:
@@ -258,7 +262,7 @@ class Connections:
                 await conn.aclose()
                 if reused:
                     continue  # the server dropped it while it idled: once more, anew
-                raise TransportFailure(_describe(exc)) from exc
+                raise TransportFailure(f"{origin.authority}: {_describe(exc)}") from exc
             except BaseException:
                 await conn.aclose()
                 raise
@@ -337,8 +341,14 @@ class Connections:
 
     async def _tls(self, stream: trio.abc.Stream, host: str) -> trio.SSLStream[trio.abc.Stream]:
         if self._ssl is None:
-            self._ssl = ssl.create_default_context()
-            self._ssl.set_alpn_protocols(["http/1.1"])
+            context = ssl.create_default_context()  # SSL_CERT_FILE / SSL_CERT_DIR honoured
+            if extra := self._environ.get("NODE_EXTRA_CA_CERTS"):  # Claude Code users set it
+                try:
+                    context.load_verify_locations(cafile=extra)
+                except (OSError, ssl.SSLError) as exc:
+                    raise OSError(f"NODE_EXTRA_CA_CERTS={extra}: {exc}") from None
+            context.set_alpn_protocols(["http/1.1"])
+            self._ssl = context
         wrapped = trio.SSLStream(stream, self._ssl, server_hostname=host, https_compatible=True)
         await wrapped.do_handshake()
         return wrapped
@@ -369,10 +379,12 @@ async def _tunnel(stream: trio.abc.Stream, origin: Origin, proxy: Proxy) -> None
 
 def _describe(exc: BaseException) -> str:
     text = str(exc).strip()
+    cause = exc.__cause__
     if (
-        isinstance(exc, OSError)
-        and exc.__cause__ is not None
-        and not isinstance(exc.__cause__, BaseExceptionGroup)
+        isinstance(exc, (OSError, trio.BrokenResourceError))
+        and cause is not None
+        and not isinstance(cause, BaseExceptionGroup)
     ):
-        text = f"{text}: {exc.__cause__}"
+        # trio's SSLStream says only BrokenResourceError; why is in its cause
+        text = f"{text}: {cause}" if text else str(cause)
     return text or type(exc).__name__

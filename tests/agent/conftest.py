@@ -20,7 +20,15 @@ REPO = Path(__file__).parents[2]
 
 def clean_env(**extra: str) -> dict[str, str]:
     """The environment a user without credentials would have, plus *extra*."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    # CLAUDE_CONFIG_DIR too: a developer's own Claude folder must not leak in; and
+    # no proxy: the tests' servers are on 127.0.0.1, which no proxy reaches.
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("ANTHROPIC_")
+        and k != "CLAUDE_CONFIG_DIR"
+        and not k.lower().endswith("_proxy")
+    }
     env["PYTHONPATH"] = str(REPO)
     env.update(extra)
     return env

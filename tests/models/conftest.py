@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +30,8 @@ def _no_anthropic_env(monkeypatch: pytest.MonkeyPatch) -> None:
         "ANTHROPIC_PROFILE",
     ):
         monkeypatch.delenv(var, raising=False)
+    for var in [v for v in os.environ if v.lower().endswith("_proxy")]:
+        monkeypatch.delenv(var)  # the tests' servers are on 127.0.0.1: no proxy reaches them
 
 
 def scenario(tracks: dict[str, list[dict[str, Any]]], **top: Any) -> Scenario:
