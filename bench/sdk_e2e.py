@@ -60,10 +60,6 @@ SCENARIOS = REPO / "bench" / "sdk_e2e_scenarios"
 COTERIE = str(Path(sys.executable).parent / "coterie")
 #: Tests that read Claude Code's own on-disk layout, with what they read.
 EXCLUDED = {
-    "test_session_store_resume_settings.py::test_store_resume_applies_user_settings": (
-        "the SDK materializes the stored session as Claude Code's transcript"
-        " CLAUDE_CONFIG_DIR/projects/<cwd>/<session>.jsonl for the CLI to resume"
-    ),
     "test_subagent_session_reads.py::test_subagent_messages_carry_parent_tool_use_id": (
         "list_subagents/get_subagent_messages read"
         " ~/.claude/projects/<cwd>/<session>/subagents/agent-*.jsonl and .meta.json"

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 
+from coterie.commands.auth import add_auth_command
 from coterie.commands.faults import add_fault_commands
 from coterie.commands.inspect import add_inspect_commands
 from coterie.commands.observe import add_observe_command
@@ -37,7 +38,13 @@ DEMOS = ["team", "runtime", "storm", "strategies", "shielded", "kill9"]
 
 class _Parser(argparse.ArgumentParser):
     """An argument parser whose usage errors are one line, naming the command and
-    where its options are explained (argparse's own prints the whole usage first)."""
+    where its options are explained (argparse's own prints the whole usage first),
+    and which takes options only as spelled: no abbreviations (Claude Code takes
+    none, and a program's ``--json`` must never become ``--json-schema``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["allow_abbrev"] = False
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
@@ -317,6 +324,7 @@ def command_parser() -> tuple[argparse.ArgumentParser, frozenset[str]]:
     )
     add_inspect_commands(sub)
     add_trust_command(sub)
+    add_auth_command(sub)
     add_fault_commands(sub)
     add_watch_command(sub)
     add_observe_command(sub)
@@ -564,6 +572,10 @@ def _main(argv: list[str] | None) -> int:
             from coterie.commands.trust import trust_command
 
             return trust_command(args, console, _err())
+        if args.command == "auth":
+            from coterie.commands.auth import auth_command
+
+            return auth_command(args, console, _err())
         if args.command in ("crash", "stop", "cancel"):
             import trio
 

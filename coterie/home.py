@@ -6,6 +6,11 @@
 run's configuration. It lives outside every workspace, so a checkout or an
 agent working in one cannot rewrite the state that decides what a run may
 do; the composition root also lists it among the paths no tool may write.
+
+It also says where the user's Claude configuration folder is
+(:func:`claude_dir`): ``$CLAUDE_CONFIG_DIR`` (how an Agent SDK host points
+Claude Code at another one), else ``~/.claude``. The user's settings,
+subagents, commands, skills and output styles are read there.
 """
 
 from __future__ import annotations
@@ -18,17 +23,39 @@ import re
 import secrets
 from pathlib import Path
 
-__all__ = ["HOME_ENV", "coterie_home", "private_dir", "sign", "verify", "workspace_key"]
+__all__ = [
+    "CLAUDE_CONFIG_ENV",
+    "HOME_ENV",
+    "claude_dir",
+    "coterie_home",
+    "private_dir",
+    "sign",
+    "verify",
+    "workspace_key",
+]
 
 #: The environment variable that moves the coterie home.
 HOME_ENV = "COTERIE_HOME"
 _KEY_FILE = "signing.key"
+#: The environment variable that moves the user's Claude configuration folder.
+CLAUDE_CONFIG_ENV = "CLAUDE_CONFIG_DIR"
 
 
 def coterie_home() -> Path:
     """The coterie home directory (not created here)."""
     override = os.environ.get(HOME_ENV)
     return Path(override).expanduser() if override else Path.home() / ".coterie"
+
+
+def claude_dir(home: Path | None = None) -> Path:
+    """The user's Claude configuration folder: ``$CLAUDE_CONFIG_DIR``, else
+    ``.claude`` in *home* (default: the user's home directory). Given *home*
+    (tests, a caller with a home of its own) it is ``home/.claude`` whatever
+    the environment says."""
+    if home is not None:
+        return home / ".claude"
+    override = os.environ.get(CLAUDE_CONFIG_ENV)
+    return Path(override).expanduser() if override else Path(os.path.expanduser("~")) / ".claude"
 
 
 def private_dir(path: Path) -> Path:

@@ -637,3 +637,43 @@ event_logs = st.lists(
     max_size=12,
 )
 cut_points = st.lists(st.integers(min_value=0, max_value=4000), max_size=8)
+
+
+# -- notebooks (NotebookEdit, Read of .ipynb) and PDF page ranges -----------------
+
+cell_ids = st.from_regex(r"\A[a-zA-Z0-9_-]{1,12}\Z")
+cell_sources = st.text(max_size=30) | st.lists(st.text(max_size=10), max_size=3)
+
+
+@st.composite
+def notebook_cells(draw: st.DrawFn, *, with_ids: bool = True) -> dict[str, Any]:
+    """One nbformat 4 cell (a code cell with a stream output, or markdown or raw)."""
+    kind = draw(st.sampled_from(["code", "markdown", "raw"]))
+    cell: dict[str, Any] = {"cell_type": kind, "metadata": {}, "source": draw(cell_sources)}
+    if with_ids:
+        cell["id"] = "?"  # made unique by notebooks()
+    if kind == "code":
+        cell["execution_count"] = draw(st.none() | st.integers(min_value=1, max_value=99))
+        text = draw(st.text(max_size=20))
+        cell["outputs"] = [{"output_type": "stream", "name": "stdout", "text": text}]
+    return cell
+
+
+@st.composite
+def notebooks(draw: st.DrawFn) -> dict[str, Any]:
+    """A valid nbformat 4 notebook: 4.5 with unique cell ids, or 4.4 without."""
+    with_ids = draw(st.booleans())
+    cells = draw(st.lists(notebook_cells(with_ids=with_ids), max_size=6))
+    if with_ids:
+        ids = draw(st.lists(cell_ids, min_size=len(cells), max_size=len(cells), unique=True))
+        for cell, cell_id in zip(cells, ids, strict=True):
+            cell["id"] = cell_id
+    return {
+        "cells": cells,
+        "metadata": {"language_info": {"name": "python"}},
+        "nbformat": 4,
+        "nbformat_minor": 5 if with_ids else 4,
+    }
+
+
+page_numbers = st.integers(min_value=1, max_value=10_000)

@@ -48,7 +48,8 @@ SURFACES: dict[str, set[str]] = {
     },
     "coterie.hostlink": {
         "Answered", "Cancel", "CancelHandler", "Decision", "Dispatch", "Exchange", "Frame",
-        "FrameError", "Handler", "HostLink", "Request", "Response", "Stray", "Turn", "UserLine",
+        "FrameError", "Handler", "HostLink", "Request", "RequestRefused", "Response", "Stray",
+        "Turn", "UserLine",
         "Write", "encode",
         "error_response", "parse_line", "success_response", "writes",
     },
@@ -150,7 +151,8 @@ SURFACES: dict[str, set[str]] = {
         "builtin_registry", "builtin_tools", "default_registry", "team_tools", "add_team_tools",
         "SUBAGENT_TYPES", "SubagentType", "UnknownSubagentType", "subagent_registry",
         # the built-in tools
-        "BashTool", "ReadTool", "WriteTool", "EditTool", "GlobTool", "GrepTool", "TodoWriteTool",
+        "BashTool", "ReadTool", "WriteTool", "EditTool", "NotebookEditTool", "GlobTool", "GrepTool",
+        "TodoWriteTool",
         "TaskCreateTool", "TaskUpdateTool", "TaskListTool", "TaskGetTool", "SendMessageTool",
         "ApprovePlanTool", "MergeTaskTool", "TaskTool", "ScheduleWakeupTool", "BROADCAST",
         "last_wakeup",
@@ -169,8 +171,9 @@ SURFACES: dict[str, set[str]] = {
     },
     "coterie.tools.web": {"WebFetchTool"},
     "coterie.tools.permissions": {
-        "MODES", "PATH_RULE_KINDS", "USER_SETTINGS", "Answer", "Asker", "Behavior", "Decision",
-        "Mode", "PermissionGate", "PermissionMode", "PermissionPolicy", "PermissionSettings",
+        "MODES", "PATH_RULE_KINDS", "USER_SETTINGS", "Answer", "Asker", "Behavior",
+        "BypassNotLaunched", "Decision", "Mode", "PermissionGate", "PermissionMode",
+        "PermissionPolicy", "PermissionSettings",
         "Rule", "RuleError", "SettingsError", "ShellAnalysis", "analyze", "command_views",
         "hard_deny_reason", "load_settings", "load_settings_file", "merge_settings",
         "parse_rule", "NarrowedGate", "Suggestion", "suggest_rule", "add_local_allow_rule",

@@ -380,21 +380,21 @@ class AgentLoop:
         outcome = await execute_tool_call(
             self.registry, self.gate, call["name"], call["input"], self.tools, call_id=call["id"]
         )
+        # The text, or the content blocks of a result holding pictures (a Read of an image).
+        content = outcome.for_model
         if self.transcript is not None:
-            await self.transcript.tool_finished(
-                call["id"], outcome.content, is_error=outcome.is_error
-            )
+            await self.transcript.tool_finished(call["id"], content, is_error=outcome.is_error)
         self._emit(
             "agent.tool_result",
             id=call["id"],
             name=call["name"],
-            content=outcome.content,
+            content=content,
             is_error=outcome.is_error,
         )
         return {
             "type": "tool_result",
             "tool_use_id": call["id"],
-            "content": outcome.content,
+            "content": content,
             "is_error": outcome.is_error,
         }
 

@@ -42,6 +42,9 @@ async def each_turn(
         view.finish(cleared.stamped(last))
     failed = False
     async for turn in turns:
+        replayed = getattr(view, "replayed", None)
+        if turn.replay and replayed is not None:
+            replayed(turn.message or {}, turn.uuid)  # --replay-user-messages: acknowledged
         if turn.clears:
             reset = getattr(view, "conversation_reset", None)
             if reset is not None:

@@ -13,6 +13,7 @@ from coterie.commands.driving import agent_options, drive, workspace_trust
 from coterie.commands.stopping import interrupt_process
 from coterie.errors import CoterieError
 from coterie.extensions import load_extensions
+from coterie.extensions.plugins import load_plugins
 from coterie.session import AgentSession, open_agent
 from coterie.trust import is_trusted
 from coterie.ui import TerminalAsker
@@ -55,7 +56,8 @@ async def converse(
     asker = TerminalAsker(console, project=workdir)
     await workspace_trust(args, console, err)
     try:
-        extensions = load_extensions(workdir, trusted=is_trusted(workdir))
+        plugins = load_plugins(getattr(args, "plugin_dir", ()))  # resume: none given
+        extensions = load_extensions(workdir, trusted=is_trusted(workdir), plugins=plugins)
     except (CoterieError, ValueError) as exc:
         err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
         return 2

@@ -121,6 +121,7 @@ def agent_options(args: argparse.Namespace) -> dict[str, Any]:
         "model": args.model,
         "scenario": args.scenario,
         "permission_mode": "auto" if args.auto else args.permission_mode,
+        "allow_bypass": args.allow_dangerously_skip_permissions,
         "goal": args.goal,
         "max_goal_iterations": args.max_goal_iterations,
         "add_dirs": args.add_dir,
@@ -131,6 +132,7 @@ def agent_options(args: argparse.Namespace) -> dict[str, Any]:
         "context_window": args.context_window,
         "compact_at": args.compact_at,
         "agents": args.agents,
+        "plugin_dirs": args.plugin_dir,
         "run_id": args.session_id,  # the new run's id, if the caller chose one
         "system_prompt": _system_prompt(args),
         "append_system_prompt": args.append_system_prompt,

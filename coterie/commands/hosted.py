@@ -9,12 +9,13 @@ its ``/clear`` opens a new run.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 from typing import TYPE_CHECKING, Any
 
 from coterie.commands.driving import drive
 from coterie.commands.hostasker import HostAsker
-from coterie.commands.hostmode import HostPrompts, HostSetup, SessionSlot, open_host
+from coterie.commands.hostmode import HostPrompts, HostSetup, SessionSlot, open_host, style_offer
 from coterie.commands.stopping import interrupt_process
 from coterie.session import open_agent, open_team
 
@@ -48,7 +49,9 @@ async def run_hosted(
     (or the run *resumed*), its control requests answered (:mod:`.hostmode`).
     Each ``/clear`` of the host closes the run and opens a new one by *opener*
     for the prompts after it; the exit code is the worst of the runs'."""
-    slot, setup = SessionSlot(), HostSetup()
+    # The answer to initialize reads the settings as the run will (--settings too).
+    offer = functools.partial(style_offer, args.workdir, args.settings, args.setting_sources)
+    slot, setup = SessionSlot(), HostSetup(offer=offer, replay=args.replay_user_messages)
 
     @contextlib.asynccontextmanager
     async def hosted() -> AsyncIterator[AgentSession]:
@@ -86,7 +89,7 @@ async def run_hosted(
                 known = json.loads(given) if given else {}
                 if isinstance(known, dict):
                     options["agents"] = json.dumps({**known, **setup.agents})
-        prompts, code, cleared = HostPrompts(link, err), 0, None
+        prompts, code, cleared = HostPrompts(link, err, replay=setup.replay), 0, None
         while True:
             turns = prompts.until_clear()
             try:

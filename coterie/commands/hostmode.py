@@ -29,38 +29,75 @@ import contextlib
 import json
 import math
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
 import trio
 from rich.markup import escape
 
+from coterie.agent.outputstyles import DEFAULT_STYLE
 from coterie.commands.hostcontrol import control_handlers
 from coterie.commands.hostmcp import mcp_handlers
 from coterie.commands.streaminput import HostTurn, InputError, read_turn
+from coterie.errors import CoterieError
+from coterie.extensions import load_extensions
+from coterie.home import claude_dir
 from coterie.hooks import EVENTS, HookCallback, HookMatcher
 from coterie.hooks.config import DEFAULT_TIMEOUT
-from coterie.hostlink import FrameError, Handler, HostLink, Request, parse_line
-from coterie.tools.permissions import MODES
+from coterie.hostlink import FrameError, Handler, HostLink, Request, RequestRefused, parse_line
+from coterie.tools.permissions import (
+    MODES,
+    BypassNotLaunched,
+    load_settings,
+    load_settings_file,
+    merge_settings,
+)
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncGenerator, AsyncIterator
+    from collections.abc import AsyncGenerator, AsyncIterator, Callable, Collection
 
     from rich.console import Console
 
     from coterie.mcpclient import McpServers
     from coterie.session import AgentSession
 
-__all__ = ["HostPrompts", "HostSetup", "SessionSlot", "open_host"]
+__all__ = ["HostPrompts", "HostSetup", "SessionSlot", "open_host", "style_offer"]
 
 
-async def _initialize(request: Request) -> dict[str, Any]:
-    """The host's first request: what this CLI offers (idempotent)."""
+def style_offer(
+    workdir: Path, settings: str | None = None, sources: Collection[str] | None = None
+) -> dict[str, Any]:
+    """What the answer to ``initialize`` says of the output styles: the one the
+    settings name (``outputStyle`` as written, as Claude Code echoes it) and those
+    the run will know. The run opens only once the host has initialized, so this
+    reads the settings and the style files as the run will: the user's (in
+    ``$CLAUDE_CONFIG_DIR`` or ``~/.claude``), the workspace's when it is trusted,
+    then *settings* (``--settings``: JSON text or a file) over them; *sources*
+    are ``--setting-sources``. Settings that cannot be read are the run's error
+    to report: the answer says ``default`` then. ``user_output_styles_dir`` is
+    where the user's own styles are looked for."""
+    folder = str(claude_dir() / "output-styles")
+    try:
+        merged = (
+            load_settings(workdir) if sources is None else load_settings(workdir, sources=sources)
+        )
+        if settings is not None:
+            text = settings if settings.lstrip().startswith("{") else None
+            path = workdir / "--settings" if text is not None else Path(settings).expanduser()
+            layer = load_settings_file(path, text=text)
+            merged = attrs.evolve(merge_settings(merged, layer), trusted=merged.trusted)
+        extensions = load_extensions(workdir, trusted=merged.trusted)
+    except (CoterieError, ValueError, OSError):
+        return {
+            "output_style": DEFAULT_STYLE,
+            "available_output_styles": [DEFAULT_STYLE],
+            "user_output_styles_dir": folder,
+        }
     return {
-        "commands": [],
-        "agents": [],
-        "output_style": "default",
-        "available_output_styles": ["default"],
+        "output_style": merged.output_style or DEFAULT_STYLE,
+        "available_output_styles": list(extensions.output_styles),
+        "user_output_styles_dir": folder,
     }
 
 
@@ -109,6 +146,12 @@ class HostSetup:
     #: ``forward_subagent_text``, ``forwardSubagentText`` in ``initialize``); its
     #: tool calls and results are always there.
     forward_subagent_text: bool = False
+    #: What the answer to ``initialize`` says of the output styles (:func:`style_offer`;
+    #: by default, of the current directory's settings without ``--settings``).
+    offer: Callable[[], dict[str, Any]] = attrs.field(default=lambda: style_offer(Path.cwd()))
+    #: Whether each of the host's ``user`` lines is written back on the stream, marked
+    #: ``isReplay`` (``--replay-user-messages``), as its acknowledgment.
+    replay: bool = False
     #: Events the host asked for that coterie does not have (said once, never run).
     unknown: list[str] = attrs.field(factory=list)
     ready: trio.Event = attrs.field(factory=trio.Event)
@@ -169,8 +212,9 @@ def _handlers(slot: SessionSlot, setup: HostSetup) -> dict[str, Handler]:
     session's own here, then each family's from its module (below)."""
 
     async def initialize(request: Request) -> dict[str, Any]:
+        """The host's first request: what this CLI offers (idempotent)."""
         setup.initialized(request.body)
-        return await _initialize(request)
+        return {"commands": [], "agents": [], **setup.offer()}
 
     async def interrupt(request: Request) -> dict[str, Any]:
         # Stop the work on the prompt in flight: its result comes back interrupted,
@@ -183,7 +227,10 @@ def _handlers(slot: SessionSlot, setup: HostSetup) -> dict[str, Handler]:
         if mode not in MODES:
             raise ValueError(f"unknown permission mode {mode!r}; expected one of {MODES}")
         session = await slot.get()
-        session.policy.switch_mode(mode)  # ValueError: the host's error answer
+        try:
+            session.policy.switch_mode(mode)  # ValueError: the host's error answer
+        except BypassNotLaunched as exc:
+            raise RequestRefused(str(exc), "bypass_not_launched") from None
         # Claude Code says so on the stream too, for hosts that only read it.
         await _write_line(json.dumps({
             "type": "system", "subtype": "status", "permissionMode": mode,
@@ -271,6 +318,8 @@ class HostPrompts:
 
     link: HostLink
     err: Console
+    #: Whether each turn is written back on the stream (``--replay-user-messages``).
+    replay: bool = False
     #: The ``/clear`` that ended the last :meth:`until_clear` (None: input ended).
     cleared: HostTurn | None = None
     _number: int = 0
@@ -285,7 +334,7 @@ class HostPrompts:
         async for raw in self.link.turns:
             self._number += 1
             try:
-                turn = read_turn(raw, f"user message {self._number}")
+                turn = read_turn(raw, f"user message {self._number}", replay=self.replay)
             except InputError as exc:
                 self.err.print(f"[yellow]note:[/] {escape(str(exc))}; skipped", soft_wrap=True)
                 continue

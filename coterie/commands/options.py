@@ -58,6 +58,14 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
         ),
     )
     parser.add_argument(
+        "--allow-dangerously-skip-permissions",
+        action="store_true",
+        help=(
+            "let a program driving the run (--input-format stream-json) switch it to"
+            " bypassPermissions later (set_permission_mode); without it, that is refused"
+        ),
+    )
+    parser.add_argument(
         "--auto",
         action="store_true",
         help=(
@@ -101,6 +109,17 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
         help=(
             'load MCP servers from this JSON file, or this JSON text ({"mcpServers": ...};'
             " repeatable)"
+        ),
+    )
+    parser.add_argument(
+        "--plugin-dir",
+        action="append",
+        default=[],
+        type=_plugin_dir,
+        metavar="DIR",
+        help=(
+            "load the Claude Code plugin in DIR (or each plugin in a folder of them):"
+            " its commands, agents, skills, hooks and MCP servers (repeatable; docs/extensions.md)"
         ),
     )
     parser.add_argument(
@@ -323,6 +342,14 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
         ),
     )
     parser.add_argument(
+        "--replay-user-messages",
+        action="store_true",
+        help=(
+            "with --input-format and --output-format stream-json: write each user line"
+            " back on the stream (its uuid kept, marked isReplay), as its acknowledgment"
+        ),
+    )
+    parser.add_argument(
         "--permission-prompt-tool",
         metavar="TOOL",
         help=(
@@ -342,7 +369,6 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
 #: one is not refused (its run goes on); the run says once what it leaves out.
 UNHONOURED: dict[str, tuple[bool, str]] = {
     "--task-budget": (True, "the task budget is not applied (--max-budget-usd is)"),
-    "--plugin-dir": (True, "plugins are not loaded"),
     "--resume-session-at": (True, "runs are not cut back"),
     "--resume-drops-turn": (True, "runs are not cut back"),
     "--session-mirror": (False, "the transcript is not mirrored to the host"),
@@ -370,6 +396,16 @@ def unhonoured_notices(args: argparse.Namespace) -> list[str]:
         f" {UNHONOURED[flag][1]}"
         for flag in dict.fromkeys(getattr(args, "unhonoured", None) or [])
     ]
+
+
+def _plugin_dir(text: str) -> str:
+    """``--plugin-dir DIR``: the directory's absolute path (a resume finds it from anywhere)."""
+    from coterie.extensions.plugins import PluginError, plugin_dir
+
+    try:
+        return plugin_dir(text)
+    except PluginError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _text_file(path: str) -> str:

@@ -21,6 +21,7 @@ from coterie.commands.stdin import check_input_format, headless_input
 from coterie.commands.stopping import interrupt_process
 from coterie.errors import CoterieError
 from coterie.extensions import load_extensions
+from coterie.extensions.plugins import load_plugins
 from coterie.procgroups import reap_workspace
 from coterie.runs import find_run, fork_run, list_runs, read_config, read_state, runs_root
 from coterie.session import AgentSession, open_agent, open_team
@@ -168,7 +169,8 @@ def _expand(args: argparse.Namespace, prompt: str) -> Expansion | None:
     if not prompt.lstrip().startswith("/"):
         return None
     workdir = args.workdir.resolve()
-    return load_extensions(workdir, trusted=is_trusted(workdir)).expand(prompt)
+    plugins = load_plugins(getattr(args, "plugin_dir", ()))  # resume: none given
+    return load_extensions(workdir, trusted=is_trusted(workdir), plugins=plugins).expand(prompt)
 
 
 async def run_team(args: argparse.Namespace, console: Console, err: Console) -> int:

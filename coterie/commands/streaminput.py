@@ -42,6 +42,11 @@ class HostTurn:
     origin: dict[str, Any] | None = None
     #: The host's id of the line (its ``uuid``), when it gave one.
     uuid: str | None = None
+    #: The line's ``message`` as the host wrote it (written back with
+    #: ``--replay-user-messages``); None: not kept. Not part of the turn's identity.
+    message: dict[str, Any] | None = attrs.field(default=None, eq=False)
+    #: Whether the line is written back on the stream (``--replay-user-messages``).
+    replay: bool = attrs.field(default=False, eq=False)
 
     @property
     def clears(self) -> bool:
@@ -55,15 +60,17 @@ class HostTurn:
         return result if self.origin is None else {**result, "origin": self.origin}
 
 
-def read_turn(raw: dict[str, Any], where: str) -> HostTurn:
-    """The turn of a ``user`` line already read as JSON (*where* names it in errors).
-    An ``origin`` that is not a JSON object, or a ``uuid`` that is not a string, is
-    not the host's stamp and is left out."""
+def read_turn(raw: dict[str, Any], where: str, *, replay: bool = False) -> HostTurn:
+    """The turn of a ``user`` line already read as JSON (*where* names it in errors),
+    to be written back if *replay*. An ``origin`` that is not a JSON object, or a
+    ``uuid`` that is not a string, is not the host's stamp and is left out."""
     origin, uuid = raw.get("origin"), raw.get("uuid")
     return HostTurn(
         turn_text(raw, where),
         origin if isinstance(origin, dict) else None,
         uuid if isinstance(uuid, str) and uuid else None,
+        raw["message"],  # turn_text checked it is an object
+        replay,
     )
 
 

@@ -34,6 +34,8 @@ from typing import TYPE_CHECKING, Literal
 
 import attrs
 
+from coterie.home import CLAUDE_CONFIG_ENV, claude_dir
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
@@ -160,7 +162,9 @@ def memory_sources(
     """The files of the hierarchy that exist, most general first."""
     sources: list[tuple[Path, Kind]] = []
     if home is not None:
-        sources.append((home / ".claude" / "CLAUDE.md", "user"))
+        # $CLAUDE_CONFIG_DIR moves the user's Claude folder, their CLAUDE.md with it.
+        user = claude_dir() if os.environ.get(CLAUDE_CONFIG_ENV) else home / ".claude"
+        sources.append((user / "CLAUDE.md", "user"))
     below = [p for p in (workdir, *workdir.parents) if _inside(p, root)]
     for folder in reversed(below):
         main = folder / "CLAUDE.md"

@@ -6,10 +6,14 @@ This package owns reading them: the frontmatter of their Markdown files
 (:mod:`~coterie.extensions.agents`), the skills of
 ``.claude/skills/<name>/SKILL.md`` (:mod:`~coterie.extensions.skills`), the
 commands of ``.claude/commands/**/*.md`` and their expansion
-(:mod:`~coterie.extensions.commands`), and the one place a run loads them
-all (:func:`load_extensions`). They are prompts, never permissions: what
-they say about tools and modes can only narrow what the run may do, and a
-workspace's own files load only once the workspace is trusted.
+(:mod:`~coterie.extensions.commands`), the plugins of ``--plugin-dir``
+(:mod:`~coterie.extensions.plugins`: their manifests, parts, hooks and MCP
+servers: imported from that module, ``load_plugins``), and the one place a
+run loads them all (:func:`load_extensions`).
+They are prompts, never permissions: what they say about tools and modes can
+only narrow what the run may do, and a workspace's own files load only once
+the workspace is trusted. A plugin is the user's choice on the command line,
+never a workspace's: nothing in a workspace adds one.
 """
 
 from coterie.extensions.agents import AgentDefinition, AgentsError, parse_agents_json

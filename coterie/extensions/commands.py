@@ -67,11 +67,14 @@ class CommandDefinition:
     namespace: str = ""
     scope: Scope = "project"
     source: str = ""
+    #: The plugin it comes from ("" for the user's and the workspace's).
+    plugin: str = ""
 
     @property
     def label(self) -> str:
-        """``(project)``, ``(user:backend)``: where it comes from, as Claude Code shows it."""
-        return f"({self.scope}{':' + self.namespace if self.namespace else ''})"
+        """``(project)``, ``(user:backend)``, ``(plugin:name)``: where it comes from."""
+        where = f"plugin:{self.plugin}" if self.plugin else self.scope
+        return f"({where}{':' + self.namespace if self.namespace else ''})"
 
 
 @attrs.frozen

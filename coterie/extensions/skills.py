@@ -36,16 +36,16 @@ class SkillDefinition:
     scope: Scope = "project"
 
 
-def skill_from_folder(folder: Path, scope: Scope, text: str | None = None) -> SkillDefinition:
+def skill_from_folder(
+    folder: Path, scope: Scope, text: str | None = None, *, name: str | None = None
+) -> SkillDefinition:
     """The skill in *folder* (*text*: its ``SKILL.md``, if read already; an
-    :class:`~coterie.extensions.AgentsError` naming the file)."""
+    :class:`~coterie.extensions.AgentsError` naming the file), called *name* if
+    given (a plugin's skill is named after its folder, whatever its ``name``)."""
     path = folder / "SKILL.md"
     meta, body = read_definition(path, text)
-    name = meta.get("name", folder.name)
-    if not isinstance(name, str) or not NAME.match(name):
-        raise AgentsError(
-            f"{path}: the skill name {name!r} must be lowercase letters, digits and hyphens"
-        )
+    if name is None:
+        name = _name(meta.get("name", folder.name), path)
     description = meta.get("description")
     if not isinstance(description, str) or not description.strip():
         paragraph = body.strip().split("\n\n", 1)[0].strip()
@@ -61,3 +61,11 @@ def skill_from_folder(folder: Path, scope: Scope, text: str | None = None) -> Sk
         allowed_tools=tuple(allowed),
         scope=scope,
     )
+
+
+def _name(name: object, path: Path) -> str:
+    if not isinstance(name, str) or not NAME.match(name):
+        raise AgentsError(
+            f"{path}: the skill name {name!r} must be lowercase letters, digits and hyphens"
+        )
+    return name

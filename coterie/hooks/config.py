@@ -13,6 +13,12 @@ the file and the place, one line: a hook that silently did not run would be
 a guard that silently did not guard. The files of every layer are merged in
 order (user, project, local); a file that does not apply (the project's and
 the local file of an untrusted workspace) is only noted.
+
+A plugin's hooks (its ``hooks/hooks.json``, :func:`parse_hooks_file`) are in the
+same shape, optionally with a ``description`` beside ``hooks``; each of its
+handlers carries the variables its commands run with (``CLAUDE_PLUGIN_ROOT``),
+set in their environment, not substituted into the text: the shell expands
+``${CLAUDE_PLUGIN_ROOT}`` there, as in Claude Code.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ from coterie.hooks.catalogue import EVENTS, MATCHED_ON, HookEvent
 from coterie.hooks.matching import check_matcher, matches
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
     from pathlib import Path
 
 __all__ = [
@@ -38,6 +44,7 @@ __all__ = [
     "HookGroup",
     "HooksConfigError",
     "load_hooks",
+    "parse_hooks_file",
 ]
 
 #: Seconds a hook may run unless its ``timeout`` says otherwise (Claude Code's).
@@ -62,6 +69,9 @@ class Handler:
     target: str
     timeout: float = DEFAULT_TIMEOUT
     headers: tuple[tuple[str, str], ...] = ()
+    #: Variables set in a command's environment (a plugin's ``CLAUDE_PLUGIN_ROOT``):
+    #: two plugins' identical command lines are two handlers.
+    env: tuple[tuple[str, str], ...] = ()
 
     @property
     def label(self) -> str:
@@ -129,6 +139,15 @@ class HookConfig:
             notices.extend(config.notices)
         return cls(tuple(groups), tuple(files), tuple(ignored), tuple(notices))
 
+    def with_env(self, env: Mapping[str, str]) -> HookConfig:
+        """These hooks with *env* set in the environment of every handler."""
+        pairs = tuple(sorted(env.items()))
+        groups = tuple(
+            attrs.evolve(g, handlers=tuple(attrs.evolve(h, env=pairs) for h in g.handlers))
+            for g in self.groups
+        )
+        return attrs.evolve(self, groups=groups)
+
     def handlers(self, event: HookEvent, value: str | None = None) -> tuple[Handler, ...]:
         """The handlers *event* runs for *value* (the field its matcher reads), each
         identical handler once, in configuration order."""
@@ -166,6 +185,26 @@ def load_hooks(files: Sequence[tuple[Path, bool]]) -> HookConfig:
             continue
         configs.append(HookConfig.parse(data["hooks"], path))
     return HookConfig.merge(configs)
+
+
+def parse_hooks_file(path: Path, data: Any | None = None) -> HookConfig:
+    """The hooks of a plugin's hooks file *path* (or of *data*, its JSON value read
+    already, such as a manifest's inline ``hooks``): ``{"hooks": {EVENT: [...]}}``,
+    with an optional ``description``, or the events' object itself; a
+    :class:`HooksConfigError` naming the file if it cannot be used."""
+    if data is None:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise HooksConfigError(f"{path}: cannot read the hooks: {exc}") from None
+    if not isinstance(data, dict):
+        raise _error(path, "hooks", 'must be an object with "hooks"')
+    if "hooks" in data:
+        unknown = sorted(set(data) - {"hooks", "description"})
+        if unknown:
+            raise _error(path, unknown[0], "unknown key (expected hooks, description)")
+        return HookConfig.parse(data["hooks"], path)
+    return HookConfig.parse({k: v for k, v in data.items() if k != "description"}, path)
 
 
 def _error(path: Path, where: str, what: str) -> HooksConfigError:

@@ -125,7 +125,7 @@ class Hooks:
                 handler,
                 payload,
                 cwd=self.cwd,
-                env=env,
+                env={**env, **dict(handler.env)},  # a plugin's CLAUDE_PLUGIN_ROOT
                 callbacks=self.callbacks,
                 records=self.process_groups,
             )

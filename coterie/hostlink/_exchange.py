@@ -165,10 +165,11 @@ class Exchange:
         return min((p.deadline for p in self._pending.values()), default=None)
 
     def close(self) -> list[Decision]:
-        """The host is gone: every pending request is settled unanswered."""
+        """The host's input ended: every request of ours is settled unanswered (no
+        answer can come). Its requests still being handled are answered when done:
+        it may still read the output."""
         lost = [Answered(rid, p.subtype, None, "host gone") for rid, p in self._pending.items()]
         self._pending.clear()
-        self._in_flight.clear()
         return list(lost)
 
     def _give_up(self, request_id: str, reason: str) -> list[Decision]:
@@ -228,9 +229,10 @@ class Exchange:
         """The handler of *request_id* succeeded with *body*."""
         return self._answer(request_id, success_response(request_id, body))
 
-    def fail(self, request_id: str, error: str) -> list[Decision]:
-        """The handler of *request_id* failed, saying *error*."""
-        return self._answer(request_id, error_response(request_id, error))
+    def fail(self, request_id: str, error: str, code: str | None = None) -> list[Decision]:
+        """The handler of *request_id* failed, saying *error* (and the ``error_code``
+        *code*, if any)."""
+        return self._answer(request_id, error_response(request_id, error, code))
 
     def _answer(self, request_id: str, response: Response) -> list[Decision]:
         if request_id not in self._in_flight:

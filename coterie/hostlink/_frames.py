@@ -71,6 +71,18 @@ class Response:
     outcome: Literal["success", "error"]
     body: dict[str, Any] = attrs.field(factory=dict)
     error: str = ""
+    #: A machine-readable reason beside an error's text (Claude Code's ``error_code``,
+    #: such as ``bypass_not_launched``); None: none.
+    code: str | None = None
+
+
+class RequestRefused(Exception):
+    """What a handler raises to refuse a request with an ``error_code`` as well as
+    its text (any other exception is an error answer with the text alone)."""
+
+    def __init__(self, message: str, code: str) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 @attrs.frozen
@@ -137,9 +149,9 @@ def success_response(request_id: str, body: dict[str, Any]) -> Response:
     return Response(request_id, "success", body)
 
 
-def error_response(request_id: str, error: str) -> Response:
-    """The error answer to *request_id*."""
-    return Response(request_id, "error", error=error)
+def error_response(request_id: str, error: str, code: str | None = None) -> Response:
+    """The error answer to *request_id* (with Claude Code's ``error_code`` *code*)."""
+    return Response(request_id, "error", error=error, code=code)
 
 
 def encode(frame: Request | Response | Cancel) -> str:
@@ -157,6 +169,8 @@ def encode(frame: Request | Response | Cancel) -> str:
             inner["response"] = frame.body
         else:
             inner["error"] = frame.error
+            if frame.code is not None:
+                inner["error_code"] = frame.code
         data = {"type": "control_response", "response": inner}
     else:
         data = {"type": "control_cancel_request", "request_id": frame.request_id}

@@ -29,7 +29,7 @@ from coterie.hostlink._exchange import (
     Turn,
     Write,
 )
-from coterie.hostlink._frames import Request, encode
+from coterie.hostlink._frames import Request, RequestRefused, encode
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterable, Mapping
@@ -67,19 +67,26 @@ class HostLink:
         self._send_turn, self.turns = trio.open_memory_channel[dict[str, Any]](math.inf)
 
     async def run(self, lines: AsyncIterable[str]) -> None:
-        """Serve the host until its input ends; then settle what is pending."""
+        """Serve the host until its input ends; then settle what is pending. The
+        host's requests still being handled then are answered when they are done
+        (a ``set_permission_mode`` waiting for the run to open, its host having
+        written its last line): the caller's cancellation ends them with the run."""
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
-            nursery.start_soon(self._timer)
+            timer = trio.CancelScope()
+            nursery.start_soon(self._timer, timer)
             try:
                 async for line in lines:
                     await self._do(self._exchange.receive(line))
+            except BaseException:
+                nursery.cancel_scope.cancel()
+                raise
             finally:
                 self._closed = True
                 with trio.CancelScope(shield=True):
                     await self._do(self._exchange.close())
                     await self._send_turn.aclose()
-                nursery.cancel_scope.cancel()
+                timer.cancel()
 
     async def ask(
         self, subtype: str, body: dict[str, Any], *, answer_within: float
@@ -104,7 +111,11 @@ class HostLink:
             self._waiting.pop(request.request_id, None)
         return settled[0].response
 
-    async def _timer(self) -> None:
+    async def _timer(self, scope: trio.CancelScope) -> None:
+        with scope:
+            await self._expiring()
+
+    async def _expiring(self) -> None:
         while True:
             deadline = self._exchange.next_deadline()
             with trio.move_on_at(math.inf if deadline is None else deadline):
@@ -143,7 +154,10 @@ class HostLink:
             try:
                 body = await handler(request)
             except Exception as exc:  # a handler's failure is the host's error answer
-                decisions = self._exchange.fail(request.request_id, str(exc) or type(exc).__name__)
+                code = exc.code if isinstance(exc, RequestRefused) else None
+                decisions = self._exchange.fail(
+                    request.request_id, str(exc) or type(exc).__name__, code
+                )
             else:
                 decisions = self._exchange.complete(request.request_id, body)
         self._scopes.pop(request.request_id, None)

@@ -18,6 +18,12 @@ interrupted and no tick follows).
 
 ``/clear`` and ``/resume ID`` leave this run for another: the conversation
 records which in :attr:`Conversation.switch`, and the caller opens it.
+
+``/output-style NAME`` switches the output style for the rest of the
+conversation over this run, from the next turn: that turn's prompt carries
+the style's instructions (:func:`~coterie.agent.outputstyles.switch_reminder`),
+the system prompt staying the run's. The settings are not changed: a new
+conversation (``/clear``) answers in the style they name.
 """
 
 from __future__ import annotations
@@ -30,6 +36,12 @@ import attrs
 import trio
 from rich.markup import escape
 
+from coterie.agent.outputstyles import (
+    BUILTIN_STYLES,
+    DEFAULT_STYLE,
+    find_style,
+    switch_reminder,
+)
 from coterie.autonomy import LoopSpecError, parse_loop_spec
 from coterie.context.transcript import read_history
 from coterie.errors import CoterieError
@@ -52,6 +64,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from coterie.agent import RunResult
+    from coterie.agent.outputstyles import OutputStyle
     from coterie.events import Event
     from coterie.extensions import Extensions
     from coterie.interactive.editor import LineEditor
@@ -84,11 +97,15 @@ class Conversation:
     model: str | None = None
     #: Where to go after :meth:`serve` returns: a run id, :data:`NEW_RUN`, or None (leave).
     switch: str | None = None
+    #: The ``/output-style`` choice for this run's conversation (None: the run's own).
+    style: OutputStyle | None = None
+    #: Whether the next turn's prompt says :attr:`style` (it was just chosen).
+    restyled: bool = False
 
     async def serve(self, session: AgentSession, first: str | None = None) -> dict[str, Any]:
         """Converse over *session* (its pending request finished first) until the
         person leaves or switches runs; the last turn's result."""
-        self.switch = None
+        self.switch, self.style, self.restyled = None, None, False
         self.console.print(
             "[dim]Enter sends · \\ then Enter for a new line · Ctrl-C stops a turn ·"
             " /help · /exit[/]"
@@ -151,6 +168,8 @@ class Conversation:
         self, session: AgentSession, text: str, *, goal: str | None = None
     ) -> dict[str, Any]:
         """One turn on *text* (*goal* pursued); Ctrl-C stops it (see the module docstring)."""
+        if self.restyled and self.style is not None:
+            text, self.restyled = switch_reminder(self.style) + text, False
         return await self._interruptible(
             session, lambda: session.query(text, model=self.model, goal=goal)
         )
@@ -231,6 +250,30 @@ class Conversation:
         options = session.options
         current = self.model or ("scripted" if options.scenario else options.model)
         self.console.print(f"model: [bold]{escape(str(current))}[/]")
+        return True
+
+    async def _output_style(self, session: AgentSession, args: str) -> bool:
+        styles = self.extensions.output_styles or {s.name: s for s in BUILTIN_STYLES}
+        if args:
+            style = find_style(args, styles)
+            if style is None:
+                known = escape(", ".join(styles))
+                self.err.print(f"[red]unknown output style[/] {escape(args)}; known: {known}")
+                return True
+            self.style, self.restyled = style, True
+            self.console.print(
+                f"output style [bold]{escape(style.name)}[/] from the next turn, for this"
+                " conversation [dim](the settings' outputStyle is unchanged)[/]"
+            )
+            return True
+        current = self.style.name if self.style else session.info.get("output_style")
+        current = str(current or DEFAULT_STYLE)
+        self.console.print(f"output style: [bold]{escape(current)}[/]")
+        for name, style in styles.items():
+            mark = " [green](current)[/]" if name == current else ""
+            what = f" {escape(style.description)}" if style.description else ""
+            self.console.print(f"  [bold]{escape(name)}[/] ({style.source}){mark}{what}")
+        self.console.print("[dim]/output-style NAME switches from the next turn[/]")
         return True
 
     async def _permissions(self, session: AgentSession, args: str) -> bool:
@@ -342,6 +385,7 @@ HANDLERS: dict[str, Callable[[Conversation, AgentSession, str], Awaitable[bool]]
     "compact": Conversation._compact,
     "cost": Conversation._cost,
     "model": Conversation._model,
+    "output-style": Conversation._output_style,
     "permissions": Conversation._permissions,
     "agents": Conversation._agents,
     "tasks": Conversation._tasks,

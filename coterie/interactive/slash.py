@@ -57,6 +57,9 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("compact", "summarise the conversation now, keeping FOCUS", "[focus]"),
     SlashCommand("cost", "tokens and USD spent in this run so far"),
     SlashCommand("model", "show the model, or use NAME for the next turns", "[name]"),
+    SlashCommand(
+        "output-style", "list the output styles, or answer in NAME from the next turn", "[name]"
+    ),
     SlashCommand("permissions", "the permission mode and rules in force, and where from"),
     SlashCommand("agents", "the subagent types: built-in and custom"),
     SlashCommand("tasks", "the task board of this workspace's team runs"),

@@ -12,6 +12,7 @@ the summarizer actor. Nothing is attached afterwards.
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -170,6 +171,9 @@ class Agents:
     #: The program driving the run, which serves its ``sdk`` MCP servers (None: none).
     mcp_host: McpHost | None = None
     system: str = attrs.field(init=False)
+    #: The system prompt of the run's subagents: without the output style (in
+    #: Claude Code the style is the conversation's; a subagent answers its parent).
+    subagent_system: str = attrs.field(init=False)
     #: The reminder each agent's first user message carries (memory, git, date).
     context: str = attrs.field(init=False)
     #: The run's MCP servers: every agent's registry is joined with their tools.
@@ -182,7 +186,8 @@ class Agents:
             host=self.mcp_host,
             process_groups=records_dir(self.prepared.run_dir),
         )
-        self.system = build_system_prompt(
+        prompt = functools.partial(
+            build_system_prompt,
             options.workdir,
             headless=self.asker is None,
             extra_dirs=list(self.prepared.extra_dirs),
@@ -190,11 +195,13 @@ class Agents:
             replace=options.system_prompt,
             append=options.append_system_prompt,
         )
+        self.system = prompt(style=self.prepared.extensions.output_style)
+        self.subagent_system = prompt()
         self.context = context_reminder(options.workdir, trusted=self.prepared.settings.trusted)
         if self.session_context:
-            self.system += (
-                f'\n\n<hook-feedback event="SessionStart">{self.session_context}</hook-feedback>'
-            )
+            feedback = f'<hook-feedback event="SessionStart">{self.session_context}</hook-feedback>'
+            self.system += f"\n\n{feedback}"
+            self.subagent_system += f"\n\n{feedback}"
 
     @property
     def custom_agents(self) -> Mapping[str, AgentDefinition]:
@@ -309,7 +316,8 @@ class Agents:
         registry = self.tools(registry, role)
         output = registry.get(STRUCTURED_OUTPUT) if STRUCTURED_OUTPUT in registry else None
         name = ctx.name
-        system = self.system if role_prompt is None else f"{self.system}\n\n{role_prompt}"
+        base = self.subagent_system if role == "subagent" else self.system
+        system = base if role_prompt is None else f"{base}\n\n{role_prompt}"
         if workspace is not None:
             system += ROOTED_NOTE.format(workspace=workspace, lead=options.workdir)
         transcript = self.transcript(name)
@@ -332,13 +340,17 @@ class Agents:
             read_denied=policy.read_filter(root),
             subagents=launcher,
             team=team,
-            # The run's own state and the trust store: no tool writes there.
-            protected_paths=(coterie_home(),),
+            # The run's own state and the trust store: no tool writes there; nor in
+            # a plugin's folder (its hooks run as the user's, in this run and on resume).
+            protected_paths=(coterie_home(), *(p.root for p in prepared.extensions.plugins)),
             sandbox=sandbox,
             process_groups=records_dir(prepared.run_dir),
             shell_cwd=_shell_cwd(transcript.meta, (root, *prepared.extra_dirs)),
             hooks=hooks,
-            read_dirs=tuple(s.folder for s in prepared.extensions.skills.values()),
+            read_dirs=(
+                *(s.folder for s in prepared.extensions.skills.values()),
+                *(p.root for p in prepared.extensions.plugins),  # ${CLAUDE_PLUGIN_ROOT}/...
+            ),
             env=dict(prepared.settings.env),
             ask_model=SideCalls(prepared.model, name),
         )

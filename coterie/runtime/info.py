@@ -4,13 +4,21 @@
 the lead's tools (as its loop is given them, MCP tools included), the MCP
 servers and their state (as Claude Code's ``system/init`` lists them:
 ``name``, ``status``, and ``source`` ``sdk`` for a server the host serves),
-the slash commands and the subagent types.
+the slash commands, the subagent types and the output style.
+
+``output_style`` is the name the settings' ``outputStyle`` gave, as written
+(Claude Code echoes it so, and SDK hosts check it), ``default`` when none
+did; a name no style has was a notice, and the run answers in ``default``
+(:mod:`coterie.agent.outputstyles`). ``available_output_styles`` (which
+Claude Code gives in its answer to ``initialize``) lists the styles the run
+knows: the built-ins, then the user's and the trusted workspace's.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from coterie.agent.outputstyles import DEFAULT_STYLE
 from coterie.runtime.tree import lead_registry
 from coterie.tools import SUBAGENT_TYPES
 
@@ -25,8 +33,9 @@ _INIT_FIELDS = ("name", "status", "source")
 
 
 def run_info(agents: Agents, team: Team | None) -> dict[str, Any]:
-    """``tools``, ``mcp_servers`` (``name`` and ``status``), ``slash_commands`` and
-    ``agents`` (the subagent types, built-in then custom) of the run, now."""
+    """``tools``, ``mcp_servers`` (``name`` and ``status``), ``slash_commands``,
+    ``agents`` (the subagent types, built-in then custom) and the output styles
+    (``output_style``, ``available_output_styles``) of the run, now."""
     extensions = agents.prepared.extensions
     return {
         "tools": agents.tools(lead_registry(agents, team), "lead").names(),
@@ -35,6 +44,7 @@ def run_info(agents: Agents, team: Team | None) -> dict[str, Any]:
         ],
         "slash_commands": sorted(extensions.commands),
         "agents": [*SUBAGENT_TYPES, *(n for n in extensions.agents if n not in SUBAGENT_TYPES)],
-        # coterie has no output styles: replies are in its one default style.
-        "output_style": "default",
+        "plugins": [plugin.to_json() for plugin in extensions.plugins],
+        "output_style": agents.prepared.settings.output_style or DEFAULT_STYLE,
+        "available_output_styles": list(extensions.output_styles or (DEFAULT_STYLE,)),
     }

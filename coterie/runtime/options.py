@@ -81,6 +81,9 @@ class RunOptions:
     #: ``--permission-mode``; None: the settings' ``defaultMode``, else ``default``
     #: (the permission policy checks and defaults it, in one place).
     permission_mode: str | None = None
+    #: ``--allow-dangerously-skip-permissions``: a host may switch the run to
+    #: ``bypassPermissions`` later (``set_permission_mode``), as in Claude Code.
+    allow_bypass: bool = False
     #: ``--add-dir``: further directories the sandbox admits.
     add_dirs: tuple[Path, ...] = attrs.field(default=(), converter=_paths)
     max_turns: int | None = attrs.field(default=None, validator=_positive)
@@ -126,6 +129,8 @@ class RunOptions:
     strict_mcp_config: bool = False
     #: ``--agents``: custom subagents in Claude Code's JSON (over the files' by name).
     agents: str | None = None
+    #: ``--plugin-dir``: the plugins' directories (absolute), loaded again on resume.
+    plugin_dirs: tuple[Path, ...] = attrs.field(default=(), converter=_paths)
     #: Permission rules allowed for this run (a slash command's ``allowed-tools``).
     allowed_tools: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     #: Whose they are: ``user`` (the caller's, or a user command's) or ``project``

@@ -24,6 +24,7 @@ import attrs
 from coterie.autonomy import parse_loop_spec
 from coterie.context import Budget
 from coterie.extensions import Extensions, load_extensions
+from coterie.extensions.plugins import Plugins, load_plugins
 from coterie.hooks import HookConfig, load_hooks
 from coterie.mcpclient import load_servers
 from coterie.models import (
@@ -154,6 +155,7 @@ def prepare(
     options = attrs.evolve(
         options,
         add_dirs=tuple(Path(d).resolve() for d in options.add_dirs),
+        plugin_dirs=tuple(Path(d).resolve() for d in options.plugin_dirs),
         mcp_configs=tuple(_json_or_path(f) for f in options.mcp_configs),
         settings=_settings_arg(options.settings),
     )
@@ -197,6 +199,7 @@ def prepare_hosted(
         scenario=None,
         add_dirs=(),
         mcp_configs=(),
+        plugin_dirs=(),
         user_settings=None,
         settings=None,
         allowed_tools=(),
@@ -260,10 +263,13 @@ def _derive(
     """The sandbox, hooks, MCP servers and extensions of a run, and what to tell the
     user; every one of them checked (a bad file is a usage error now)."""
     sandbox, policy, notices = _sandbox(settings, policy, options, extra)
+    # --plugin-dir: the user's own choice, so its hooks and servers apply in any workspace.
+    plugins = load_plugins(options.plugin_dirs)
     hooks = _hooks(options, settings)
     notices = (*notices, *_ignored_hooks(hooks, settings))
-    servers, notices = _mcp(options, settings.trusted, notices)
-    extensions = _extensions(options, settings)  # a bad --agents fails before the run
+    hooks = HookConfig.merge([hooks, plugins.hooks])
+    servers, notices = _mcp(options, settings.trusted, notices, plugins)
+    extensions = _extensions(options, settings, plugins)  # a bad --agents fails now
     notices = (*notices, *settings.key_notices, *policy.notices, *extensions.notices)
     repository = _repository(options)
     return _Derived(sandbox, policy, notices, hooks, servers, extensions, repository)
@@ -285,14 +291,17 @@ def _checkouts(repository: Repository | None, run_id: str, options: RunOptions) 
     return None if repository is None else Checkouts(repository, run_id, options.repo)
 
 
-def _extensions(options: RunOptions, settings: PermissionSettings) -> Extensions:
-    """The run's custom subagents, skills and commands (the workspace's only when trusted)."""
+def _extensions(options: RunOptions, settings: PermissionSettings, plugins: Plugins) -> Extensions:
+    """The run's custom subagents, skills, commands and output styles (the workspace's
+    only when trusted), and the output style the settings chose."""
     known = {n for t in builtin_tools() for n in (t.name, *getattr(t, "aliases", ()))}
     return load_extensions(
         options.workdir,
         trusted=settings.trusted,
         agents_json=options.agents,
         known_tools={*known, "Skill"},
+        output_style=settings.output_style,
+        plugins=plugins,
     )
 
 
@@ -313,9 +322,10 @@ def _hooks(options: RunOptions, settings: PermissionSettings) -> HookConfig:
 
 
 def _mcp(
-    options: RunOptions, trusted: bool, notices: tuple[str, ...]
+    options: RunOptions, trusted: bool, notices: tuple[str, ...], plugins: Plugins
 ) -> tuple[tuple[ServerConfig, ...], tuple[str, ...]]:
-    """The MCP servers of the run (a bad file is a usage error now), and the notices."""
+    """The MCP servers of the run (a bad file is a usage error now), and the notices;
+    the plugins' too, unless ``--strict-mcp-config`` keeps only ``--mcp-config``'s."""
     servers, said = load_servers(
         options.workdir,
         trusted=trusted,
@@ -324,6 +334,8 @@ def _mcp(
         env=os.environ,
         strict=options.strict_mcp_config,
     )
+    if not options.strict_mcp_config:
+        servers = (*servers, *plugins.servers)
     return servers, (*notices, *said)
 
 
@@ -355,7 +367,9 @@ def _policy(
             for r in options.allowed_tools
         )
         settings = attrs.evolve(settings, allow=(*settings.allow, *granted))
-    policy = PermissionPolicy.from_settings(settings, mode=options.permission_mode)
+    policy = PermissionPolicy.from_settings(
+        settings, mode=options.permission_mode, bypass_available=options.allow_bypass
+    )
     extra = (*options.add_dirs, *(Path(d).resolve() for d in settings.additional_directories))
     return settings, policy, tuple(dict.fromkeys(extra))
 

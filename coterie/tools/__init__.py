@@ -42,6 +42,7 @@ if TYPE_CHECKING:
         team_tools,
     )
     from coterie.tools.files import EditTool, ReadTool, WriteTool
+    from coterie.tools.notebook import NotebookEditTool
     from coterie.tools.ossandbox import (
         Bubblewrap,
         NetworkSettings,
@@ -131,6 +132,7 @@ __all__ = [
     "BashTool",
     "Decision",
     "EditTool",
+    "NotebookEditTool",
     "FileStamp",
     "GlobTool",
     "GrepTool",
@@ -215,6 +217,7 @@ _HOMES = {
     "default_registry": "coterie.tools.catalogue",
     "team_tools": "coterie.tools.catalogue",
     "EditTool": "coterie.tools.files",
+    "NotebookEditTool": "coterie.tools.notebook",
     "ReadTool": "coterie.tools.files",
     "WriteTool": "coterie.tools.files",
     "Bubblewrap": "coterie.tools.ossandbox",

@@ -28,10 +28,37 @@ if TYPE_CHECKING:
 
 @attrs.frozen
 class ToolResult:
-    """What goes back to the model in a ``tool_result`` block."""
+    """What goes back to the model in a ``tool_result`` block.
+
+    ``content`` is the result's text: all of it, or, when the result also
+    carries pictures (a Read of an image, a notebook's plots), the text of
+    its ``blocks``. ``blocks`` are then the Messages API content blocks the
+    ``tool_result`` holds, in order (``text`` and ``image`` blocks); build
+    such a result with :meth:`of_blocks`.
+    """
 
     content: str
     is_error: bool = False
+    blocks: tuple[dict[str, Any], ...] = ()
+
+    @classmethod
+    def of_blocks(cls, blocks: Sequence[dict[str, Any]], *, is_error: bool = False) -> ToolResult:
+        """A result of content *blocks*; its ``content`` is their text joined."""
+        text = "\n".join(b["text"] for b in blocks if b.get("type") == "text")
+        return cls(text, is_error=is_error, blocks=tuple(blocks))
+
+    @property
+    def for_model(self) -> str | list[dict[str, Any]]:
+        """What the ``tool_result`` block's ``content`` holds: the text, or the blocks."""
+        return [dict(b) for b in self.blocks] if self.blocks else self.content
+
+    def with_note(self, note: str) -> ToolResult:
+        """The same result with *note* added after its text (a hook's feedback)."""
+        if not self.blocks:
+            return ToolResult(self.content + note, is_error=self.is_error)
+        return ToolResult.of_blocks(
+            [*self.blocks, {"type": "text", "text": note.lstrip("\n")}], is_error=self.is_error
+        )
 
 
 @attrs.frozen

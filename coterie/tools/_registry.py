@@ -281,7 +281,7 @@ async def _after(
         return result
     event = "PostToolUseFailure" if result.is_error else "PostToolUse"
     added = "".join(f'\n\n<hook-feedback event="{event}">{note}</hook-feedback>' for note in notes)
-    return ToolResult(result.content + added, is_error=result.is_error)
+    return result.with_note(added)
 
 
 def _emit(ctx: ToolContext, type: EventType, **data: Any) -> None:

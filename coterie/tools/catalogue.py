@@ -20,6 +20,7 @@ import attrs
 from coterie.tools._registry import ToolRegistry
 from coterie.tools.bash import BashTool
 from coterie.tools.files import EditTool, ReadTool, WriteTool
+from coterie.tools.notebook import NotebookEditTool
 from coterie.tools.schedule import ScheduleWakeupTool
 from coterie.tools.search import GlobTool, GrepTool
 from coterie.tools.task import TaskTool
@@ -58,6 +59,7 @@ BUILTIN_TOOLS: tuple[Callable[[], Tool], ...] = (
     ReadTool,
     WriteTool,
     EditTool,
+    NotebookEditTool,
     GlobTool,
     GrepTool,
     TodoWriteTool,

@@ -16,17 +16,12 @@ from __future__ import annotations
 
 import os
 import stat
-import threading
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import trio
-
-from coterie.tools._base import FileStamp, ToolResult
-from coterie.tools._dirfd import Target, resolve
+from coterie.tools._base import ToolResult
+from coterie.tools._documents import Kind, document_kind, max_bytes, read_document
 from coterie.tools._fileio import (
     BINARY_SNIFF_BYTES,
-    NotRegular,
     Stopped,
     atomic_write,
     check_fresh,
@@ -45,13 +40,15 @@ from coterie.tools._lines import (
     snippet,
     window_note,
 )
+from coterie.tools._onfile import Outcome, on_file
 from coterie.tools.capabilities import Access, Capabilities, Effect, PathInput
-from coterie.tools.sandbox import SandboxViolation, absolute_path, allowed_roots
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    import threading
+    from pathlib import Path
 
     from coterie.tools._base import ToolContext
+    from coterie.tools._dirfd import Target
 
 __all__ = ["EditTool", "ReadTool", "WriteTool", "number_lines"]
 
@@ -60,6 +57,9 @@ MAX_READ_TOKENS = 25_000
 #: The estimate of a token, in characters (what the funnel starts from).
 CHARS_PER_TOKEN = 4
 MAX_READ_CHARS = MAX_READ_TOKENS * CHARS_PER_TOKEN
+#: What a Read with ``allow_large`` may return: a good part of a context window.
+MAX_LARGE_READ_TOKENS = 100_000
+MAX_LARGE_READ_CHARS = MAX_LARGE_READ_TOKENS * CHARS_PER_TOKEN
 # Edit holds the whole file (twice) in memory; past this it is data, not source.
 MAX_EDIT_BYTES = 32 * 1024 * 1024
 
@@ -73,6 +73,15 @@ _READ_SCHEMA: dict[str, Any] = {
             "description": "The line number to start reading from (1-based)",
         },
         "limit": {"type": "integer", "minimum": 1, "description": "How many lines to read"},
+        "pages": {
+            "type": "string",
+            "description": 'For a PDF: the pages to read, "3" or "1-5" (at most 20 at a time)',
+        },
+        "allow_large": {
+            "type": "boolean",
+            "description": "Read a text file (or a range of lines) over the usual size limit,"
+            f" up to about {MAX_LARGE_READ_TOKENS} tokens, when all of it is really needed",
+        },
     },
     "required": ["file_path"],
     "additionalProperties": False,
@@ -104,62 +113,6 @@ _EDIT_SCHEMA: dict[str, Any] = {
 }
 
 
-#: What a file tool's worker returns: the result, and what to record in ``read_files``.
-_Outcome = tuple[ToolResult, "tuple[Path, FileStamp] | None"]
-
-
-async def _on_file(
-    verb: str,
-    raw: str,
-    ctx: ToolContext,
-    work: Callable[[Target, threading.Event], _Outcome],
-    *,
-    create_dirs: bool = False,
-    abandon: bool = False,
-) -> ToolResult:
-    """Resolve *raw* inside the sandbox and run ``work(target, stop)`` in a worker thread.
-
-    The stamp the work returns is recorded here, after the thread, so an
-    abandoned Read records nothing. Permission problems and full disks come
-    back as error results: they are the model's to know about, not bugs.
-    """
-    roots = allowed_roots(ctx, reading=verb == "read")
-    try:
-        absolute = absolute_path(raw, roots[0])
-    except SandboxViolation as exc:
-        return ToolResult(str(exc), is_error=True)
-    # The policy refuses writes there first; this holds even where it is not asked.
-    stop = threading.Event()
-
-    def job() -> _Outcome:
-        protected = (
-            [] if verb == "read" else [Path(os.path.realpath(p)) for p in ctx.protected_paths]
-        )
-        try:
-            with resolve(
-                absolute, roots, raw=raw, create_dirs=create_dirs, protected=protected
-            ) as target:
-                return work(target, stop)
-        except SandboxViolation as exc:
-            return ToolResult(str(exc), is_error=True), None
-        except NotRegular as exc:
-            return ToolResult(exc.strerror or str(exc), is_error=True), None
-        except FileNotFoundError:
-            return ToolResult(f"File does not exist: {absolute}", is_error=True), None
-        except OSError as exc:
-            return ToolResult(
-                f"Cannot {verb} {absolute}: {exc.strerror or exc}", is_error=True
-            ), None
-
-    try:
-        result, record = await trio.to_thread.run_sync(job, abandon_on_cancel=abandon)
-    finally:
-        stop.set()  # an abandoned read stops at its next chunk instead of running on
-    if record is not None:
-        ctx.read_files[record[0]] = record[1]
-    return result
-
-
 class ReadTool:
     """Reads a text file with numbered lines and remembers that it was read."""
 
@@ -178,29 +131,45 @@ class ReadTool:
         f"- One read returns at most about {MAX_READ_TOKENS} tokens; for more, use offset"
         " and limit, or Grep\n"
         "- A file must be read before it can be changed with Write or Edit\n"
-        "- This tool can only read text files: not directories (use Glob or Bash `ls`),"
-        " images, PDFs, other binary files, pipes, sockets or devices\n"
+        "- Images (PNG, JPEG, GIF, WebP) are shown to you as pictures, scaled down if they"
+        ' are large. PDFs are read as the text of their pages: pass pages ("3", "1-5",'
+        " at most 20 pages a call; needed for PDFs of more than 10 pages). Jupyter notebooks"
+        ' (.ipynb) are shown as their cells, each in <cell id="...">, with their outputs\n'
+        "- It cannot read directories (use Glob or Bash `ls`), other binary files, pipes,"
+        " sockets or devices\n"
         "- If you read a file that exists but has empty contents you will receive a system"
         " reminder warning in place of file contents."
     )
     input_schema = _READ_SCHEMA
-    # A Read bounds itself (MAX_READ_CHARS, the note included): never cut again.
+    # A Read bounds itself (MAX_LARGE_READ_CHARS at most, the note included): never cut again.
     capabilities = Capabilities(
-        Effect.READ_ONLY, PathInput("file_path", Access.READ), result_chars=2 * MAX_READ_CHARS
+        Effect.READ_ONLY,
+        PathInput("file_path", Access.READ),
+        result_chars=MAX_LARGE_READ_CHARS + MAX_READ_CHARS,
     )
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        """Read ``file_path`` from ``offset`` for ``limit`` lines."""
+        """Read ``file_path`` from ``offset`` for ``limit`` lines (a PDF's ``pages``)."""
         offset, limit = read_window(input.get("offset"), input.get("limit"))
-        return await _on_file(
+        pages = input.get("pages")
+        budget = MAX_LARGE_READ_CHARS if input.get("allow_large") is True else MAX_READ_CHARS
+        return await on_file(
             "read",
             input["file_path"],
             ctx,
-            lambda target, stop: self._read(target, offset, limit, stop),
+            lambda target, stop: self._read(target, offset, limit, pages, budget, stop),
             abandon=True,
         )
 
-    def _read(self, target: Target, offset: int, limit: int, stop: threading.Event) -> _Outcome:
+    def _read(
+        self,
+        target: Target,
+        offset: int,
+        limit: int,
+        pages: str | None,
+        budget: int,
+        stop: threading.Event,
+    ) -> Outcome:
         path = target.path
         if target.lstat is None:
             return ToolResult(f"File does not exist: {path}", is_error=True), None
@@ -211,6 +180,9 @@ class ReadTool:
         except IsADirectoryError:
             return _is_a_directory(path), None
         try:
+            kind = document_kind(path)
+            if kind is not None or pages is not None:
+                return _read_document(target.path, kind, fd, st, pages, budget, stop)
             head = read_bounded(fd, BINARY_SNIFF_BYTES, stop)
             if is_binary(head):
                 return ToolResult(
@@ -218,9 +190,7 @@ class ReadTool:
                     is_error=True,
                 ), None
             os.lseek(fd, 0, os.SEEK_SET)
-            got = read_lines(
-                fd, offset, limit, width=MAX_LINE_CHARS, budget=MAX_READ_CHARS, stop=stop
-            )
+            got = read_lines(fd, offset, limit, width=MAX_LINE_CHARS, budget=budget, stop=stop)
         except Stopped:
             return ToolResult("The read was cancelled.", is_error=True), None
         finally:
@@ -238,19 +208,41 @@ class ReadTool:
                 f" offset ({offset}). The file has {total} lines.</system-reminder>"
             ), record
         body = numbered(got.shown, offset)
-        if got.over_budget or len(body) > MAX_READ_CHARS:
+        if got.over_budget or len(body) > budget:
             # The estimate of what was kept; past the budget reading stopped.
-            tokens = -(-max(len(body), MAX_READ_CHARS + 1) // CHARS_PER_TOKEN)
+            tokens = -(-max(len(body), budget + 1) // CHARS_PER_TOKEN)
             more = "more than " if got.over_budget else ""
+            large = "" if budget > MAX_READ_CHARS else " (or allow_large if you need all of it)"
             return ToolResult(
                 f"File content ({more}{tokens} tokens) exceeds maximum allowed tokens"
-                f" ({MAX_READ_TOKENS}). Use offset and limit parameters to read specific"
-                " portions of the file, or search for specific content (Grep) instead of"
-                " reading the whole file.",
+                f" ({budget // CHARS_PER_TOKEN}). Use offset and limit parameters to read"
+                " specific portions of the file, or search for specific content (Grep)"
+                f" instead of reading the whole file{large}.",
                 is_error=True,
             ), None
         note = window_note(offset, len(got.shown), got.total, st.st_size)
         return ToolResult(f"{body}\n\n{note}" if note else body), record
+
+
+def _read_document(
+    path: Path,
+    kind: Kind | None,
+    fd: int,
+    st: os.stat_result,
+    pages: str | None,
+    budget: int,
+    stop: threading.Event,
+) -> Outcome:
+    """Read of a notebook, an image or a PDF (what ``pages`` is for) from *fd*."""
+    if kind is None or (pages is not None and kind != "pdf"):
+        return ToolResult(
+            f"pages is for PDF files only; {path.name} is not one (use offset and limit for"
+            " the lines of a text file).",
+            is_error=True,
+        ), None
+    data = read_bounded(fd, max_bytes(kind) + 1, stop)
+    result = read_document(kind, path, data, pages, budget=budget)
+    return result, None if result.is_error else (path, stamp_from(st))
 
 
 def _is_a_directory(path: Path) -> ToolResult:
@@ -275,7 +267,7 @@ class WriteTool:
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Write ``content`` to ``file_path``."""
         content = input["content"]
-        return await _on_file(
+        return await on_file(
             "write",
             input["file_path"],
             ctx,
@@ -283,7 +275,7 @@ class WriteTool:
             create_dirs=True,
         )
 
-    def _write(self, target: Target, content: str, ctx: ToolContext) -> _Outcome:
+    def _write(self, target: Target, content: str, ctx: ToolContext) -> Outcome:
         path, st = target.path, target.lstat
         if st is not None:
             if stat.S_ISDIR(st.st_mode):
@@ -324,7 +316,7 @@ class EditTool:
                 is_error=True,
             )
         replace_all = bool(input.get("replace_all", False))
-        return await _on_file(
+        return await on_file(
             "edit",
             input["file_path"],
             ctx,
@@ -335,7 +327,7 @@ class EditTool:
 
     def _edit(
         self, target: Target, old: str, new: str, replace_all: bool, ctx: ToolContext
-    ) -> _Outcome:
+    ) -> Outcome:
         path = target.path
         if target.lstat is None:
             if old == "":

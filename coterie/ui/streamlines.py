@@ -41,6 +41,7 @@ Every line has a ``uuid`` (*new_uuid*) and the ``session_id`` (the run id).
 
 from __future__ import annotations
 
+import datetime
 import re
 import uuid
 from typing import TYPE_CHECKING, Any
@@ -208,6 +209,23 @@ class StreamLines:
             "user_message_uuid": user_message_uuid or self.new_uuid(),
             "session_id": self.session_id,
             "uuid": new,
+        }]  # fmt: skip
+
+    def replayed(
+        self, message: dict[str, Any], uuid: str | None, now: float
+    ) -> list[dict[str, Any]]:
+        """A host's user line written back (``--replay-user-messages``), as Claude Code
+        does: its message as given, its uuid kept, the time it was taken (*now*,
+        seconds since the epoch), ``isReplay``."""
+        stamp = datetime.datetime.fromtimestamp(now, datetime.UTC)
+        return [{
+            "type": "user",
+            "message": message,
+            "session_id": self.session_id,
+            "parent_tool_use_id": None,
+            "uuid": uuid or self.new_uuid(),
+            "timestamp": stamp.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+            "isReplay": True,
         }]  # fmt: skip
 
     # -- the lines ------------------------------------------------------------

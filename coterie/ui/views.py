@@ -37,6 +37,17 @@ PREVIEW_LINES = 4
 NO_ANSWER = frozenset({"error_model", "error_during_execution"})
 
 
+def result_text(content: object) -> str:
+    """A tool result as the live view shows it: its text, a picture as ``[image]``."""
+    if not isinstance(content, list):
+        return str(content)
+    return "\n".join(
+        str(b.get("text", "")) if b.get("type") == "text" else f"[{b.get('type')}]"
+        for b in content
+        if isinstance(b, dict)
+    )
+
+
 class View(Protocol):
     """Something that renders events."""
 
@@ -124,7 +135,7 @@ class ConsoleView:
                 self.console.print(f"[bold cyan]⏺[/] {escape(_summary(d['name'], d['input']))}")
             case "agent.tool_result":
                 self._unshow()  # the call is over: its line goes, never into the scrollback
-                lines = str(d["content"]).splitlines() or [""]
+                lines = result_text(d["content"]).splitlines() or [""]
                 style = "red" if d["is_error"] else "dim"
                 shown = lines[:PREVIEW_LINES]
                 more = len(lines) - len(shown)
@@ -236,7 +247,7 @@ class TextView:
         if event.type == "agent.tool_call":
             self.err.write(f"⏺ {_summary(d['name'], d['input'])} [{d.get('actor')}]\n")
         elif event.type == "agent.tool_result":
-            first = (str(d["content"]).splitlines() or [""])[0][:160]
+            first = (result_text(d["content"]).splitlines() or [""])[0][:160]
             self.err.write(f"  ⎿ {'error: ' if d['is_error'] else ''}{first}\n")
         else:
             return
@@ -309,3 +320,8 @@ class StreamJsonView(JsonView):
     def conversation_reset(self, user_message_uuid: str | None) -> None:
         """The host's ``/clear`` ends this run's conversation (the line that says so)."""
         self._write(self.lines.conversation_reset(user_message_uuid))
+
+    def replayed(self, message: dict[str, Any], uuid: str | None) -> None:
+        """A host's user line (its *message* and *uuid*), written back
+        (``--replay-user-messages``)."""
+        self._write(self.lines.replayed(message, uuid, time.time()))

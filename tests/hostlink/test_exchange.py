@@ -18,6 +18,7 @@ from coterie.hostlink import (
     Response,
     Stray,
     Turn,
+    Write,
     encode,
     error_response,
     success_response,
@@ -113,7 +114,9 @@ def test_an_abandoned_request_is_cancelled_at_the_host() -> None:
     assert ex.abandon(request.request_id) == []
 
 
-def test_a_lost_host_settles_every_request_unanswered() -> None:
+def test_the_end_of_input_settles_our_requests_and_still_answers_the_hosts() -> None:
+    """No answer to ours can come once the host's input ended; the host still reads
+    the output, so its requests being handled are answered when done."""
     ex = Exchange(SERVES)
     asked = [ex.ask("can_use_tool", {}, now=0, timeout=60) for _ in range(3)]
     ex.receive(request_line("h1", "interrupt"))
@@ -121,7 +124,10 @@ def test_a_lost_host_settles_every_request_unanswered() -> None:
     assert {a.request_id for a in lost} == {r.request_id for r in asked}  # type: ignore[union-attr]
     assert all(isinstance(a, Answered) and a.reason == "host gone" for a in lost)
     assert ex.pending == frozenset()
-    assert ex.in_flight == frozenset()
+    assert ex.in_flight == frozenset({"h1"})
+    [write] = ex.complete("h1", {})
+    assert isinstance(write, Write)
+    assert write.frame.request_id == "h1"
 
 
 def test_a_user_line_is_a_turn() -> None:

@@ -66,6 +66,7 @@ INPUTS: dict[str, dict[str, dict[str, Any]]] = {
     "Edit": {
         p: {"file_path": p, "old_string": "a", "new_string": "b"} for p in (*_FILES, *_SPECIAL)
     },
+    "NotebookEdit": {p: {"notebook_path": p, "new_source": "x"} for p in (*_FILES, *_SPECIAL)},
     "Glob": {str(d): {"pattern": "*"} | ({"path": d} if d else {}) for d in _DIRS},
     "Grep": {str(d): {"pattern": "x"} | ({"path": d} if d else {}) for d in _DIRS},
 }

@@ -33,6 +33,7 @@ DECLARED: dict[str, tuple[Effect, tuple[str, Access] | None, bool, bool, str | N
     "Read": (Effect.READ_ONLY, ("file_path", R), False, False, None),
     "Write": (Effect.WORKSPACE, ("file_path", W), False, False, None),
     "Edit": (Effect.WORKSPACE, ("file_path", W), False, False, None),
+    "NotebookEdit": (Effect.WORKSPACE, ("notebook_path", W), False, False, None),
     "Glob": (Effect.READ_ONLY, ("path", R), False, False, None),
     "Grep": (Effect.READ_ONLY, ("path", R), False, False, None),
     "TodoWrite": (Effect.READ_ONLY, None, False, False, None),
@@ -48,7 +49,7 @@ DECLARED: dict[str, tuple[Effect, tuple[str, Access] | None, bool, bool, str | N
     "MergeTask": (Effect.WORKSPACE, None, True, False, "workspaces"),
 }
 
-CORE = ["Bash", "Read", "Write", "Edit", "Glob", "Grep", "TodoWrite", "WebFetch"]
+CORE = ["Bash", "Read", "Write", "Edit", "NotebookEdit", "Glob", "Grep", "TodoWrite", "WebFetch"]
 TEAM = ["TaskCreate", "TaskUpdate", "TaskList", "TaskGet", "SendMessage"]
 
 

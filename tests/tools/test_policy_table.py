@@ -34,7 +34,7 @@ from tests.tools.policy_cases import MODES, RULES, decisions
 OLD = json.loads((Path(__file__).parent / "policy_table.json").read_text())
 READ_ONLY = ("ls -la", "cat secret/k.txt")
 #: Tools made after the old policy, with no old decision to keep (tested below).
-NEWER = {"MergeTask", "WebFetch"}
+NEWER = {"MergeTask", "WebFetch", "NotebookEdit"}
 
 
 def intended(label: str, mode: str, tool: str, case: str, old: list[Any]) -> list[Any]:
@@ -94,6 +94,15 @@ MERGE_TASK = {
 @pytest.mark.parametrize("label", list(RULES))
 def test_merge_task_goes_through_the_gate_like_a_write(new: dict[str, Any], label: str) -> None:
     assert {mode: new[label][mode]["MergeTask"]["{}"] for mode in MODES} == MERGE_TASK
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("label", list(RULES))
+def test_notebook_edit_is_decided_as_edit_is(new: dict[str, Any], label: str, mode: str) -> None:
+    """NotebookEdit declares what Edit declares (it writes the path it names), so every
+    rule set and mode decides both alike, path by path (Edit rules, acceptEdits, the
+    sandbox, the protected paths)."""
+    assert new[label][mode]["NotebookEdit"] == new[label][mode]["Edit"]
 
 
 @pytest.mark.parametrize("mode", ["default", "plan", "dontAsk", "auto", "acceptEdits"])

@@ -82,6 +82,7 @@ def test_default_registry_has_the_core_tools() -> None:
         "Read",
         "Write",
         "Edit",
+        "NotebookEdit",
         "Glob",
         "Grep",
         "TodoWrite",
@@ -96,6 +97,7 @@ def test_read_only_flags_follow_claude_code() -> None:
         "Read": True,
         "Write": False,
         "Edit": False,
+        "NotebookEdit": False,
         "Glob": True,
         "Grep": True,
         "TodoWrite": True,
@@ -139,7 +141,9 @@ async def test_unknown_tool_names_the_available_ones(ctx: ToolContext) -> None:
     result = await execute_tool_call(default_registry(), ALLOW, "Nope", {}, ctx)
     assert result.is_error
     assert "Nope" in result.content
-    assert "Bash, Read, Write, Edit, Glob, Grep, TodoWrite, WebFetch" in result.content
+    assert (
+        "Bash, Read, Write, Edit, NotebookEdit, Glob, Grep, TodoWrite, WebFetch" in result.content
+    )
 
 
 async def test_input_not_matching_the_schema_is_explained(ctx: ToolContext) -> None:

@@ -18,7 +18,12 @@ if TYPE_CHECKING:
     from coterie.tools.permissions.harddeny import hard_deny_reason
     from coterie.tools.permissions.localsettings import add_local_allow_rule, local_settings_path
     from coterie.tools.permissions.modes import MODES, Mode
-    from coterie.tools.permissions.policy import Behavior, Decision, PermissionPolicy
+    from coterie.tools.permissions.policy import (
+        Behavior,
+        BypassNotLaunched,
+        Decision,
+        PermissionPolicy,
+    )
     from coterie.tools.permissions.rules import PATH_RULE_KINDS, Rule, RuleError, parse_rule
     from coterie.tools.permissions.settings import (
         USER_SETTINGS,
@@ -45,6 +50,7 @@ __all__ = [
     "PermissionGate",
     "PermissionMode",
     "PermissionPolicy",
+    "BypassNotLaunched",
     "PermissionSettings",
     "Rule",
     "RuleError",
@@ -78,6 +84,7 @@ _HOMES = {
     "Behavior": "coterie.tools.permissions.policy",
     "Decision": "coterie.tools.permissions.policy",
     "PermissionPolicy": "coterie.tools.permissions.policy",
+    "BypassNotLaunched": "coterie.tools.permissions.policy",
     "PATH_RULE_KINDS": "coterie.tools.permissions.rules",
     "Rule": "coterie.tools.permissions.rules",
     "RuleError": "coterie.tools.permissions.rules",

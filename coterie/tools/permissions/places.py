@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from coterie.home import claude_dir
 from coterie.tools.sandbox import allowed_roots
 
 if TYPE_CHECKING:
@@ -79,6 +80,8 @@ class Places:
         home = Path(os.path.realpath(os.path.expanduser("~")))
         guarded = [Path(os.path.realpath(p)) for p in ctx.protected_paths]
         guarded += [Path(os.path.realpath(home / name)) for name in HOME_GUARDED]
+        # The user's Claude folder moved by CLAUDE_CONFIG_DIR (settings, hooks): never written.
+        guarded.append(Path(os.path.realpath(claude_dir())))
         if os.environ.get("COTERIE_HOME"):
             guarded.append(Path(os.path.realpath(os.path.expanduser(os.environ["COTERIE_HOME"]))))
         roots = tuple(allowed_roots(ctx))

@@ -82,7 +82,7 @@ if TYPE_CHECKING:
 
     from coterie.tools._base import Tool, ToolContext
 
-__all__ = ["Behavior", "Decision", "PermissionPolicy"]
+__all__ = ["Behavior", "BypassNotLaunched", "Decision", "PermissionPolicy"]
 
 Behavior = Literal["allow", "deny", "ask"]
 
@@ -97,6 +97,10 @@ class Decision:
     #: An "allow" for a rewritten input (a host's ``updatedInput``): the call runs
     #: with it instead of the model's.
     updated_input: dict[str, Any] | None = None
+
+
+class BypassNotLaunched(ValueError):
+    """``bypassPermissions`` was asked of a run not launched to allow it."""
 
 
 def _validate_mode(instance: object, attribute: object, value: str) -> None:
@@ -123,6 +127,9 @@ class PermissionPolicy:
     #: Claude Code's ``sandbox.excludedCommands``: commands (``docker``, ``git:*``)
     #: that run outside the sandbox, so auto-allow never covers them.
     sandbox_excluded: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    #: Claude Code's ``--allow-dangerously-skip-permissions``: the run may be switched
+    #: to ``bypassPermissions`` later, though it did not start in it.
+    bypass_available: bool = False
     #: The mode the run started in (what :meth:`switch_mode` may come back to).
     _started: Mode = attrs.field(init=False, eq=False, repr=False)
 
@@ -138,10 +145,16 @@ class PermissionPolicy:
     def switch_mode(self, mode: Mode) -> None:
         """Decide in *mode* from now on (a host's ``set_permission_mode``: every gate
         holding this policy sees it). Entering ``bypassPermissions`` needs a run that
-        started in it, and ``auto`` a run that has its classifier: :class:`ValueError`."""
+        started in it or was launched to allow it (:attr:`bypass_available`;
+        :class:`BypassNotLaunched`), and ``auto`` a run that has its classifier
+        (:class:`ValueError`)."""
         _validate_mode(self, None, mode)
-        if mode == "bypassPermissions" and self._started != "bypassPermissions":
-            raise ValueError("bypassPermissions can be entered only by a run started in it")
+        started = self._started == "bypassPermissions"
+        if mode == "bypassPermissions" and not (started or self.bypass_available):
+            raise BypassNotLaunched(
+                "bypassPermissions can be entered only by a run started in it, or launched"
+                " with --allow-dangerously-skip-permissions"
+            )
         if mode == "auto" and self._started != "auto":
             raise ValueError("auto needs the Auto Mode classifier: start the run with --auto")
         self.mode = mode
@@ -187,7 +200,11 @@ class PermissionPolicy:
 
     @classmethod
     def from_settings(
-        cls, settings: PermissionSettings, *, mode: Mode | str | None = None
+        cls,
+        settings: PermissionSettings,
+        *,
+        mode: Mode | str | None = None,
+        bypass_available: bool = False,
     ) -> PermissionPolicy:
         """A policy from loaded settings; *mode* (``--permission-mode``) beats defaultMode.
 
@@ -200,6 +217,7 @@ class PermissionPolicy:
             allow=settings.allow,
             ask=settings.ask,
             deny=settings.deny,
+            bypass_available=bypass_available,
         )
 
     @classmethod

@@ -1,6 +1,7 @@
 """Loading permission settings from Claude Code's settings files.
 
-Files, lowest precedence first: the user's ``~/.claude/settings.json``, the
+Files, lowest precedence first: the user's ``~/.claude/settings.json`` (in
+``$CLAUDE_CONFIG_DIR`` when it is set, :func:`coterie.home.claude_dir`), the
 project's ``.claude/settings.json``, then ``.claude/settings.local.json``
 (both in the workspace). As in Claude Code, rule lists (``permissions.allow``,
 ``ask``, ``deny``) and ``additionalDirectories`` are merged from every file,
@@ -8,9 +9,10 @@ while a single value (``permissions.defaultMode``) comes from the
 highest-precedence file that sets it. Every key Claude Code documents is
 known (:mod:`~coterie.tools.permissions.keys`): an unknown or misspelt one is
 a warning naming it and its file, a documented one coterie does not act on is
-listed once (:attr:`PermissionSettings.key_notices`); ``model`` and ``env``
-are honoured. A file that is not valid JSON, or a permissions entry of the wrong shape or
-with a malformed rule, is a :class:`SettingsError` naming the file.
+listed once (:attr:`PermissionSettings.key_notices`); ``model``, ``env``
+and ``outputStyle`` are honoured. A file that is not valid JSON, or a
+permissions entry of the wrong shape or with a malformed rule, is a
+:class:`SettingsError` naming the file.
 
 The ``sandbox`` object (Claude Code's keys, parsed by the Bash sandbox) is
 merged as Claude Code merges settings: objects key by key, lists added up
@@ -19,7 +21,8 @@ merged as Claude Code merges settings: objects key by key, lists added up
 **Workspace trust** (:mod:`coterie.trust`): the project's and the local file
 live in the checkout, so until the workspace is trusted (``coterie trust``)
 what they would widen is ignored: ``permissions.allow``,
-``additionalDirectories``, ``defaultMode``, ``autoMode`` and every ``sandbox``
+``additionalDirectories``, ``defaultMode``, ``autoMode``, ``env``, ``model``,
+``outputStyle`` and every ``sandbox``
 key but the narrowing ones (``filesystem.denyRead``/``denyWrite``,
 ``network.deniedDomains``, ``allowUnsandboxedCommands: false``,
 ``failIfUnavailable: true``). Their deny and ask rules always apply; the user's
@@ -55,6 +58,7 @@ from coterie.autonomy import (
     load_auto_mode_rules,
 )
 from coterie.errors import CoterieError
+from coterie.home import claude_dir
 from coterie.tools.permissions.keys import check_keys
 from coterie.tools.permissions.modes import MODES, Mode
 from coterie.tools.permissions.rules import Rule, RuleError, parse_rule
@@ -128,6 +132,9 @@ class PermissionSettings:
     #: ``env``: variables for the run's tools and model client (files merged;
     #: never an untrusted workspace's).
     env: dict[str, str] = attrs.field(factory=dict, hash=False)
+    #: ``outputStyle``: the name of the run's output style (the most local file's;
+    #: never an untrusted workspace's), as written (see :mod:`coterie.agent.outputstyles`).
+    output_style: str | None = None
     #: One line per unknown or misspelt key, naming it and its file.
     unknown_keys: tuple[str, ...] = ()
     #: Documented keys coterie does not act on, each with the file setting it.
@@ -237,6 +244,9 @@ def load_settings_file(
     if model is not None and (not isinstance(model, str) or not model.strip()):
         raise SettingsError(f"{path}: 'model' must be a model name")
     env = _env(raw.get("env", {}), path)
+    style = raw.get("outputStyle")
+    if style is not None and (not isinstance(style, str) or not style.strip()):
+        raise SettingsError(f"{path}: 'outputStyle' must be the name of an output style")
     unknown, unsupported = check_keys(raw, path)
     settings = PermissionSettings(
         allow=lists["allow"],
@@ -252,6 +262,7 @@ def load_settings_file(
         trusted=trusted,
         model=model,
         env=env,
+        output_style=style,
         unknown_keys=unknown,
         unsupported=tuple((key, path) for key in unsupported),
     )
@@ -290,6 +301,8 @@ def _untrusted(
             # the model client (PATH, ANTHROPIC_BASE_URL), a model spends money.
             ("env", settings.env),
             ("model", settings.model),
+            # A style can drop coterie's coding instructions: the repository's prompt.
+            ("outputStyle", settings.output_style),
         )
         if value
     ]
@@ -310,6 +323,7 @@ def _untrusted(
         sandbox=kept,
         env={},
         model=None,
+        output_style=None,
         ignored=tuple(ignored),
         ignored_files=(path,) if ignored else (),
     )
@@ -392,11 +406,13 @@ def merge_settings(*layers: PermissionSettings) -> PermissionSettings:
     sections: dict[str, tuple[AutoModeRule, ...]] = {}
     sandbox: dict[str, Any] = {}
     model: str | None = None
+    style: str | None = None
     env: dict[str, str] = {}
     for layer in layers:
         if layer.default_mode is not None:
             mode = layer.default_mode
         model = layer.model or model
+        style = layer.output_style or style
         env.update(layer.env)
         sections.update(layer.auto_mode_sections)
         sandbox = _merge_raw(sandbox, copy.deepcopy(layer.sandbox))
@@ -418,6 +434,7 @@ def merge_settings(*layers: PermissionSettings) -> PermissionSettings:
         ignored_files=tuple(f for layer in layers for f in layer.ignored_files),
         model=model,
         env=env,
+        output_style=style,
         unknown_keys=tuple(line for layer in layers for line in layer.unknown_keys),
         unsupported=tuple(item for layer in layers for item in layer.unsupported),
         unapproved_files=tuple(f for layer in layers for f in layer.unapproved_files),
@@ -460,7 +477,8 @@ def load_settings(
 ) -> PermissionSettings:
     """Load and merge the user, project and local settings of *workspace*.
 
-    *user_settings* is the user file (default ``~/.claude/settings.json``;
+    *user_settings* is the user file (default ``~/.claude/settings.json``, or
+    ``$CLAUDE_CONFIG_DIR/settings.json``;
     ``None`` skips it, as tests and ``--setting-sources``-style callers may).
     *trusted* says whether the workspace is trusted; None (the default) asks
     the trust store (:func:`coterie.trust.approval`), so that every caller,
@@ -541,5 +559,5 @@ def settings_items(workspace: Path) -> dict[str, str]:
 
 def _user_file(user_settings: Path | _UserDefault | None) -> Path | None:
     if isinstance(user_settings, _UserDefault):
-        return Path(os.path.expanduser("~")) / ".claude" / "settings.json"
+        return claude_dir() / "settings.json"
     return user_settings
