@@ -79,6 +79,9 @@ EventType = Literal[
     # -- subagents (coterie/actors/subagent.py) --------------------------------
     "subagent.started",  # the Agent/Task tool started a one-shot subagent
     "subagent.finished",  # that subagent ended and its result went to its parent
+    # -- background commands (coterie/runtime/background.py) -----------------
+    "background.started",  # Bash run_in_background or Monitor started a command for the run
+    "background.finished",  # it ended (exit, TaskStop, the run's end, expiry)
     # -- extensions (coterie/extensions, coterie/tools/skill.py) -----------------
     "skill.loaded",  # the Skill tool gave an agent a skill's instructions
     "command.expanded",  # a /command prompt was expanded from its file

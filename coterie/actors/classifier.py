@@ -30,6 +30,7 @@ stage 1 allowed the action, 2 for every block (fail-closed ones included).
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -84,6 +85,8 @@ CRASHED: Final = "the Auto Mode classifier crashed while judging this action; bl
 #: The ``rule`` recorded for Auto Mode's decisions (and its denial limit's).
 AUTO_MODE_RULE: Final = "auto-mode"
 LIMIT_RULE: Final = "auto-mode-limit"
+#: What decided a question only a person may answer, in a run with nobody to ask.
+PERSON_ONLY_RULE: Final = "person-only"
 _CLAUDE_MD_CHARS: Final = 40_000
 
 
@@ -285,15 +288,24 @@ class AutoModeAsker:
         agent: str = "",
         suggestion: Suggestion | None = None,
         suggest: Callable[[], Suggestion | None] | None = None,
+        person_only: bool = False,
+        mode: str = "auto",
+        tool_use_id: str | None = None,
     ) -> Answer:
         """Allow or block the call *tool_name* with *input* (see the module docs);
         *agent* and *suggestion* are passed on to the person when one is asked
         (*suggest* computes the suggestion then: the gate passes it instead, as
-        most calls never reach a person)."""
+        most calls never reach a person). A *person_only* question (a file tool
+        reaching outside the workspace) is never the classifier's, nor is any
+        question once the run left Auto Mode (*mode*, the policy's: a host's
+        ``set_permission_mode``): it goes to the person, or is denied when there
+        is none."""
+        if person_only or mode != "auto":
+            return await self._to_person(tool_name, input, reason, agent, person_only, tool_use_id)
         if self.tracker.needs_human:
             if suggestion is None and suggest is not None:
                 suggestion = suggest()
-            return await self._hand_back(tool_name, input, reason, agent, suggestion)
+            return await self._hand_back(tool_name, input, reason, agent, suggestion, tool_use_id)
         try:
             history = list(self.history())
             pending = _pending_call(history, tool_name, input)
@@ -322,6 +334,40 @@ class AutoModeAsker:
             return Answer(True, f"Allowed by Auto Mode (stage {verdict.stage}).", AUTO_MODE_RULE)
         return Answer(False, _block_text(verdict, self.tracker), AUTO_MODE_RULE)
 
+    async def _to_person(
+        self,
+        tool_name: str,
+        input: dict[str, Any],
+        reason: str,
+        agent: str,
+        person_only: bool,
+        tool_use_id: str | None,
+    ) -> Answer:
+        """*reason*'s question put to the person, never to the classifier."""
+        if self.human is None:
+            self.ctx.emit(
+                "auto_mode.decision", tool=tool_name, decided_by="person-only", block=True
+            )
+            who = (
+                "Only a person may allow that, not Auto Mode"
+                if person_only
+                else ("The run is no longer in Auto Mode, so a person decides")
+            )
+            return Answer(
+                False,
+                f"{reason} {who}, and this run is non-interactive: the call is denied. Do"
+                " not retry it; find another way, or report what you could not do.",
+                PERSON_ONLY_RULE,
+            )
+        answer = await self.human.ask(
+            tool_name, input, reason, **_person_context(self.human, agent, None, tool_use_id)
+        )
+        approved = answer.approved if isinstance(answer, Answer) else answer is True
+        self.ctx.emit("auto_mode.decision", tool=tool_name, decided_by="human", block=not approved)
+        if isinstance(answer, Answer):
+            return attrs.evolve(answer, approved=approved)
+        return Answer(approved)
+
     async def _hand_back(
         self,
         tool_name: str,
@@ -329,6 +375,7 @@ class AutoModeAsker:
         reason: str,
         agent: str,
         suggestion: Suggestion | None,
+        tool_use_id: str | None,
     ) -> Answer:
         limit = self.tracker.reason or "Auto Mode's denial limit is reached"
         if self.human is None:
@@ -341,7 +388,10 @@ class AutoModeAsker:
                 LIMIT_RULE,
             )
         answer = await self.human.ask(
-            tool_name, input, f"{limit}. {reason}", agent=agent, suggestion=suggestion
+            tool_name,
+            input,
+            f"{limit}. {reason}",
+            **_person_context(self.human, agent, suggestion, tool_use_id),
         )
         approved = answer.approved if isinstance(answer, Answer) else answer is True
         self.tracker.human_answered()
@@ -350,6 +400,17 @@ class AutoModeAsker:
         if isinstance(answer, Answer):
             return attrs.evolve(answer, approved=approved, rule=None)
         return Answer(approved)
+
+
+def _person_context(
+    human: Asker, agent: str, suggestion: Suggestion | None, tool_use_id: str | None
+) -> dict[str, Any]:
+    """What the person is told beside the question: the agent, the rule it may grant,
+    and the call's id when its asker takes it (a host's ``can_use_tool`` does)."""
+    context: dict[str, Any] = {"agent": agent, "suggestion": suggestion}
+    if "tool_use_id" in inspect.signature(human.ask).parameters:
+        context["tool_use_id"] = tool_use_id
+    return context
 
 
 def _pending_call(

@@ -27,6 +27,7 @@ from coterie.agent.result import RunResult, Subtype
 from coterie.context.history import INTERRUPTED, NOT_RUN, tool_use_ids
 from coterie.models import MeteredModel, ModelAPIError, ModelError, ModelRequest, StreamSink, Usage
 from coterie.tools import execute_tool_call, todo_reminder
+from coterie.tools.background import background_notices
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable
@@ -260,6 +261,9 @@ class AgentLoop:
                     f"Stopped: spent ${spent:.4f}, the budget is ${limits.max_budget_usd:.4f}.",
                     "error_max_budget_usd",
                 )
+            notices = background_notices(self.tools)  # background work that ended meanwhile
+            if notices:
+                await self._add({"role": "user", "content": notices})
             self._remind()
             try:
                 reply = await self._complete()

@@ -69,6 +69,17 @@ def auth_status(environ: Mapping[str, str]) -> dict[str, Any]:
     return status
 
 
+def account(environ: Mapping[str, str]) -> dict[str, Any]:
+    """Where a run's credentials come from, in the ``account`` fields of Claude Code's
+    answer to a host's ``initialize`` (the variable's name, never the secret)."""
+    status = auth_status(environ)
+    return {
+        "tokenSource": "ANTHROPIC_AUTH_TOKEN" if status["authMethod"] == "auth_token" else "none",
+        "apiKeySource": status.get("apiKeySource", "none"),
+        "apiProvider": status["apiProvider"],
+    }
+
+
 def auth_command(args: argparse.Namespace, console: Console, err: Console) -> int:
     """Run ``coterie auth ACTION``; the exit code."""
     if args.auth_action != "status":

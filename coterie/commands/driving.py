@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import trio
 from rich.markup import escape
 
-from coterie.commands.asking import each_turn
+from coterie.commands.asking import ask_lead, each_turn
 from coterie.commands.options import thinking_options, unhonoured_notices
 from coterie.commands.stopping import (
     StorageFailed,
@@ -321,6 +321,8 @@ async def drive(
                     if turns is None:
                         assert work is not None  # only turns come without work
                         result = await work(session)
+                        if show_result:
+                            result = await _woken(session, view, args, result)
                     else:
                         result = await each_turn(session, view, turns, err, next_model, cleared)
                     nursery.cancel_scope.cancel()
@@ -376,3 +378,20 @@ async def drive(
     if show_result and turns is None:
         view.finish(result)
     return 1 if result["is_error"] else 0
+
+
+async def _woken(
+    session: AgentSession, view: View, args: argparse.Namespace, result: dict[str, Any]
+) -> dict[str, Any]:
+    """What a headless run does before it exits while the lead's background commands
+    run, as ``claude -p`` does: wait for them, and give the lead a turn on each
+    notice (a command finished, a Monitor's lines); the last turn's result is the
+    run's. With stream-json each earlier turn's ``result`` line is printed too."""
+    shells = session.background
+    if shells is None:
+        return result
+    while (notice := await shells.next_wakeup("lead")) is not None:
+        if args.output_format == "stream-json":
+            view.finish(result)
+        result = await ask_lead(session, notice)
+    return result

@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,6 +38,7 @@ import trio
 from rich.markup import escape
 
 from coterie.agent.outputstyles import DEFAULT_STYLE
+from coterie.commands.auth import account
 from coterie.commands.hostcontrol import control_handlers
 from coterie.commands.hostmcp import mcp_handlers
 from coterie.commands.streaminput import HostTurn, InputError, read_turn
@@ -46,6 +48,7 @@ from coterie.home import claude_dir
 from coterie.hooks import EVENTS, HookCallback, HookMatcher
 from coterie.hooks.config import DEFAULT_TIMEOUT
 from coterie.hostlink import FrameError, Handler, HostLink, Request, RequestRefused, parse_line
+from coterie.models.offers import model_offers
 from coterie.tools.permissions import (
     MODES,
     BypassNotLaunched,
@@ -214,7 +217,14 @@ def _handlers(slot: SessionSlot, setup: HostSetup) -> dict[str, Handler]:
     async def initialize(request: Request) -> dict[str, Any]:
         """The host's first request: what this CLI offers (idempotent)."""
         setup.initialized(request.body)
-        return {"commands": [], "agents": [], **setup.offer()}
+        return {
+            "commands": [],
+            "agents": [],
+            **setup.offer(),
+            "models": model_offers(),  # what set_model takes (Zed's model picker)
+            "account": account(os.environ),
+            "pid": os.getpid(),
+        }
 
     async def interrupt(request: Request) -> dict[str, Any]:
         # Stop the work on the prompt in flight: its result comes back interrupted,

@@ -56,6 +56,7 @@ def check_input_format(args: argparse.Namespace) -> bool:
         )
     if args.output_format != "stream-json":
         raise CoterieError("--input-format stream-json needs --output-format stream-json")
-    if getattr(args, "prompt", None) is not None:
+    # An empty argument is no prompt (the TypeScript SDK passes one after its flags).
+    if (getattr(args, "prompt", None) or "").strip():
         raise CoterieError("--input-format stream-json takes the prompts from standard input only")
     return True

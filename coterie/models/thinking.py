@@ -41,7 +41,9 @@ __all__ = [
     "THINKING_TYPES",
     "Reasoning",
     "Thinking",
+    "takes_effort",
     "thinking_enabled",
+    "thinks_adaptively",
 ]
 
 ThinkingType = Literal["enabled", "adaptive", "disabled"]
@@ -81,6 +83,16 @@ _FAMILIES: Final[dict[str, str]] = {
     "claude-haiku-4-5": _BUDGET,
 }
 _BOUNDARY = re.compile(r"[-@\[.:]|$")
+
+
+def takes_effort(model: str) -> bool:
+    """Whether *model* takes ``output_config.effort`` (``--effort``)."""
+    return _family(model) in (_BUDGET_EFFORT, _ADAPTIVE)
+
+
+def thinks_adaptively(model: str) -> bool:
+    """Whether *model* thinks ``adaptive`` (the model decides how much)."""
+    return _family(model) == _ADAPTIVE
 
 
 def _family(model: str) -> str:

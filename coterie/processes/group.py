@@ -24,6 +24,7 @@ import contextlib
 import os
 import signal
 import subprocess
+import time
 from typing import IO, TYPE_CHECKING, Any, TypeAlias
 
 import trio
@@ -50,18 +51,27 @@ def group_alive(pgid: int) -> bool:
     Zombies count as gone: they hold no resources, and a container's init may
     never reap the orphans among them (this one's does, now and then).
     """
+    groups = _live_groups()
+    if groups is not None:
+        return pgid in groups
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _live_groups() -> frozenset[int] | None:
+    """The groups with a non-zombie member, from one pass over ``/proc`` (None: no ``/proc``)."""
     try:
         entries = os.listdir("/proc")
     except OSError:
         entries = []
     if not entries:
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
+        return None
+    groups: set[int] = set()
     for entry in entries:
         if not entry.isdigit():
             continue
@@ -72,9 +82,28 @@ def group_alive(pgid: int) -> bool:
             continue
         # The command name may hold spaces and parentheses; fields follow the last ')'.
         fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
-            return True
-    return False
+        if len(fields) > 2 and fields[0] not in (b"Z", b"X"):
+            groups.add(int(fields[2]))
+    return frozenset(groups)
+
+
+#: The last pass over ``/proc`` (when, what), shared by every group being waited
+#: for: ending a hundred groups at once costs one pass per poll, not a hundred.
+_census: tuple[float, frozenset[int] | None] = (-1.0, None)
+
+
+def _recently_alive(pgid: int, since: float) -> bool:
+    """:func:`group_alive`, from a pass over ``/proc`` at most half a poll old and not
+    older than *since* (the group's start: an older pass would not have seen it)."""
+    global _census
+    taken, groups = _census
+    now = time.monotonic()
+    if taken < since or now - taken > _POLL_INTERVAL / 2:
+        groups = _live_groups()
+        _census = (time.monotonic(), groups)
+    if groups is None:
+        return group_alive(pgid)
+    return pgid in groups
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:
@@ -82,29 +111,32 @@ def _signal_group(pgid: int, sig: signal.Signals) -> None:
         os.killpg(pgid, sig)
 
 
-async def _wait_group_gone(pgid: int, grace: float) -> bool:
+async def _wait_group_gone(pgid: int, grace: float, since: float) -> bool:
     with trio.move_on_after(grace):
         # Nothing signals "the last member of a group died": poll /proc.
-        while group_alive(pgid):  # noqa: ASYNC110
+        while _recently_alive(pgid, since):  # noqa: ASYNC110
             await trio.sleep(_POLL_INTERVAL)
         return True
     return False
 
 
-async def end_group(pgid: int, grace: float) -> None:
+async def end_group(pgid: int, grace: float, *, since: float | None = None) -> None:
     """SIGTERM group *pgid*, wait up to *grace* seconds for it to go, then SIGKILL it.
 
     Returns once the group is gone (SIGKILL is not instant either), or after
     a second grace if something survives even that. Call it shielded from
-    cancellation: it is the clean-up.
+    cancellation: it is the clean-up. *since* is when the group started
+    (``time.monotonic()``; None: now): groups ended together share their looks
+    at ``/proc`` taken since then.
     """
-    if not group_alive(pgid):
+    since = time.monotonic() if since is None else since
+    if not _recently_alive(pgid, since):
         return
     _signal_group(pgid, signal.SIGTERM)
-    if await _wait_group_gone(pgid, grace):
+    if await _wait_group_gone(pgid, grace, since):
         return
     _signal_group(pgid, signal.SIGKILL)
-    await _wait_group_gone(pgid, grace)
+    await _wait_group_gone(pgid, grace, since)
 
 
 def _gate(fd: int) -> list[str]:
@@ -182,6 +214,8 @@ async def open_group(
         raise
     finally:
         _close(gate_r)  # the gate has its own copy
+    # Once the leader exists: a look at /proc taken from now on has seen it.
+    started = time.monotonic()
     group: procgroups.GroupRecord | None = None
     left_running = False
     try:
@@ -194,7 +228,7 @@ async def open_group(
     finally:
         with trio.CancelScope(shield=True):
             if not left_running:
-                await end_group(proc.pid, grace)
+                await end_group(proc.pid, grace, since=started)
             if proc.returncode is None:
                 with trio.move_on_after(grace):
                     await proc.wait()

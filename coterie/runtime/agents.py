@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     from coterie.mcpclient.hosted import McpHost
     from coterie.models import Model
     from coterie.runmirror import RunMirror
+    from coterie.runtime.background import BackgroundShells
     from coterie.runtime.prepare import PreparedRun
     from coterie.supervisors import ChildSpec, Supervisor
     from coterie.tools import Asker, TeamContext
@@ -170,6 +171,8 @@ class Agents:
     mirror: RunMirror | None = None
     #: The program driving the run, which serves its ``sdk`` MCP servers (None: none).
     mcp_host: McpHost | None = None
+    #: The run's background commands, which its agents' Bash, Monitor and TaskStop use.
+    background: BackgroundShells | None = None
     system: str = attrs.field(init=False)
     #: The system prompt of the run's subagents: without the output style (in
     #: Claude Code the style is the conversation's; a subagent answers its parent).
@@ -350,9 +353,12 @@ class Agents:
             read_dirs=(
                 *(s.folder for s in prepared.extensions.skills.values()),
                 *(p.root for p in prepared.extensions.plugins),  # ${CLAUDE_PLUGIN_ROOT}/...
+                # The background commands' output files, which the model Reads.
+                *((self.background.directory,) if self.background is not None else ()),
             ),
             env=dict(prepared.settings.env),
             ask_model=SideCalls(prepared.model, name),
+            background=self.background,
         )
         funnel = Funnel(
             prepared.run_dir / "context" / name,

@@ -39,6 +39,7 @@ from coterie.procgroups import reap_run, reap_workspace
 from coterie.runs import COMPLETED, FAILED, RUNNING, hold_run, read_state, runs_root, write_state
 from coterie.runtime.agents import Agents, run_hooks
 from coterie.runtime.backend import Backend, open_stores
+from coterie.runtime.background import BackgroundShells
 from coterie.runtime.contextuse import ContextMeter
 from coterie.runtime.info import run_info
 from coterie.runtime.integrity import (
@@ -100,6 +101,8 @@ class AgentSession:
     context: ContextMeter = attrs.field(factory=ContextMeter)
     #: The subagents at work (:meth:`stop_task`).
     tasks: LiveTasks = attrs.field(factory=LiveTasks)
+    #: The run's background commands (None: an embedder's session built without).
+    background: BackgroundShells | None = None
 
     async def query(
         self, prompt: str, *, model: str | None = None, goal: str | None = None
@@ -193,6 +196,8 @@ class AgentSession:
         """Stop the work of subagent *task_id* (the Agent SDK's ``stop_task``): its
         Agent call returns as interrupted and its parent goes on. False if no such
         subagent is at work."""
+        if self.tasks.is_background(task_id) and self.background is not None:
+            return await self.background.stop(task_id) is not None
         request = self.tasks.request_of(task_id)
         if request is None:
             return False
@@ -319,6 +324,8 @@ async def open_run(
                     checkouts=prepared.checkouts,
                     copy=None if stores.mirror is None else stores.mirror.put,
                 )
+            # The run's background commands: started before the agents, ended after them.
+            shells = BackgroundShells.of_run(run_dir, events)
             subagents = DynamicSupervisor("subagents", events=events)
             hooks = run_hooks(prepared, events, callbacks)
             lead_hooks = hooks.for_agent(Actor("lead", "lead"))
@@ -337,6 +344,7 @@ async def open_run(
                 session_context=started.context,
                 mirror=stores.mirror,
                 mcp_host=mcp_host,
+                background=shells,
             )
             notices.extend(agents.mcp.notices)  # sdk servers no host serves
             scope, asked = trio.CancelScope(), trio.Event()
@@ -350,6 +358,7 @@ async def open_run(
             remote = trio.CancelScope()  # --remote: the lead's watch over its hosts
             with scope:
                 async with trio.open_nursery() as nursery:
+                    await nursery.start(shells.run)
                     await nursery.start(root.run)
                     if options.remote and team is not None and backend.target is not None:
                         await nursery.start(
@@ -372,10 +381,12 @@ async def open_run(
                             prepared.budget(),
                             meter,
                             tasks,
+                            shells,
                         )
                     finally:
                         with trio.CancelScope(shield=True):
                             await root.stop()
+                        shells.close()
                         remote.cancel()
             if asked.is_set():
                 raise RunCancelled(

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from coterie.board import TaskBoard
     from coterie.events import EventLog
     from coterie.hooks import AgentHooks
+    from coterie.tools.backgroundhost import BackgroundHost
     from coterie.tools.capabilities import Capabilities
 
 
@@ -120,6 +121,10 @@ class ToolContext:
     #: Directories admitted for reading only (the run's skill folders, which may
     #: be outside the workspace): Read, Glob and Grep may look there, nothing writes.
     read_dirs: tuple[Path, ...] = ()
+    #: The folders outside the workspace this one call may reach, because a person
+    #: approved it (the registry runs the call with a copy of the agent's context
+    #: carrying them); always empty on an agent's own context.
+    call_roots: tuple[Path, ...] = ()
     #: Variables the settings' ``env`` sets for the commands the tools run.
     env: dict[str, str] = attrs.field(factory=dict)
     #: Allow rules (as written) granted while a skill is in use (its
@@ -130,6 +135,9 @@ class ToolContext:
     #: returns the answer's text (raising a :class:`~coterie.errors.CoterieError`
     #: if the call fails). Set by the runtime; None where no model is at hand.
     ask_model: Callable[[SideQuestion], Awaitable[str]] | None = None
+    #: The run's owner of background commands (Bash's ``run_in_background``,
+    #: Monitor, TaskStop); None where the agent has no run to own them.
+    background: BackgroundHost | None = None
 
 
 class ShellSandbox(Protocol):

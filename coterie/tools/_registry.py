@@ -231,6 +231,10 @@ async def execute_tool_call(
                     + ".",
                     is_error=True,
                 )
+    if gate is not None and decision.call_root is not None:
+        # A person let this one call reach a folder outside the workspace: the call
+        # runs with a copy of the context that admits it, and nothing else does.
+        ctx = attrs.evolve(ctx, call_roots=(decision.call_root,))
     try:
         result = await tool.run(input, ctx)
     except Exception as exc:

@@ -4,8 +4,14 @@ Each call is a fresh ``bash -c``, in its own process group, with a timeout in
 milliseconds (default 120000, at most 600000). Output is standard output and
 standard error interleaved, capped at 50,000 characters keeping head and
 tail. Whatever the command leaves running is killed with its group when the
-call ends: coterie guarantees no orphan survives, so ``run_in_background`` is
-refused rather than half-supported.
+call ends: no orphan survives a call.
+
+With ``run_in_background`` the command is not the call's but the run's: it
+is handed to ``ctx.background`` (:mod:`coterie.runtime.background` owns it:
+recorded, its output in a file under the run directory, ended with the run)
+and the call returns at once with its id and output file. The permission
+checks are the same as for a foreground command (the gate sees the same
+input); the directory it starts in is the agent's, and it reports none back.
 
 The working directory persists between calls, as in Claude Code (models rely
 on it: ``cd sub`` then ``make``); variables and functions do not. The shell
@@ -45,7 +51,14 @@ from coterie.tools.sandbox import allowed_roots, check_inside
 if TYPE_CHECKING:
     from coterie.tools._base import ToolContext
 
-__all__ = ["DEFAULT_TIMEOUT_MS", "MAX_OUTPUT_CHARS", "MAX_TIMEOUT_MS", "BashTool"]
+__all__ = [
+    "DEFAULT_TIMEOUT_MS",
+    "MAX_OUTPUT_CHARS",
+    "MAX_TIMEOUT_MS",
+    "BashTool",
+    "shell_argv",
+    "start_dir",
+]
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
@@ -75,7 +88,10 @@ _BASH_SCHEMA: dict[str, Any] = {
         },
         "run_in_background": {
             "type": "boolean",
-            "description": "Not supported by coterie: every command runs in the foreground",
+            "description": (
+                "Run it in the background: the call returns at once with the task's id and"
+                " output file, and you are told when it finishes"
+            ),
         },
     },
     "required": ["command"],
@@ -100,54 +116,43 @@ class BashTool:
         " additional directories); variables and functions do not. timeout is in milliseconds"
         f" (default {DEFAULT_TIMEOUT_MS}, at most {MAX_TIMEOUT_MS}); on timeout the command"
         " and everything it started are killed. Output beyond"
-        f" {MAX_OUTPUT_CHARS} characters is truncated in the middle. Processes left running"
-        " in the background are killed when the command ends; run_in_background is not"
-        " supported. Prefer Read, Edit, Write, Glob and Grep over cat, sed, find and grep."
+        f" {MAX_OUTPUT_CHARS} characters is truncated in the middle. Processes a command"
+        " leaves running (`&`) are killed when it ends: for a long-running command (a server,"
+        " a watcher, a long build) set run_in_background instead, which returns at once with"
+        " an id and an output file to Read; you are told when it finishes, and TaskStop ends"
+        " it. Prefer Read, Edit, Write, Glob and Grep over cat, sed, find and grep."
     )
     input_schema = _BASH_SCHEMA
     # Claude Code's Bash keeps 30,000 characters; a longer output goes to a file.
     capabilities = Capabilities(Effect.EXECUTION, command="command", result_chars=30_000)
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        """Run ``command`` and report its output and exit code."""
+        """Run ``command`` and report its output and exit code (or, with
+        ``run_in_background``, start it under the run and report its id)."""
         if input.get("run_in_background"):
-            return ToolResult(
-                "run_in_background is not supported: coterie kills every process a command"
-                " leaves behind when the call ends. Run the command in the foreground with a"
-                " suitable timeout instead.",
-                is_error=True,
-            )
+            return await _background(input, ctx)
         # The gate checks this first; repeating it here keeps the promise "no
         # rule or mode can allow it" for embedders who run tools without a gate.
-        reason = hard_deny_reason(input["command"])
-        if reason is not None:
-            return ToolResult(
-                f"Refused: this command is on coterie's hard deny list ({reason}).",
-                is_error=True,
-            )
+        refused = _refused(input["command"])
+        if refused is not None:
+            return refused
         timeout_ms = int(input.get("timeout") or self.default_timeout_ms)
         timeout_ms = min(timeout_ms, MAX_TIMEOUT_MS)
         cwd, reset = start_dir(ctx)
         with _DirReport.open() as report:
             argv = ["bash", "-c", _reporting(input["command"], report.write_fd)]
-            if ctx.sandbox is not None:
-                wrap = functools.partial(ctx.sandbox.wrap, command=input["command"], cwd=cwd)
-                try:
-                    # Wrapping may look through the workspace for Read-denied files.
-                    argv = await trio.to_thread.run_sync(wrap, argv, ctx)
-                except CoterieError as exc:
-                    return ToolResult(
-                        f"Refused: the OS sandbox cannot run this command: {exc}", is_error=True
-                    )
+            wrapped = await _sandboxed(argv, input["command"], cwd, ctx)
+            if isinstance(wrapped, ToolResult):
+                return wrapped
             outcome = await run_shell(
                 input["command"],
-                argv=argv,
+                argv=wrapped,
                 cwd=cwd,
                 time_limit=timeout_ms / 1000,
                 output_limit=self.output_limit,
                 kill_grace=self.kill_grace,
                 pipe_grace=self.pipe_grace,
-                env={**os.environ, **ctx.env, **_QUIET_ENV},
+                env=_env(ctx),
                 records=ctx.process_groups,
                 pass_fds=(report.write_fd,),
             )
@@ -173,6 +178,82 @@ class BashTool:
             status = f"Exit code: {code}"
         body = output if output else "(no output)"
         return ToolResult(f"{body}\n\n{status}", is_error=code != 0)
+
+
+async def shell_argv(
+    command: str, ctx: ToolContext
+) -> tuple[list[str], Path, dict[str, str]] | ToolResult:
+    """How *ctx*'s agent runs *command* apart from a Bash call (a background command,
+    a Monitor): its argv (in the OS sandbox if there is one), directory and
+    environment; or the refusal the model gets (the hard deny list, a command the
+    sandbox cannot run)."""
+    refused = _refused(command)
+    if refused is not None:
+        return refused
+    cwd, _ = start_dir(ctx)
+    wrapped = await _sandboxed(["bash", "-c", command], command, cwd, ctx)
+    if isinstance(wrapped, ToolResult):
+        return wrapped
+    return wrapped, cwd, _env(ctx)
+
+
+async def _background(input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    """Start ``command`` under the run's owner of background commands; its id and file."""
+    host = getattr(ctx, "background", None)
+    if host is None:
+        return ToolResult(
+            "run_in_background is not supported here: this agent's run has no owner for"
+            " background commands. Run the command in the foreground with a timeout.",
+            is_error=True,
+        )
+    command = input["command"]
+    prepared = await shell_argv(command, ctx)
+    if isinstance(prepared, ToolResult):
+        return prepared
+    argv, cwd, env = prepared
+    try:
+        started = await host.start(
+            agent=ctx.agent,
+            command=command,
+            argv=argv,
+            cwd=cwd,
+            env=env,
+            description=str(input.get("description") or command),
+        )
+    except (CoterieError, OSError) as exc:
+        return ToolResult(f"The background command could not start: {exc}", is_error=True)
+    return ToolResult(
+        f"Started in the background with ID: {started.task_id}. Its output (standard output"
+        f" and error) is written to {started.output}; Read that file to see what it has"
+        " printed so far. You will be told when it finishes; TaskStop ends it."
+    )
+
+
+def _refused(command: str) -> ToolResult | None:
+    reason = hard_deny_reason(command)
+    if reason is None:
+        return None
+    return ToolResult(
+        f"Refused: this command is on coterie's hard deny list ({reason}).", is_error=True
+    )
+
+
+async def _sandboxed(
+    argv: list[str], command: str, cwd: Path, ctx: ToolContext
+) -> list[str] | ToolResult:
+    """*argv* inside *ctx*'s OS sandbox, if it has one; a refusal if it cannot be."""
+    if ctx.sandbox is None:
+        return argv
+    wrap = functools.partial(ctx.sandbox.wrap, command=command, cwd=cwd)
+    try:
+        # Wrapping may look through the workspace for Read-denied files.
+        return await trio.to_thread.run_sync(wrap, argv, ctx)
+    except CoterieError as exc:
+        return ToolResult(f"Refused: the OS sandbox cannot run this command: {exc}", is_error=True)
+
+
+def _env(ctx: ToolContext) -> dict[str, str]:
+    return {**os.environ, **ctx.env, **_QUIET_ENV}
 
 
 def start_dir(ctx: ToolContext) -> tuple[Path, str | None]:

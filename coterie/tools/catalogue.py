@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from coterie.tools._registry import ToolRegistry
+from coterie.tools.background import BashOutputTool, MonitorTool, TaskStopTool
 from coterie.tools.bash import BashTool
 from coterie.tools.files import EditTool, ReadTool, WriteTool
 from coterie.tools.notebook import NotebookEditTool
@@ -64,6 +65,9 @@ BUILTIN_TOOLS: tuple[Callable[[], Tool], ...] = (
     GrepTool,
     TodoWriteTool,
     WebFetchTool,
+    TaskStopTool,
+    MonitorTool,
+    BashOutputTool,
     TaskCreateTool,
     TaskUpdateTool,
     TaskListTool,

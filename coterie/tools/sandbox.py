@@ -91,9 +91,11 @@ def resolve_path(raw: str | os.PathLike[str], base: Path) -> Path:
 
 def allowed_roots(ctx: ToolContext, *, reading: bool = False) -> list[Path]:
     """The resolved workspace and additional directories, in that order; when
-    *reading*, then the directories admitted for reading only (skill folders)."""
+    *reading*, then the directories admitted for reading only (skill folders); then
+    the folders a person let this one call reach (:attr:`ToolContext.call_roots`)."""
     roots: list[Path] = []
-    for root in (ctx.workspace, *ctx.extra_dirs, *(ctx.read_dirs if reading else ())):
+    admitted = (*ctx.extra_dirs, *(ctx.read_dirs if reading else ()), *ctx.call_roots)
+    for root in (ctx.workspace, *admitted):
         resolved = Path(os.path.realpath(os.path.expanduser(root)))
         if resolved not in roots:
             roots.append(resolved)

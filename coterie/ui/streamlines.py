@@ -35,6 +35,11 @@ share it. Claude Code 2.1.332 is the reference for every name and shape
   lines carry the Agent call's id as ``parent_tool_use_id``. Its replies show
   only their tool calls unless *subagent_text* (the host's
   ``forwardSubagentText``): then their text and thinking too, as in Claude Code.
+- A background command (Bash's ``run_in_background``, a Monitor) is a
+  ``local_bash`` task: ``system/task_started`` (``is_backgrounded``) when it
+  starts, ``system/task_updated`` (its ``patch``: ``completed``, ``failed``,
+  ``killed``) and ``system/task_notification`` (its ``output_file`` and
+  ``summary``) when it ends.
 
 Every line has a ``uuid`` (*new_uuid*) and the ``session_id`` (the run id).
 """
@@ -127,6 +132,8 @@ class StreamLines:
     _message_ids: dict[str, str] = attrs.field(factory=dict)
     #: Each tool call by its id: ``{id, name, input, actor}``.
     _calls: dict[str, dict[str, Any]] = attrs.field(factory=dict)
+    #: Background task id -> the id of the call that started it.
+    _shell_calls: dict[str, str | None] = attrs.field(factory=dict)
     _tasks: dict[str, _Task] = attrs.field(factory=dict)
     _tallies: dict[str, _Tally] = attrs.field(factory=dict)
     #: Each finished task, by the Agent call that started it (its tool result's form).
@@ -166,6 +173,10 @@ class StreamLines:
                 return self._task_started(d, event.ts)
             case "subagent.finished":
                 return self._task_finished(d, event.ts)
+            case "background.started":
+                return [self._background_started(d)]
+            case "background.finished":
+                return self._background_finished(d, event.ts)
             case "model.retrying" if d.get("fallback_model"):
                 line = {"type": "system", "subtype": "fallback_model", "model": d["fallback_model"]}
                 return [self._line(actor, {**line, "reason": d.get("reason")})]
@@ -410,6 +421,47 @@ class StreamLines:
                 "totalToolUseCount": usage["tool_uses"],
             }
         return [self._stamped(updated), self._stamped(notification)]
+
+    def _background_started(self, d: dict[str, Any]) -> dict[str, Any]:
+        """A background command (Bash's ``run_in_background``, a Monitor) as Claude Code's
+        ``local_bash`` task."""
+        # An agent runs its calls one at a time: the one running is the one that started it.
+        agent = d.get("agent")
+        calls = [i for i, c in self._calls.items() if c.get("actor") == agent]
+        call_id = self._shell_calls[str(d.get("task"))] = calls[-1] if calls else None
+        started = {
+            "type": "system",
+            "subtype": "task_started",
+            "task_id": d.get("task"),
+            "tool_use_id": call_id,
+            "description": d.get("description"),
+            "is_backgrounded": True,
+            "task_type": "local_bash",
+            "session_id": self.session_id,
+        }
+        return self._stamped(started)
+
+    def _background_finished(self, d: dict[str, Any], ts: float) -> list[dict[str, Any]]:
+        status = str(d.get("status"))
+        ids = {
+            "task_id": d.get("task"),
+            "tool_use_id": self._shell_calls.pop(str(d.get("task")), None),
+        }
+        patch = {"status": "killed" if status == "stopped" else status, "end_time": int(ts * 1000)}
+        updated = {"type": "system", "subtype": "task_updated", "task_id": ids["task_id"]}
+        notification = {
+            "type": "system",
+            "subtype": "task_notification",
+            **ids,
+            "status": status,
+            "output_file": d.get("output"),
+            "summary": d.get("summary"),
+            "session_id": self.session_id,
+        }
+        return [
+            self._stamped({**updated, "patch": patch, "session_id": self.session_id}),
+            self._stamped(notification),
+        ]
 
     def _usage(self, name: str, ts: float) -> dict[str, int]:
         """Task *name*'s ``usage``: tokens so far, tool calls, milliseconds since it started."""

@@ -7,27 +7,22 @@ end in ``.js``/``.mjs`` is run directly, not through node), whose model is
 ``coterie mock-server`` playing a scenario: no key, no network.
 
 The SDK is pinned by ``tests/sdk/ts/package-lock.json`` and installed once per
-machine into the project's ``.cache/ts-sdk/`` (one folder per lockfile, moved
-into place only once complete), so every run after the first is offline.
-node and npm come from ``.ci/setup``: without them (or without the registry
-for the first install) the test skips, except under CI, where it fails.
+machine into the project's ``.cache/ts-sdk/`` (:mod:`tests.sdk.npmpins`), so
+every run after the first is offline.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from tests.agent.conftest import REPO, clean_env
+from tests.sdk import npmpins
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -41,48 +36,14 @@ CACHE = REPO / ".cache" / "ts-sdk"
 PACKAGE = "@anthropic-ai/claude-agent-sdk"
 
 
-def need(why: str) -> NoReturn:
-    """Skip for *why*, except under CI, where a missing piece fails."""
-    if os.environ.get("CI") == "true":
-        pytest.fail(why)
-    pytest.skip(why)
-
-
 def install(npm: str, cache: Path = CACHE) -> Path:
-    """The folder (holding node_modules) of the SDK pinned by tests/sdk/ts; npm
-    runs only when this lockfile was never installed into *cache*."""
-    spec = [(TS / name).read_bytes() for name in ("package.json", "package-lock.json")]
-    target = cache / hashlib.sha256(b"\0".join(spec)).hexdigest()[:16]
-    if target.is_dir():
-        return target
-    cache.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f"{target.name}.", dir=cache))
-    try:
-        for name in ("package.json", "package-lock.json"):
-            shutil.copyfile(TS / name, staging / name)
-        done = subprocess.run(
-            [npm, "ci", "--omit=optional", "--legacy-peer-deps", "--ignore-scripts",
-             "--no-audit", "--no-fund"],
-            cwd=staging, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL,
-        )  # fmt: skip
-        if done.returncode != 0:
-            need(f"npm ci could not install {PACKAGE}: {done.stderr[-2000:]}")
-        try:
-            staging.rename(target)
-        except OSError:
-            if not target.is_dir():  # else another run installed it first
-                raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return target
+    """The folder (holding node_modules) of the SDK pinned by tests/sdk/ts."""
+    return npmpins.install(npm, TS, cache)
 
 
 @pytest.fixture(scope="module")
 def ts_sdk() -> Path:
-    npm = shutil.which("npm")
-    if shutil.which("node") is None or npm is None:
-        need("node and npm are not installed (bash .ci/setup installs them)")
-    return install(npm)
+    return install(npmpins.npm_or_skip())
 
 
 def run_query(

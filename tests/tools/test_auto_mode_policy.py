@@ -78,9 +78,11 @@ def test_the_hard_deny_list_still_applies_in_auto(ctx: ToolContext) -> None:
 
 
 def test_the_sandbox_still_applies_in_auto(ctx: ToolContext, outside: Path) -> None:
+    """Outside the workspace, Auto Mode's classifier is not asked: only a person."""
     policy = PermissionPolicy(mode="auto")
     decision = policy.check(TOOLS["Write"], {"file_path": str(outside / "x"), "content": ""}, ctx)
-    assert decision.behavior == "deny"
+    assert (decision.behavior, decision.person_only) == ("ask", True)
+    assert decision.call_root == outside.resolve()
 
 
 @pytest.mark.parametrize(

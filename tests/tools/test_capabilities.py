@@ -38,6 +38,9 @@ DECLARED: dict[str, tuple[Effect, tuple[str, Access] | None, bool, bool, str | N
     "Grep": (Effect.READ_ONLY, ("path", R), False, False, None),
     "TodoWrite": (Effect.READ_ONLY, None, False, False, None),
     "WebFetch": (Effect.NETWORK, None, False, False, None),
+    "TaskStop": (Effect.RUN_STATE, None, False, False, None),
+    "Monitor": (Effect.EXECUTION, None, False, False, None),
+    "BashOutput": (Effect.READ_ONLY, None, False, False, None),
     "TaskCreate": (Effect.RUN_STATE, None, True, False, None),
     "TaskUpdate": (Effect.RUN_STATE, None, True, False, None),
     "TaskList": (Effect.READ_ONLY, None, True, False, None),
@@ -49,7 +52,20 @@ DECLARED: dict[str, tuple[Effect, tuple[str, Access] | None, bool, bool, str | N
     "MergeTask": (Effect.WORKSPACE, None, True, False, "workspaces"),
 }
 
-CORE = ["Bash", "Read", "Write", "Edit", "NotebookEdit", "Glob", "Grep", "TodoWrite", "WebFetch"]
+CORE = [
+    "Bash",
+    "Read",
+    "Write",
+    "Edit",
+    "NotebookEdit",
+    "Glob",
+    "Grep",
+    "TodoWrite",
+    "WebFetch",
+    "TaskStop",
+    "Monitor",
+    "BashOutput",
+]
 TEAM = ["TaskCreate", "TaskUpdate", "TaskList", "TaskGet", "SendMessage"]
 
 
@@ -70,9 +86,10 @@ def test_the_declarations() -> None:
     assert got == DECLARED
 
 
-def test_only_bash_names_a_shell_command() -> None:
+def test_only_bash_and_monitor_name_a_shell_command() -> None:
     assert {t.name: t.capabilities.command for t in builtin_tools() if t.capabilities.command} == {
-        "Bash": "command"
+        "Bash": "command",
+        "Monitor": "command",
     }
 
 
@@ -81,7 +98,8 @@ def test_every_declared_path_key_is_in_the_tools_schema() -> None:
         if tool.capabilities.path is not None:
             assert tool.capabilities.path.key in tool.input_schema["properties"], tool.name
         if tool.capabilities.command is not None:
-            assert tool.capabilities.command in tool.input_schema["required"], tool.name
+            # Monitor's is optional, as in Claude Code; the tool refuses a call without it.
+            assert tool.capabilities.command in tool.input_schema["properties"], tool.name
 
 
 # -- declarations that contradict themselves are refused --------------------------
@@ -168,7 +186,15 @@ def test_each_registry_has_fresh_tools() -> None:
 def test_select_keeps_the_same_tool_objects_in_order() -> None:
     registry = builtin_registry()
     chosen = registry.select(lambda t: t.capabilities.read_only)
-    assert chosen.names() == ["Read", "Glob", "Grep", "TodoWrite", "TaskList", "TaskGet"]
+    assert chosen.names() == [
+        "Read",
+        "Glob",
+        "Grep",
+        "TodoWrite",
+        "BashOutput",
+        "TaskList",
+        "TaskGet",
+    ]
     assert all(t is registry.get(t.name) for t in chosen)
     assert len(registry) == len(BUILTIN_TOOLS)  # the original is untouched
 
@@ -188,7 +214,13 @@ def test_a_general_purpose_subagent_has_its_parents_tools_but_the_teams() -> Non
 
 def test_an_explore_subagent_has_only_its_parents_read_only_tools() -> None:
     teammate = builtin_registry(Provides(team=True, subagents=True))
-    assert subagent_registry(teammate, "Explore").names() == ["Read", "Glob", "Grep", "TodoWrite"]
+    assert subagent_registry(teammate, "Explore").names() == [
+        "Read",
+        "Glob",
+        "Grep",
+        "TodoWrite",
+        "BashOutput",
+    ]
 
 
 def test_a_subagent_never_has_a_tool_its_parent_lacks() -> None:

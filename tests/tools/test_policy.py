@@ -52,8 +52,11 @@ EXPECTED: dict[str, dict[str, str]] = {
     "write": dict(zip(MODES, ["ask", "allow", "deny", "ask", "deny", "allow"], strict=True)),
     "edit": dict(zip(MODES, ["ask", "allow", "deny", "ask", "deny", "allow"], strict=True)),
     "bash": dict(zip(MODES, ["ask", "ask", "deny", "ask", "deny", "allow"], strict=True)),
-    "write-outside": dict.fromkeys(MODES, "deny"),
-    "read-outside": dict.fromkeys(MODES, "deny"),
+    # Outside the workspace only a person may let one call through (issue 25):
+    # asked in every mode (never by a rule or Auto Mode's classifier), denied
+    # where nobody is asked (dontAsk) or plan mode's ceiling stops a write.
+    "write-outside": {**dict.fromkeys(MODES, "ask"), "dontAsk": "deny", "plan": "deny"},
+    "read-outside": {**dict.fromkeys(MODES, "ask"), "dontAsk": "deny"},
     "hard-denied": dict.fromkeys(MODES, "deny"),
 }
 

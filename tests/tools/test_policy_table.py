@@ -16,7 +16,10 @@ four rule sets, six modes and a spread of inputs per tool (see
 - issue 24, finding 5: ``.claude/commands`` is configuration a later run obeys,
   protected like the rest of ``.claude`` (asked in every mode);
 - issue 24, finding 10: ``Write(path)`` allow rules are ignored, as Claude Code
-  ignores them (``Write`` alone still allows every write).
+  ignores them (``Write`` alone still allows every write);
+- issue 25: a file tool's path outside the workspace is a question for a person
+  (``outside-workspace``, in every mode), no longer a refusal; denied in
+  dontAsk, and a write still stopped by plan mode's ceiling.
 """
 
 from __future__ import annotations
@@ -53,6 +56,10 @@ def intended(label: str, mode: str, tool: str, case: str, old: list[Any]) -> lis
         return ["allow", rule]
     if (tool, case, mode) == ("Bash", "ls src && rm -rf build", "acceptEdits") and old[0] == "ask":
         return ["allow", None]
+    if old == ["deny", "sandbox"]:  # only a path outside the workspace was so refused
+        if mode == "plan" and tool in ("Write", "Edit"):
+            return ["deny", "plan-mode"]
+        return ["deny" if mode == "dontAsk" else "ask", "outside-workspace"]
     if tool in ("Write", "Edit") and case == ".claude/commands/x.md" and old[1] != "plan-mode":
         return ["deny" if mode == "dontAsk" else "ask", "protected-path"]
     return old

@@ -87,6 +87,9 @@ def test_default_registry_has_the_core_tools() -> None:
         "Grep",
         "TodoWrite",
         "WebFetch",
+        "TaskStop",
+        "Monitor",
+        "BashOutput",
     ]
 
 
@@ -102,6 +105,9 @@ def test_read_only_flags_follow_claude_code() -> None:
         "Grep": True,
         "TodoWrite": True,
         "WebFetch": False,
+        "TaskStop": False,
+        "Monitor": False,
+        "BashOutput": True,
     }
 
 
@@ -142,7 +148,8 @@ async def test_unknown_tool_names_the_available_ones(ctx: ToolContext) -> None:
     assert result.is_error
     assert "Nope" in result.content
     assert (
-        "Bash, Read, Write, Edit, NotebookEdit, Glob, Grep, TodoWrite, WebFetch" in result.content
+        "Bash, Read, Write, Edit, NotebookEdit, Glob, Grep, TodoWrite, WebFetch, TaskStop"
+        in result.content
     )
 
 

@@ -132,10 +132,17 @@ class PermissionGate:
         if decision.behavior != "ask":
             self._record(ctx, tool.name, decision)
             return decision
-        # The rule "don't ask again" would grant, computed once and only when needed.
-        offer = functools.cache(functools.partial(self._offer, policy, tool, input, ctx))
+        # The rule "don't ask again" would grant, computed once and only when needed;
+        # none for a call reaching outside the workspace (no rule lets calls there).
+        offer: Callable[[], Suggestion | None] = (
+            _no_offer
+            if decision.person_only
+            else functools.cache(functools.partial(self._offer, policy, tool, input, ctx))
+        )
         answered = await self._permission_hooks(tool, input, ctx, offer)
         if answered is not None:
+            if answered.behavior == "allow":
+                answered = attrs.evolve(answered, call_root=decision.call_root)
             self._record(ctx, tool.name, answered, asked=True)
             return answered
         if self.asker is None:
@@ -150,6 +157,9 @@ class PermissionGate:
             return decision
         try:
             context: dict[str, Any] = {"agent": ctx.agent, "tool_use_id": call_id}
+            if decision.person_only:
+                context["person_only"] = True  # Auto Mode hands it to its person
+            context["mode"] = policy.mode  # and so does one the run has left
             if _names_parameter(self.asker.ask, "suggest"):
                 # An asker that may never show a prompt (Auto Mode's) computes the
                 # suggestion only if it does: computing it checks the call again.
@@ -187,11 +197,18 @@ class PermissionGate:
                         answer.reason or "Approved, rewritten, when asked.",
                         rule,
                         updated_input=answer.updated_input,
+                        # where the rewritten call reaches, if outside the workspace
+                        call_root=again.call_root,
                     )
             elif answer.approved:
                 if answer.grant is not None:
                     self._grant(answer.grant, ctx)
-                decision = Decision("allow", answer.reason or "Approved when asked.", rule)
+                decision = Decision(
+                    "allow",
+                    answer.reason or "Approved when asked.",
+                    rule,
+                    call_root=decision.call_root,
+                )
             elif answer.instruction:
                 decision = Decision(
                     "deny",
@@ -313,6 +330,10 @@ class NarrowedGate(PermissionGate):
         # The person spoke for the run, not for this subagent alone.
         super()._grant(text, ctx)
         self.outer._grant(text, ctx)
+
+
+def _no_offer() -> Suggestion | None:
+    return None
 
 
 def _taken(ask: Callable[..., object], context: dict[str, Any]) -> dict[str, Any]:

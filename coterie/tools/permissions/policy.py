@@ -97,6 +97,23 @@ class Decision:
     #: An "allow" for a rewritten input (a host's ``updatedInput``): the call runs
     #: with it instead of the model's.
     updated_input: dict[str, Any] | None = None
+    #: An "ask" only a person (or the program driving the run) may answer, never
+    #: the Auto Mode classifier or a rule: a file tool reaching outside the
+    #: workspace. Its "yes" lets this one call reach :attr:`call_root`.
+    person_only: bool = False
+    #: The directory outside the workspace this call may reach once a person said
+    #: yes (the file's folder; a searched folder itself); None: none.
+    call_root: Path | None = None
+
+
+def _reach(path: Path) -> Path:
+    """The folder a call reaching *path* may enter: the path itself if it is a folder
+    (a search), else the one holding it, or the nearest that exists (a Write may
+    create the rest)."""
+    folder = path if path.is_dir() else path.parent
+    while not folder.is_dir() and folder != folder.parent:
+        folder = folder.parent
+    return folder
 
 
 class BypassNotLaunched(ValueError):
@@ -282,16 +299,14 @@ class PermissionPolicy:
         read_only = bash is not None and bash.read_only and git_passes
         edits_only = bash is not None and bash.edits_only and git_passes
 
-        # 2. the sandbox (the first candidate is the resolved path)
+        # 2. the sandbox (the first candidate is the resolved path): outside it, a
+        # file tool may go only where a person says, for this one call (below)
         reading = not caps.edits_files
+        outside: Decision | None = None
         if paths and not check_inside(paths[0], allowed_roots(ctx, reading=reading)):
-            roots = ", ".join(str(r) for r in allowed_roots(ctx, reading=reading))
-            return Decision(
-                "deny",
-                f"{paths[0]} is outside the workspace and the additional directories"
-                f" ({roots}); coterie's file tools only work inside them.",
-                "sandbox",
-            )
+            outside = self._outside(name, paths[0], reading, ctx)
+            if outside.behavior == "deny":
+                return outside
 
         # 3. plan mode's ceiling
         if self.mode == "plan" and not caps.confined and not read_only:
@@ -302,6 +317,9 @@ class PermissionPolicy:
                 " making changes.",
                 "plan-mode",
             )
+
+        if outside is not None:
+            return outside
 
         # 4. ask rules and protected directories
         rule = self._match(self.ask, tool, input, command, paths, workspace, strict=False)
@@ -356,6 +374,29 @@ class PermissionPolicy:
     def read_filter(self, workspace: Path) -> Callable[[Path], bool]:
         """:meth:`read_denied` bound to *workspace*, for ``ToolContext.read_denied``."""
         return functools.partial(self.read_denied, workspace=workspace)
+
+    def _outside(self, name: str, path: Path, reading: bool, ctx: ToolContext) -> Decision:
+        """A file tool's call reaching *path*, outside the workspace and the additional
+        directories: a question for a person only (no rule or classifier answers it),
+        whose yes lets this call reach the path's folder; denied where nobody may be
+        asked (``dontAsk``) and for a protected place (credentials, shell start-up
+        files, coterie's and Claude's own folders), read or written."""
+        roots = ", ".join(str(r) for r in allowed_roots(ctx, reading=reading))
+        refused = Places.of(ctx).guarded_reason(path)
+        if refused is not None:
+            return Decision("deny", refused, "sandbox")
+        what = "read" if reading else "change"
+        reason = (
+            f"{path} is outside the workspace and the additional directories ({roots});"
+            f" {name} may {what} it only if the user approves this one call."
+        )
+        if self.mode == "dontAsk":
+            return Decision(
+                "deny", f"{reason} Permission mode dontAsk denies it.", "outside-workspace"
+            )
+        return Decision(
+            "ask", reason, "outside-workspace", person_only=True, call_root=_reach(path)
+        )
 
     def _asking(self, reason: str, rule: str | None) -> Decision:
         if self.mode == "dontAsk":
