@@ -37,7 +37,7 @@ from tests.tools.policy_cases import MODES, RULES, decisions
 OLD = json.loads((Path(__file__).parent / "policy_table.json").read_text())
 READ_ONLY = ("ls -la", "cat secret/k.txt")
 #: Tools made after the old policy, with no old decision to keep (tested below).
-NEWER = {"MergeTask", "WebFetch", "NotebookEdit"}
+NEWER = {"MergeTask", "WebFetch", "NotebookEdit", "TaskStop", "Monitor", "BashOutput"}
 
 
 def intended(label: str, mode: str, tool: str, case: str, old: list[Any]) -> list[Any]:
