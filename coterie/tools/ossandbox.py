@@ -311,7 +311,10 @@ class Bubblewrap:
         return [
             self.executable,
             *self._base(),
-            *self._mounts([*hidden, *found], config),
+            # With the folders outside the workspace a person let this one command
+            # write in: bound as the workspace is, under the same read-only and hidden
+            # places (a home admitted keeps its start-up files and credentials shut).
+            *self._mounts([*hidden, *found], config, tuple(_real(r) for r in ctx.call_roots)),
             "--chdir", str(_real(cwd or ctx.workspace)),
             "--",
             *argv,
@@ -332,15 +335,18 @@ class Bubblewrap:
                 args += ["--ro-bind", resolver, resolver]
         return args
 
-    def _mounts(self, hidden: Iterable[Path], config: Iterable[Path] = ()) -> list[str]:
+    def _mounts(
+        self, hidden: Iterable[Path], config: Iterable[Path] = (), admitted: tuple[Path, ...] = ()
+    ) -> list[str]:
         args: list[str] = []
+        writable = tuple(dict.fromkeys([*self.writable, *admitted]))
         # Parents first, so that a nested directory's bind lands on top of its parent's.
-        for root in sorted(self.writable, key=lambda p: len(p.parts)):
+        for root in sorted(writable, key=lambda p: len(p.parts)):
             if root.exists():
                 args += ["--bind", str(root), str(root)]
         read_only = dict.fromkeys([*self.read_only, *config])
-        for path in (p for p in read_only if _within(p, self.writable)):
-            args += self._read_only(path)
+        for path in (p for p in read_only if _within(p, writable)):
+            args += self._read_only(path, writable)
         # Hidden last: nothing may be mounted on top of them, inside them or over them.
         exists = [p for p in dict.fromkeys(hidden) if os.path.lexists(p)]
         for path in exists:
@@ -348,10 +354,10 @@ class Bubblewrap:
                 args += _hide(path)
         return args
 
-    def _read_only(self, path: Path) -> list[str]:
+    def _read_only(self, path: Path, writable: tuple[Path, ...]) -> list[str]:
         if os.path.lexists(path):
             real = _real(path)
-            return ["--ro-bind", str(real), str(real)] if _within(real, self.writable) else []
+            return ["--ro-bind", str(real), str(real)] if _within(real, writable) else []
         if path == self.writable[0] / ".claude" or (path.name == "hooks" and path.parent.is_dir()):
             # bwrap creates the mount point in the host tree (an empty directory), and
             # inside the sandbox it is read-only, so nothing can be planted in it.

@@ -104,3 +104,30 @@ def test_headless_a_read_outside_is_denied_and_says_only_a_person_may_allow_it(
         assert result["is_error"] is True, mode
         assert "outside the workspace" in str(result["content"]), mode
         assert "outside\n" not in str(result["content"])
+
+
+@pytest.mark.filterwarnings(UNCLOSED)
+@pytest.mark.parametrize("allow", [True, False])
+async def test_a_command_writing_outside_asks_the_host(
+    tmp_path: Path, workspace: Path, home: Path, mock_server: Callable[[Path], str], allow: bool
+) -> None:
+    """The SDK's own e2e test: ``touch /tmp/...`` reaches ``can_use_tool``."""
+    target = tmp_path / "elsewhere" / "made.txt"
+    target.parent.mkdir()
+    touch = {"tool_uses": [{"name": "Bash", "input": {"command": f"touch {target}"}}]}
+    url = mock_server(scenario(tmp_path, [touch, {"text": "done"}]))
+    asked: list[str] = []
+
+    async def can_use_tool(
+        tool: str, input: dict[str, Any], context: ToolPermissionContext
+    ) -> PermissionResultAllow | PermissionResultDeny:
+        asked.append(tool)
+        return PermissionResultAllow() if allow else PermissionResultDeny(message="no")
+
+    stderr: list[str] = []
+    opts = options(workspace, home, url, stderr)
+    opts.can_use_tool = can_use_tool
+    [block], _ = await ask_once(opts, "go")
+    assert asked == ["Bash"], stderr
+    assert target.exists() is allow
+    assert block.is_error is not allow

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import attrs
 import pytest
 import trio
 
@@ -234,3 +235,31 @@ async def test_cancellation_kills_everything_in_the_sandbox(workspace: Path, hom
             scope.cancel()
     assert scope.cancelled_caught
     assert running(token) == []
+
+
+async def test_a_folder_a_person_admitted_is_writable_for_that_command_only(
+    workspace: Path, home: Path, elsewhere: Path
+) -> None:
+    """A person's yes to a write outside the workspace binds its folder for that one
+    call (the registry runs it with ``call_roots``); start-up files and credentials
+    stay shut in a folder admitted (the policy never admits the home folder itself:
+    shown here with the sandbox alone)."""
+    ctx = sandboxed(workspace, home)
+    admitted = attrs.evolve(ctx, call_roots=(elsewhere,))
+    target = elsewhere / "planted"
+    result = await bash.run({"command": f"touch {target} && echo ok"}, admitted)
+    assert result.content.startswith("ok"), result.content
+    assert target.exists()
+    target.unlink()
+    again = await bash.run({"command": f"touch {target}"}, ctx)  # the next call: not admitted
+    assert again.is_error
+    assert not target.exists()
+    in_home = attrs.evolve(ctx, call_roots=(home,))
+    (home / ".bashrc").write_text("# mine\n")
+    result = await bash.run(
+        {"command": f"touch {home}/notes; echo x >> {home}/.bashrc; cat {home}/.ssh/id_rsa"},
+        in_home,
+    )
+    assert (home / "notes").exists()
+    assert (home / ".bashrc").read_text() == "# mine\n"
+    assert "PRIVATE KEY" not in result.content

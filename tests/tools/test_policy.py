@@ -339,3 +339,33 @@ def test_a_run_switches_its_mode_but_never_into_bypass_or_auto_it_did_not_start_
     started.switch_mode("default")
     started.switch_mode("bypassPermissions")
     assert started.mode == "bypassPermissions"
+
+
+@pytest.mark.parametrize(
+    ("command", "behavior"),
+    [
+        ("touch {out}/x", "ask"),  # one folder outside: a person may let it in
+        ("touch {out}/x {out}/y", "ask"),  # the same folder twice
+        ("touch {out}/x /var/tmp/other/y", "deny"),  # two folders: split the command
+        ("touch ~/x", "deny"),  # the home folder itself is never let in
+        ("touch {out}/*.txt", "deny"),  # a glob outside names no one folder
+    ],
+)
+def test_a_command_writing_outside_is_a_question_for_a_person(
+    ctx: ToolContext, tmp_path: Path, command: str, behavior: str
+) -> None:
+    out = tmp_path / "outside"
+    out.mkdir()
+    decision = PermissionPolicy(mode="bypassPermissions").check(
+        TOOLS["Bash"], {"command": command.format(out=out)}, ctx
+    )
+    assert decision.behavior == behavior, decision.reason
+    if behavior == "ask":
+        assert decision.person_only
+        assert decision.call_root == out.resolve()
+    assert (
+        PermissionPolicy(mode="dontAsk")
+        .check(TOOLS["Bash"], {"command": command.format(out=out)}, ctx)
+        .behavior
+        == "deny"
+    )

@@ -220,15 +220,27 @@ def test_accept_edits_does_not_cover_file_commands_outside(ws: Path, command: st
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize(
-    "command",
-    ["echo x > ../f", "echo x >> ~/.bashrc", "cp a ~/.ssh/authorized_keys", "touch /etc/x",
-     "cd /tmp && echo x > f", "echo x > link/../../f"],
-)  # fmt: skip
-def test_writes_outside_the_workspace_are_denied_in_every_mode(
+@pytest.mark.parametrize("command", ["echo x >> ~/.bashrc", "cp a ~/.ssh/authorized_keys"])
+def test_writes_to_protected_places_are_denied_in_every_mode(
     ws: Path, mode: Mode, command: str
 ) -> None:
     assert decide(command, ws, mode=mode, allow=["Bash"])[0] == "deny"
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    "command",
+    ["echo x > ../f", "touch /etc/x", "cd /tmp && echo x > f", "echo x > link/../../f"],
+)
+def test_writes_outside_the_workspace_are_a_persons_question_in_every_mode(
+    ws: Path, mode: Mode, command: str
+) -> None:
+    """Never allowed by a rule or a mode (issue 25): a person may let one command write
+    in one folder outside; denied where nobody is asked, and by plan mode's ceiling."""
+    expected = "deny" if mode in ("dontAsk", "plan") else "ask"
+    assert decide(command, ws, mode=mode, allow=["Bash"]) == (
+        expected, "plan-mode" if mode == "plan" else "outside-workspace"
+    )  # fmt: skip
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -345,7 +357,8 @@ def test_wrappers_do_not_widen_an_allow_rule(ws: Path) -> None:
 def test_writing_a_file_from_a_quoted_here_document(ws: Path) -> None:
     command = "cat > notes.md <<'EOF'\n$X rm -rf / > /etc/passwd\nEOF"
     assert decide(command, ws, mode="acceptEdits", deny=["Bash(rm:*)"]) == ("allow", None)
-    assert decide(command.replace("notes.md", "../notes.md"), ws, mode="acceptEdits")[0] == "deny"
+    outside = decide(command.replace("notes.md", "../notes.md"), ws, mode="acceptEdits")
+    assert outside == ("ask", "outside-workspace")  # only a person lets it out
 
 
 @pytest.mark.parametrize(

@@ -323,6 +323,7 @@ def check_bash(
     question: Finding | None = None
     inside = True
     beyond_rules = False
+    reaches: list[Finding] = []  # the writes outside the workspace a person may admit
     for part in parts:
         if part.remote:
             inside = False  # never read-only here, and its paths are on that host
@@ -336,6 +337,8 @@ def check_bash(
             denial = denial or verdict.denial
             question = question or verdict.question
             inside = inside and verdict.inside
+            if verdict.question is not None and verdict.question.reach is not None:
+                reaches.append(verdict.question)
         for word in part.usage.copies:
             verdict = judge.copied(word, cwds, cwd_known)
             denial = denial or verdict.denial
@@ -351,6 +354,13 @@ def check_bash(
         beyond_rules |= any(_writes_file(r) for r in part.simple.redirects)
         if not part.words and part.simple.assignments:
             inside = False  # `PATH=...` on its own changes what later words run
+    if len({f.reach for f in reaches}) > 1:
+        denial = Finding(
+            "deny",
+            "This command writes in several places outside the workspace; one command may"
+            " be let into one folder outside it at most. Split it.",
+            reaches[0].rule,
+        )
     if denial is not None:
         return BashCheck(denial=denial, unknown=unknown)
     clean = inside and not unknown and not risks

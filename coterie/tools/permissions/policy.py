@@ -66,6 +66,7 @@ from coterie.tools.capabilities import Effect
 from coterie.tools.permissions.bashcheck import BashCheck, check_bash
 from coterie.tools.permissions.harddeny import hard_deny_reason
 from coterie.tools.permissions.places import Places
+from coterie.tools.permissions.protect import OUTSIDE
 from coterie.tools.permissions.rules import (
     Rule,
     RuleError,
@@ -332,7 +333,10 @@ class PermissionPolicy:
             if asked is not None:
                 return self._asking(asked, "protected-path")
         if bash is not None and bash.question is not None:
-            return self._asking(bash.question.reason, bash.question.rule)
+            question = bash.question
+            if question.reach is not None:  # a write outside: a person's call only
+                return self._outside_question(question.reason, question.reach)
+            return self._asking(question.reason, question.rule)
 
         # 5. allow rules (a command coterie cannot read matches only a whole-tool rule),
         # with those an active skill grants this agent (set aside as the mode sets aside
@@ -390,13 +394,14 @@ class PermissionPolicy:
             f"{path} is outside the workspace and the additional directories ({roots});"
             f" {name} may {what} it only if the user approves this one call."
         )
+        return self._outside_question(reason, _reach(path))
+
+    def _outside_question(self, reason: str, reach: Path) -> Decision:
+        """A question only a person may answer, whose yes lets the call reach *reach*
+        (denied in ``dontAsk``, where nobody is asked)."""
         if self.mode == "dontAsk":
-            return Decision(
-                "deny", f"{reason} Permission mode dontAsk denies it.", "outside-workspace"
-            )
-        return Decision(
-            "ask", reason, "outside-workspace", person_only=True, call_root=_reach(path)
-        )
+            return Decision("deny", f"{reason} Permission mode dontAsk denies it.", OUTSIDE)
+        return Decision("ask", reason, OUTSIDE, person_only=True, call_root=reach)
 
     def _asking(self, reason: str, rule: str | None) -> Decision:
         if self.mode == "dontAsk":

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from coterie.tools.permissions.rules import Rule
     from coterie.tools.permissions.words import Word
 
-__all__ = ["Finding", "PathJudge", "Verdict"]
+__all__ = ["OUTSIDE", "Finding", "PathJudge", "Verdict"]
 
 _DEVICES = frozenset(
     {"/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty", "/dev/full"}
@@ -62,6 +62,9 @@ class Finding:
     behavior: Literal["deny", "ask"]
     reason: str
     rule: str
+    #: For a question about writing outside the workspace (``outside-workspace``): the
+    #: folder a person's yes lets this one command write in.
+    reach: Path | None = None
 
 
 def _could_reach(prefix: Path, pattern: Sequence[str], target: Path) -> bool:
@@ -80,6 +83,19 @@ def _could_reach(prefix: Path, pattern: Sequence[str], target: Path) -> bool:
         if not fnmatch.fnmatchcase(rel[i], glob):
             return False
     return True
+
+
+#: The rule of a question about a path outside the workspace (only a person answers it).
+OUTSIDE = "outside-workspace"
+
+
+def _folder_of(path: Path) -> Path:
+    """The folder a write of *path* needs: the one holding it, or the nearest that
+    exists (the command may create the rest)."""
+    folder = path.parent
+    while not folder.is_dir() and folder != folder.parent:
+        folder = folder.parent
+    return folder
 
 
 @attrs.define
@@ -157,6 +173,22 @@ class PathJudge:
             if _could_reach(prefix, pattern, place):
                 reason = guarded_reason(place, (place,)) or ""
                 return Verdict(denial=Finding("deny", reason, "protected-path"))
+        reach = _folder_of(prefix)
+        home = Path(os.path.realpath(os.path.expanduser("~")))
+        if (
+            not check_inside(prefix, self.places.roots)
+            and not pattern
+            and not home.is_relative_to(reach)
+        ):
+            # One named path outside, not in the home folder itself or above it: a
+            # question only a person may answer, whose yes lets this command write in
+            # its folder (the OS sandbox binds it, start-up files and credentials shut).
+            roots = ", ".join(str(r) for r in self.places.roots)
+            reason = (
+                f"{prefix} is outside the workspace and the additional directories ({roots});"
+                " the command may write there only if the user approves it."
+            )
+            return Verdict(question=Finding("ask", reason, OUTSIDE, reach=reach), inside=False)
         if not check_inside(prefix, self.places.roots) or ".." in pattern:
             roots = ", ".join(str(r) for r in self.places.roots)
             return Verdict(
