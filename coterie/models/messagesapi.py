@@ -10,7 +10,7 @@ for ``ANTHROPIC_AUTH_TOKEN``, ``anthropic-version``), the body with
 ``"stream": true``, an error response read into :class:`APIStatus`, and the
 event stream decoded (:mod:`coterie.models.sse`) into dicts, an SSE
 ``error`` event raised as :class:`APIStatus` with status 200. Connections are
-kept alive and proxies honoured by :mod:`coterie.models.httpconn`. The SDK
+kept alive and proxies honoured by :mod:`coterie.httpconn`. The SDK
 stays available for callers who pass an ``anthropic.AsyncAnthropic``
 (:mod:`coterie.models.sdktransport`).
 """
@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from coterie.models.httpconn import Connections, Response, TransportFailure
+from coterie.httpconn import Connections, Response, TransportFailure
 from coterie.models.sse import ServerSentEvent, SSEDecoder
 from coterie.models.transport import APIStatus
 from coterie.version import __version__

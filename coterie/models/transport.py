@@ -7,14 +7,14 @@ Two transports implement it: the thin client of :mod:`coterie.models.messagesapi
 passes in (or ``COTERIE_MODEL_CLIENT=sdk``). The model's retry loop, idle
 timeouts and the assembly of the reply sit above it, the same for both: a
 transport only says what the server sent, or why nothing could be read
-(:class:`APIStatus`, :class:`~coterie.models.httpconn.TransportFailure`).
+(:class:`APIStatus`, :class:`~coterie.httpconn.TransportFailure`).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
-from coterie.models.httpconn import TransportFailure
+from coterie.httpconn import TransportFailure
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

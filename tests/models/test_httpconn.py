@@ -13,14 +13,14 @@ import trio
 from hypothesis import given
 from hypothesis import strategies as st
 
-from coterie.models.httpconn import Connections, Origin, Proxy, TransportFailure, proxy_for
+from coterie.httpconn import Connections, Origin, Proxy, TransportFailure, proxy_for
 from tests.models.h11_servers import Answer, Seen, start_origin, start_proxy
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Iterator
     from pathlib import Path
 
-    from coterie.models.httpconn import Response
+    from coterie.httpconn import Response
 
 
 async def post(

@@ -190,12 +190,6 @@ async def test_an_off_host_redirect_is_reported_not_followed(
     assert answers.asked == []
 
 
-# Stopping a body early leaves httpx2's transport wrapper around httpcore2's stream
-# unclosed until it is collected (the connection itself is closed with the response).
-@pytest.mark.filterwarnings(
-    "ignore:Exception ignored in. <async_generator object PoolByteStream.__aiter__"
-    ":pytest.PytestUnraisableExceptionWarning"
-)
 async def test_a_page_over_the_size_cap_is_cut(site: Site, workspace: Path) -> None:
     tool = WebFetchTool(max_bytes=1000)
     result = await fetch(tool, ToolContext(workspace=workspace), site.url("/big?bytes=5000"))

@@ -1,12 +1,12 @@
-"""The I/O half of WebFetch: GET a URL with httpx2 under Trio, capped in size and time.
+"""The I/O half of WebFetch: GET a URL under Trio, capped in size and time.
 
 :func:`fetch` follows the redirects :func:`~coterie.tools.web.urls.follow_redirect`
 says to follow (at most :data:`MAX_REDIRECTS`) and stops at the first it says
 to report. The body is read as a stream and cut at ``max_bytes``; the whole
-fetch, redirects included, is bounded by ``timeout`` seconds. It runs on
-Trio (httpx2 goes through AnyIO), so cancelling the call's scope cancels the
-request at once. httpx2 (the anthropic SDK's HTTP library) is imported on the
-first fetch only.
+fetch, redirects included, is bounded by ``timeout`` seconds. It speaks HTTP
+through :mod:`coterie.httpconn` (h11 on Trio, TLS, the proxy variables), so
+cancelling the call's scope cancels the request at once, and a body cut at the
+cap closes its connection there and then.
 
 :class:`PageCache` keeps fetched pages a short while (15 minutes, as Claude
 Code does), by URL, so that asking a second question about a page does not
@@ -15,20 +15,17 @@ fetch it again.
 
 from __future__ import annotations
 
-import contextlib
 from collections import OrderedDict
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
 
 import attrs
 import trio
 
+from coterie.httpconn import Connections, TransportFailure
 from coterie.tools.web.urls import Follow, Refused, Report, follow_redirect
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-
-    import httpx2
 
 __all__ = [
     "CACHE_SECONDS",
@@ -53,10 +50,11 @@ CACHE_SECONDS = 15 * 60
 #: The most characters the cache holds in all.
 CACHE_CHARS = 50_000_000
 
-_HEADERS = {
-    "user-agent": "coterie-webfetch",
-    "accept": "text/markdown, text/html;q=0.9, text/plain;q=0.8, */*;q=0.5",
-}
+_HEADERS = [
+    ("user-agent", "coterie-webfetch"),
+    ("accept", "text/markdown, text/html;q=0.9, text/plain;q=0.8, */*;q=0.5"),
+    ("accept-encoding", "identity"),
+]
 
 
 @attrs.frozen
@@ -90,55 +88,49 @@ async def fetch(
     url: str, *, max_bytes: int = MAX_BYTES, time_limit: float = TIMEOUT
 ) -> Fetched | Redirected | Failed:
     """GET *url* (already planned by :func:`~coterie.tools.web.urls.plan_url`)."""
-    import httpx2  # the anthropic SDK's HTTP library: loaded on the first fetch only
-
+    connections = Connections()
     try:
         with trio.fail_after(time_limit):
-            async with httpx2.AsyncClient(
-                follow_redirects=False, timeout=time_limit, headers=_HEADERS
-            ) as client:
-                return await _follow(client, url, max_bytes)
+            return await _follow(connections, url, max_bytes)
     except trio.TooSlowError:
         return Failed(f"Fetching {url} took longer than {time_limit:g} seconds; it was given up.")
-    except (httpx2.HTTPError, httpx2.InvalidURL) as exc:
-        return Failed(f"Fetching {url} failed: {type(exc).__name__}: {exc or 'no detail'}.")
+    except (TransportFailure, ValueError) as exc:
+        return Failed(f"Fetching {url} failed: {exc or type(exc).__name__}.")
+    finally:
+        with trio.CancelScope(shield=True):
+            await connections.aclose()
 
 
 async def _follow(
-    client: httpx2.AsyncClient, url: str, max_bytes: int
+    connections: Connections, url: str, max_bytes: int
 ) -> Fetched | Redirected | Failed:
-    import httpx2
-
     for _ in range(MAX_REDIRECTS + 1):
-        # The gate judged the host urlsplit reads; fetch nothing httpx2 reads otherwise.
-        if httpx2.URL(url).host != (urlsplit(url).hostname or ""):
-            return Failed(f"{url} names its host ambiguously; WebFetch does not fetch it.")
-        async with client.stream("GET", url) as response:
+        response = await connections.request("GET", url, _HEADERS, b"")
+        try:
             location = response.headers.get("location")
-            if response.is_redirect and location:
+            if 300 <= response.status < 400 and location:
                 step = follow_redirect(url, location)
                 if isinstance(step, Refused):
                     return Failed(f"{url} redirects to {location}, which WebFetch refuses: "
                                   f"{step.reason}")  # fmt: skip
                 if isinstance(step, Report):
-                    return Redirected(url, step.url, response.status_code)
+                    return Redirected(url, step.url, response.status)
                 assert isinstance(step, Follow)
                 url = step.url
                 continue
-            if response.status_code >= 400:
-                return Failed(
-                    f"{url} answered HTTP {response.status_code} {response.reason_phrase}."
-                )
+            if response.status >= 400:
+                return Failed(f"{url} answered HTTP {response.status}.")
             body, cut = bytearray(), False
-            async with contextlib.aclosing(response.aiter_bytes()) as chunks:
-                async for chunk in chunks:
-                    body += chunk
-                    if len(body) > max_bytes:
-                        del body[max_bytes:]
-                        cut = True
-                        break
+            while (chunk := await response.receive()) is not None:
+                body += chunk
+                if len(body) > max_bytes:
+                    del body[max_bytes:]
+                    cut = True
+                    break
             content_type = response.headers.get("content-type", "")
-            return Fetched(str(response.url), response.status_code, content_type, bytes(body), cut)
+            return Fetched(url, response.status, content_type, bytes(body), cut)
+        finally:
+            await response.aclose()  # a body left unread closes its connection
     return Failed(f"{url} redirected more than {MAX_REDIRECTS} times; WebFetch gave up.")
 
 

@@ -1,6 +1,8 @@
-"""HTTP/1.1 for the thin Messages client: h11 over Trio, TLS, keep-alive, proxies.
+"""HTTP/1.1 as coterie's clients speak it: h11 over Trio, TLS, keep-alive, proxies.
 
-Only what a client of one JSON-over-HTTP API needs, and nothing heavier than
+Used by the thin Messages API client (:mod:`coterie.models.messagesapi`) and
+by WebFetch (:mod:`coterie.tools.web.fetch`). Only what such clients need,
+and nothing heavier than
 the standard library, Trio and h11 (already the project's own servers'
 parser, :mod:`coterie.h11io`): a request with a body, a response read as it
 streams, connections kept alive and reused per origin, TLS verified against
