@@ -8,6 +8,12 @@ a teammate's, a subagent's) go through the same hooks, and each input says
 who acted: Claude Code's fields plus ``agent``: ``{"name", "role",
 "parent"}``. The handlers of one event run in parallel; their outcomes are
 combined in configuration order (:func:`~coterie.hooks.outcome.combine`).
+
+``transcript_path`` names the JSONL view of the actor's durable transcript
+(:mod:`coterie.hooks.transcriptview`), brought up to date before the
+handlers run. A SessionStart handler gets ``CLAUDE_ENV_FILE``
+(:mod:`coterie.hooks.sessionenv`) when the run has an :attr:`Hooks.env_dir`;
+what the handlers write there comes back as the verdict's ``env``.
 """
 
 from __future__ import annotations
@@ -24,6 +30,8 @@ import trio
 from coterie.hooks.catalogue import MATCHED_ON
 from coterie.hooks.outcome import Outcome, Verdict, combine, failed, read_result
 from coterie.hooks.runner import HookCallback, Ran, run_handler
+from coterie.hooks.sessionenv import env_files, read_env_files
+from coterie.hooks.transcriptview import TranscriptView
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -72,10 +80,19 @@ class Hooks:
     #: Where the command handlers' process groups are recorded (the run's
     #: ``procgroups/``), so that a start after a kill -9 kills them; None: not recorded.
     process_groups: Path | None = None
+    #: Where SessionStart handlers' ``CLAUDE_ENV_FILE`` files are made (the run's
+    #: ``session-env/``); None: no ``CLAUDE_ENV_FILE``.
+    env_dir: Path | None = None
 
     def for_agent(self, actor: Actor, transcript_path: Path | None = None) -> AgentHooks:
-        """The hooks as *actor* fires them (its transcript named in every input)."""
-        return AgentHooks(self, actor, transcript_path)
+        """The hooks as *actor* fires them: every input names the JSONL view of its
+        durable transcript at *transcript_path* (none: ``null``)."""
+        view = None
+        if transcript_path is not None:
+            view = TranscriptView(
+                transcript_path, self.session_id, self.cwd, sidechain=actor.role == "subagent"
+            )
+        return AgentHooks(self, actor, view)
 
     def configured(self, event: HookEvent) -> bool:
         """Whether any handler is configured for *event*."""
@@ -87,7 +104,7 @@ class Hooks:
         fields: dict[str, Any],
         *,
         actor: Actor | None = None,
-        transcript_path: Path | None = None,
+        transcript: TranscriptView | None = None,
     ) -> Verdict:
         """Run *event*'s matching handlers on an input of *fields*; their verdict."""
         key = MATCHED_ON.get(event)
@@ -95,6 +112,8 @@ class Hooks:
         handlers = self.config.handlers(event, matched)
         if not handlers:
             return Verdict()
+        # Written before the hooks run, so a Stop hook finds the last answer in it.
+        transcript_path = transcript.refresh() if transcript is not None else None
         data: dict[str, Any] = {
             "session_id": self.session_id,
             "transcript_path": str(transcript_path) if transcript_path is not None else None,
@@ -108,6 +127,11 @@ class Hooks:
         payload = json.dumps(data).encode()
         env = {**os.environ, "CLAUDE_PROJECT_DIR": str(self.cwd)}
         outcomes: list[Outcome | None] = [None] * len(handlers)
+        env_of: list[dict[str, str]] = [{} for _ in handlers]
+        written: list[Path] = []
+        if event == "SessionStart" and self.env_dir is not None:
+            written = env_files(self.env_dir, len(handlers))
+            env_of = [{"CLAUDE_ENV_FILE": str(path)} for path in written]
 
         # Claude Code names a hook by its event and what it matched ("PreToolUse:Bash").
         name = f"{event}:{matched}" if matched else event
@@ -125,7 +149,7 @@ class Hooks:
                 handler,
                 payload,
                 cwd=self.cwd,
-                env={**env, **dict(handler.env)},  # a plugin's CLAUDE_PLUGIN_ROOT
+                env={**env, **env_of[i], **dict(handler.env)},  # a plugin's CLAUDE_PLUGIN_ROOT
                 callbacks=self.callbacks,
                 records=self.process_groups,
             )
@@ -147,7 +171,14 @@ class Hooks:
         async with trio.open_nursery() as nursery:
             for i, handler in enumerate(handlers):
                 nursery.start_soon(one, i, handler)
-        return combine([o for o in outcomes if o is not None])
+        verdict = combine([o for o in outcomes if o is not None])
+        if written:
+            variables = await read_env_files(
+                written, env, cwd=self.cwd, records=self.process_groups
+            )
+            if variables:
+                verdict = attrs.evolve(verdict, env=variables)
+        return verdict
 
     def _outcome(
         self, event: HookEvent, handler: Handler, ran: Ran, started: float, actor: Actor | None
@@ -194,7 +225,8 @@ class AgentHooks:
 
     hooks: Hooks
     actor: Actor
-    transcript_path: Path | None = None
+    #: The actor's transcript as hooks read it (None: ``transcript_path`` is null).
+    transcript: TranscriptView | None = None
     _stop: str | None = attrs.field(default=None, init=False)
 
     def configured(self, event: HookEvent) -> bool:
@@ -203,9 +235,7 @@ class AgentHooks:
 
     async def fire(self, event: HookEvent, **fields: Any) -> Verdict:
         """Run *event*'s handlers with this actor named in the input; their verdict."""
-        verdict = await self.hooks.fire(
-            event, fields, actor=self.actor, transcript_path=self.transcript_path
-        )
+        verdict = await self.hooks.fire(event, fields, actor=self.actor, transcript=self.transcript)
         if verdict.stop and self._stop is None:
             self._stop = verdict.stop_reason or f"A {event} hook stopped the agent."
         return verdict

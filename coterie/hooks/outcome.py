@@ -37,7 +37,7 @@ import attrs
 from coterie.hooks.catalogue import BLOCKING, STDOUT_IS_CONTEXT
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     from coterie.hooks.catalogue import HookEvent
 
@@ -80,6 +80,9 @@ class Verdict:
     stop: bool = False
     stop_reason: str | None = None
     notices: tuple[str, ...] = ()
+    #: SessionStart only: the variables its hooks wrote to ``CLAUDE_ENV_FILE``
+    #: (:mod:`coterie.hooks.sessionenv`), for every later Bash call of the session.
+    env: Mapping[str, str] = attrs.field(factory=dict)
 
 
 def read_result(event: HookEvent, exit_code: int, stdout: str, stderr: str) -> Outcome:

@@ -147,6 +147,7 @@ def run_hooks(
         events=events,
         callbacks=functions,
         process_groups=records_dir(prepared.run_dir),
+        env_dir=prepared.run_dir / "session-env",
     )
 
 
@@ -166,6 +167,8 @@ class Agents:
     )
     #: What the SessionStart hooks gave as context, for the agents' system prompt.
     session_context: str | None = None
+    #: What the SessionStart hooks wrote to ``CLAUDE_ENV_FILE``: every Bash call's.
+    session_env: Mapping[str, str] = attrs.field(factory=dict)
     #: The run directory's copy on the Redis backend (None on files): transcripts
     #: and denial counts are copied there as they are written.
     mirror: RunMirror | None = None
@@ -356,7 +359,7 @@ class Agents:
                 # The background commands' output files, which the model Reads.
                 *((self.background.directory,) if self.background is not None else ()),
             ),
-            env=dict(prepared.settings.env),
+            env={**prepared.settings.env, **self.session_env},
             ask_model=SideCalls(prepared.model, name),
             background=self.background,
         )

@@ -36,7 +36,16 @@ from coterie.fsutil import raise_fd_limit
 from coterie.hooks import Actor
 from coterie.mcpclient import McpServers
 from coterie.procgroups import reap_run, reap_workspace
-from coterie.runs import COMPLETED, FAILED, RUNNING, hold_run, read_state, runs_root, write_state
+from coterie.runs import (
+    COMPLETED,
+    FAILED,
+    RUNNING,
+    hold_run,
+    read_state,
+    runs_root,
+    transcript_path,
+    write_state,
+)
 from coterie.runtime.agents import Agents, run_hooks
 from coterie.runtime.backend import Backend, open_stores
 from coterie.runtime.background import BackgroundShells
@@ -328,7 +337,7 @@ async def open_run(
             shells = BackgroundShells.of_run(run_dir, events)
             subagents = DynamicSupervisor("subagents", events=events)
             hooks = run_hooks(prepared, events, callbacks)
-            lead_hooks = hooks.for_agent(Actor("lead", "lead"))
+            lead_hooks = hooks.for_agent(Actor("lead", "lead"), transcript_path(run_dir, "lead"))
             resumed = (run_dir / "transcripts" / "lead.log").exists()
             started = await lead_hooks.fire(
                 "SessionStart", source="resume" if resumed else "startup"
@@ -342,6 +351,7 @@ async def open_run(
                 subagents,
                 hooks=hooks,
                 session_context=started.context,
+                session_env=started.env,
                 mirror=stores.mirror,
                 mcp_host=mcp_host,
                 background=shells,

@@ -47,7 +47,7 @@ async def test_the_input_arrives_on_stdin_in_the_workspace_with_the_project_dir(
     data = json.loads((tmp_path / "in.json").read_text())
     assert data == {
         "session_id": "run-1",
-        "transcript_path": str(tmp_path / "t.log"),
+        "transcript_path": str(tmp_path / "t.jsonl"),
         "cwd": str(tmp_path),
         "permission_mode": "default",
         "hook_event_name": "PreToolUse",
