@@ -21,7 +21,8 @@ the plugin replaces its lookup, ``SubprocessCLITransport._find_cli``), starts
 the test's mock server, and sets ``ANTHROPIC_BASE_URL``, ``ANTHROPIC_API_KEY``
 and ``HOME`` for the test (the CLI inherits them).
 
-Scenario files may say ``${home}`` (the test's ``HOME``), filled in before the
+Scenario files may say ``${home}`` (the test's ``HOME``) and ``${tmp}`` (the
+test's own temporary folder, which holds that home), filled in before the
 server starts. pytest runs in the checkout (tests that say ``cwd="."`` look
 at its files). Tests that read Claude Code's own on-disk layout (its transcripts
 under ``~/.claude/projects/``) are skipped as excluded, naming the file; ``--all``
@@ -109,7 +110,7 @@ def coterie_backend(
         pytest.fail(f"no scenario for this test: {scenario.relative_to(REPO)}")
     home = tmp_path / "home"
     home.mkdir()
-    text = scenario.read_text().replace("${home}", str(home))
+    text = scenario.read_text().replace("${home}", str(home)).replace("${tmp}", str(tmp_path))
     server = _MockServer(parse_scenario(json.loads(text), source=scenario.name))
     for name in [k for k in os.environ if k.startswith(("ANTHROPIC_", "CLAUDE_"))]:
         monkeypatch.delenv(name)

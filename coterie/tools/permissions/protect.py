@@ -174,13 +174,9 @@ class PathJudge:
                 reason = guarded_reason(place, (place,)) or ""
                 return Verdict(denial=Finding("deny", reason, "protected-path"))
         reach = _folder_of(prefix)
-        home = Path(os.path.realpath(os.path.expanduser("~")))
-        if (
-            not check_inside(prefix, self.places.roots)
-            and not pattern
-            and not home.is_relative_to(reach)
-        ):
-            # One named path outside, not in the home folder itself or above it: a
+        never = (Path(os.path.realpath(os.path.expanduser("~"))), Path("/"))
+        if not check_inside(prefix, self.places.roots) and not pattern and reach not in never:
+            # One named path outside, not in the home folder itself or the root: a
             # question only a person may answer, whose yes lets this command write in
             # its folder (the OS sandbox binds it, start-up files and credentials shut).
             roots = ", ".join(str(r) for r in self.places.roots)
