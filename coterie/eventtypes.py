@@ -85,6 +85,7 @@ EventType = Literal[
     # -- extensions (coterie/extensions, coterie/tools/skill.py) -----------------
     "skill.loaded",  # the Skill tool gave an agent a skill's instructions
     "command.expanded",  # a /command prompt was expanded from its file
+    "command.ran",  # a /command's !-line or @file, run as the lead's tool call before its prompt
     # -- team (coterie/team, coterie/runtime) ----------------------------------
     "team.message",  # a message between team members (lead, teammates)
     "team.message_ignored",  # the lead dropped a message of a kind it does not take

@@ -21,6 +21,12 @@ PROMPT = "prompt"
 RESULT = "result"
 COMPACT = "compact"
 COMPACTED = "compacted"
+#: Runs tool calls as the lead's own before a prompt (body ``{"calls": [{"name",
+#: "input"}], "allow": [rule], "by": name}``): a slash command's ``!`` lines and
+#: ``@`` files, its ``allowed-tools`` granted for them. Replied with
+#: ``tools-ran``, body ``{"results": [{"content", "is_error"}]}``.
+RUN_TOOLS = "run-tools"
+TOOLS_RAN = "tools-ran"
 #: Cancels the work on one request (body ``{"request": id}``): the user's Ctrl-C.
 INTERRUPT = "interrupt"
 
@@ -28,7 +34,8 @@ INTERRUPT = "interrupt"
 class Lead(Actor):
     """Answers each ``prompt`` message with a ``result`` reply (a RunResult as a dict),
     and each ``compact`` message (``/compact``, body ``{"focus"}``) with a
-    ``compacted`` reply saying what the compaction did. An ``interrupt``
+    ``compacted`` reply saying what the compaction did, and each ``run-tools``
+    message (a slash command's lines, run before its prompt) with ``tools-ran``. An ``interrupt``
     message naming the request being worked on (the user's Ctrl-C) cancels
     that work: the history records the interruption (a tool that was running
     is answered as interrupted) and the reply is an ``error_interrupted``
@@ -64,6 +71,14 @@ class Lead(Actor):
         if message.kind == COMPACT:
             report = await self.loop.compact(message.body.get("focus"))
             await ctx.reply(message, COMPACTED, attrs.asdict(report))
+            return
+        if message.kind == RUN_TOOLS:
+            body = message.body
+            ran = await self.loop.run_tools(
+                body["calls"], body.get("allow", ()), body.get("by", "")
+            )
+            results = [{"content": r.content, "is_error": r.is_error} for r in ran]
+            await ctx.reply(message, TOOLS_RAN, {"results": results})
             return
         if message.kind == INTERRUPT:
             return  # its request was answered before it arrived

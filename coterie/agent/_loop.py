@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -30,13 +31,19 @@ from coterie.tools import execute_tool_call, todo_reminder
 from coterie.tools.background import background_notices
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable
+    from collections.abc import Awaitable, Mapping, Sequence
 
     from coterie.context import CompactionReport, Funnel, TranscriptLog
     from coterie.events import EventLog, EventType
     from coterie.hooks import HookEvent
     from coterie.models import Model, ModelReply, Retrying
-    from coterie.tools import PermissionGate, StructuredOutputTool, ToolContext, ToolRegistry
+    from coterie.tools import (
+        PermissionGate,
+        StructuredOutputTool,
+        ToolContext,
+        ToolRegistry,
+        ToolResult,
+    )
 
 
 @attrs.frozen
@@ -346,6 +353,32 @@ class AgentLoop:
         return await self.funnel.compact_now(
             self.messages, focus, todos=self.tools.todos, goal=self.goal
         )
+
+    async def run_tools(
+        self, calls: Sequence[Mapping[str, Any]], allow: Sequence[str] = (), by: str = ""
+    ) -> list[ToolResult]:
+        """Run *calls* (``{"name", "input"}``) as this agent's own, before any model
+        request: a slash command's ``!`` lines and ``@`` files. Each goes through the
+        agent's hooks and permission gate, with *allow* (the command *by*'s
+        ``allowed-tools``) granted for these calls only, and is recorded as a
+        ``command.ran`` event; the history is not changed (their output goes in
+        the prompt, as Claude Code puts it, with no tool call of the model's to
+        show). Stops after the first that fails."""
+        granted = [*self.tools.granted, *((text, by) for text in allow)]
+        ctx = attrs.evolve(self.tools, granted=granted)
+        results: list[ToolResult] = []
+        for call in calls:
+            name, input = str(call["name"]), dict(call["input"])
+            call_id = f"command_{uuid.uuid4().hex[:20]}"
+            outcome = await execute_tool_call(
+                self.registry, self.gate, name, input, ctx, call_id=call_id
+            )
+            self._emit("command.ran", tool=name, input=input, content=outcome.content,
+                       is_error=outcome.is_error)  # fmt: skip
+            results.append(outcome)
+            if outcome.is_error:
+                break
+        return results
 
     async def _complete(self) -> ModelReply:
         """One model call on the history, through the funnel when there is one."""

@@ -21,6 +21,7 @@ from coterie.commands.stdin import check_input_format, headless_input
 from coterie.commands.stopping import interrupt_process
 from coterie.errors import CoterieError
 from coterie.extensions import load_extensions
+from coterie.extensions.commandrun import complete, stopped_result
 from coterie.extensions.plugins import load_plugins
 from coterie.procgroups import reap_workspace
 from coterie.runs import find_run, fork_run, list_runs, read_config, read_state, runs_root
@@ -113,6 +114,7 @@ async def run_prompt(args: argparse.Namespace, console: Console, err: Console) -
         )
 
     async def ask(session: AgentSession) -> dict[str, Any]:
+        text = prompt
         if expansion is not None:
             session.events.emit(
                 "command.expanded",
@@ -120,8 +122,12 @@ async def run_prompt(args: argparse.Namespace, console: Console, err: Console) -
                 source=expansion.command.source,
                 model=expansion.command.model,
             )
-        assert prompt is not None  # a run without one is a loop or streamed turns
-        return await ask_lead(session, prompt)
+            done = await complete(expansion, args.workdir.resolve(), session.run_tools)
+            if done.stopped is not None:  # shown as the result: no model request made
+                return with_run_id(session, stopped_result(done.stopped))
+            text = done.prompt
+        assert text is not None  # a run without one is a loop or streamed turns
+        return await ask_lead(session, text)
 
     if args.loop is not None:
         return await drive(args, console, err, agent, lambda s: _loop(s, args.loop))

@@ -9,10 +9,12 @@ subfolder groups commands and shows in the description
 replaced by everything after the name and ``$1``, ``$2``... by the
 arguments one by one (shell-like quoting).
 
-Not supported, and refused rather than passed on as text: ``!`command```
-lines (Claude Code runs them before the prompt is sent, outside the
-permission gate) and ``@file`` references; a command using them is a
-:class:`CommandError`.
+Shell lines (``!`git status``` and ````` ```! ````` blocks) and ``@file``
+references are found as Claude Code finds them (:mod:`~coterie.extensions.commandlines`);
+the :class:`Expansion` lists the lines to run and the files to attach, and
+:meth:`Expansion.completed` makes the prompt from what they gave. Running
+them (as the lead's tool calls, through the permission gate under the
+command's ``allowed-tools``) is the run's: :func:`expand` does no I/O.
 """
 
 from __future__ import annotations
@@ -25,10 +27,18 @@ import attrs
 
 from coterie.errors import CoterieError
 from coterie.extensions.agents import Scope, read_definition
+from coterie.extensions.commandlines import (
+    Piece,
+    ShellLine,
+    file_refs,
+    fill,
+    parse_body,
+    shell_lines,
+)
 from coterie.extensions.frontmatter import as_list
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
     from pathlib import Path
 
 __all__ = [
@@ -43,8 +53,6 @@ __all__ = [
 #: coterie's own slash commands (the interactive session's); never a file's.
 BUILTIN_COMMANDS = frozenset({"help", "clear", "compact", "exit", "quit", "cost", "status"})
 
-_BANG = re.compile(r"!`[^`]*`")
-_AT_FILE = re.compile(r"(?:^|\s)@[\w./~-]+")
 _POSITIONAL = re.compile(r"\$(\d+)")
 
 
@@ -79,10 +87,42 @@ class CommandDefinition:
 
 @attrs.frozen
 class Expansion:
-    """A ``/name args`` prompt, expanded."""
+    """A ``/name args`` prompt, expanded: ready as :attr:`prompt` when it has no
+    :attr:`shell` lines to run nor :attr:`files` to look for; else
+    :meth:`completed` with what they gave (or :meth:`stopped` at a line that
+    failed or was not allowed)."""
 
     prompt: str
     command: CommandDefinition
+    #: The body (arguments in place) as text and shell lines.
+    pieces: tuple[Piece, ...] = ()
+    #: The paths the body names with ``@``, as written (each once): attached
+    #: if they are files, else left alone.
+    files: tuple[str, ...] = ()
+
+    @property
+    def shell(self) -> tuple[ShellLine, ...]:
+        """The shell lines to run before the prompt is sent, in order."""
+        return shell_lines(self.pieces)
+
+    def completed(self, outputs: Sequence[str], attached: Sequence[tuple[str, str]] = ()) -> str:
+        """The prompt, each shell line replaced by its output (*outputs*, in order),
+        after the *attached* files (``(path, content)``: the files among
+        :attr:`files` that were read)."""
+        text = fill(self.pieces, outputs) if self.pieces else self.prompt
+        notes = [
+            f'<attached-file path="{path}">\n{content}\n</attached-file>\n'
+            for path, content in attached
+        ]
+        return "".join(notes) + text
+
+    def stopped(self, line: ShellLine, reason: str) -> str:
+        """The one line saying the command stopped at *line*, and why (*reason*: the
+        gate's refusal, or what the line printed and its exit status)."""
+        detail = " ".join(reason.split())
+        command = self.command
+        name = f"{command.plugin}:{command.name}" if command.plugin else command.name
+        return f"/{name} stopped at {line.pattern}: {detail}"
 
 
 def command_from_file(
@@ -110,7 +150,8 @@ def command_from_file(
 def expand(prompt: str, commands: Mapping[str, CommandDefinition]) -> Expansion | None:
     """*prompt* expanded if it is ``/name args`` naming one of *commands*; None if it
     is not a slash command at all or names a built-in one; a :class:`CommandError`
-    for an unknown name or a command this version cannot expand."""
+    for an unknown name. The arguments are put in before the shell lines are
+    found (``!`gh issue view $1``` runs with the first argument)."""
     text = prompt.strip()
     match = re.match(r"^/([A-Za-z0-9_][\w:.-]*)(?:\s+(.*))?$", text, re.DOTALL)
     if match is None:
@@ -122,15 +163,6 @@ def expand(prompt: str, commands: Mapping[str, CommandDefinition]) -> Expansion 
     if command is None:
         known = ", ".join(f"/{n}" for n in sorted(commands)) or "none"
         raise CommandError(f"unknown command /{name} (commands here: {known})")
-    if _BANG.search(command.body):
-        raise CommandError(
-            f"/{name} ({command.source}) runs shell lines (!`...`), which coterie does not"
-            " support: they would run before the permission gate"
-        )
-    if _AT_FILE.search(command.body):
-        raise CommandError(
-            f"/{name} ({command.source}) uses @file references, which coterie does not support"
-        )
     try:
         words = shlex.split(arguments)
     except ValueError:
@@ -143,4 +175,6 @@ def expand(prompt: str, commands: Mapping[str, CommandDefinition]) -> Expansion 
         body = body.replace("$ARGUMENTS", arguments)
     elif arguments and not _POSITIONAL.search(command.body):
         body = f"{body}\n\nARGUMENTS: {arguments}"  # as Claude Code appends them
-    return Expansion(body, command)
+    pieces = parse_body(body)
+    runs = any(isinstance(p, ShellLine) for p in pieces)
+    return Expansion(body, command, pieces if runs else (), file_refs(body))

@@ -45,6 +45,7 @@ from coterie.agent.outputstyles import (
 from coterie.autonomy import LoopSpecError, parse_loop_spec
 from coterie.context.transcript import read_history
 from coterie.errors import CoterieError
+from coterie.extensions.commandrun import complete
 from coterie.home import coterie_home, workspace_key
 from coterie.interactive.editor import Key
 from coterie.interactive.recap import recap
@@ -146,7 +147,14 @@ class Conversation:
                     hint = f"; did you mean /{near}?" if near else "; /help lists them"
                     self.err.print(f"[red]unknown command[/] /{escape(slash.name)}{hint}")
                     continue
-                now = expansion.prompt
+                # Its ! lines run and its @ files are read as the lead's own tool calls
+                # (the gate asks here for a line its allowed-tools do not cover).
+                done = await complete(expansion, session.options.workdir, session.run_tools)
+                if done.stopped is not None:
+                    self.err.print(f"[red]{escape(done.stopped)}[/]", soft_wrap=True)
+                    continue
+                assert done.prompt is not None
+                now = done.prompt
             result = await self.turn(session, now)
         # Leaving is not a failure, whatever the last turn was (Claude Code exits 0):
         # each turn's outcome was shown, and is recorded in the run.

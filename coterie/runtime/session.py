@@ -26,7 +26,7 @@ import trio
 
 from coterie.actors import ActorContext
 from coterie.actors.goal import GoalPursuit
-from coterie.actors.lead import COMPACT, INTERRUPT, PROMPT
+from coterie.actors.lead import COMPACT, INTERRUPT, PROMPT, RUN_TOOLS
 from coterie.actors.scheduler import LOOP, SCHEDULER
 from coterie.agent import RunResult
 from coterie.context.tokens import Budget
@@ -63,7 +63,7 @@ from coterie.supervisors import DynamicSupervisor
 from coterie.team import Team, Wakeups, changed_tasks
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+    from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
     from pathlib import Path
 
     from coterie.board import TaskBoard
@@ -217,6 +217,18 @@ class AgentSession:
         """``/compact [focus]``: have the lead summarise its history now; what it did."""
         reply = await self._user.call("lead", COMPACT, {"focus": focus}, timeout=math.inf)
         return dict(reply.body)
+
+    async def run_tools(
+        self, calls: list[dict[str, Any]], allow: Sequence[str] = (), by: str = ""
+    ) -> list[dict[str, Any]]:
+        """Have the lead run *calls* (``{"name", "input"}``) as its own tool calls,
+        through its hooks and permission gate, before the next prompt: a slash
+        command's ``!`` lines and ``@`` files, with *allow* (the command *by*'s
+        ``allowed-tools``) granted for these calls only. Their results
+        (``{"content", "is_error"}``), up to the first that failed."""
+        body = {"calls": calls, "allow": list(allow), "by": by}
+        reply = await self._user.call("lead", RUN_TOOLS, body, timeout=math.inf)
+        return list(reply.body["results"])
 
     async def _record(self, **changes: Any) -> None:
         """Change ``state.json``; on Redis, return once the server has the change too

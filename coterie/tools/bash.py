@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from coterie.tools._base import ToolContext
 
 __all__ = [
+    "command_output",
     "DEFAULT_TIMEOUT_MS",
     "MAX_OUTPUT_CHARS",
     "MAX_TIMEOUT_MS",
@@ -176,8 +177,21 @@ class BashTool:
             status = f"Killed by signal {_signal_name(-code)}"
         else:
             status = f"Exit code: {code}"
-        body = output if output else "(no output)"
+        body = output if output else NO_OUTPUT
         return ToolResult(f"{body}\n\n{status}", is_error=code != 0)
+
+
+#: What a result says for a command that printed nothing.
+NO_OUTPUT = "(no output)"
+
+
+def command_output(result: ToolResult) -> str:
+    """What the command of a Bash *result* printed (its output without the exit
+    status this tool adds; empty for none): a slash command's ``!`cmd``` line
+    is replaced by it."""
+    body, _, _status = result.content.rpartition("\n\n")
+    body = body if _status.startswith(("Exit code:", "Killed by signal")) else result.content
+    return "" if body == NO_OUTPUT else body
 
 
 async def shell_argv(
