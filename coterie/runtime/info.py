@@ -38,7 +38,7 @@ def run_info(agents: Agents, team: Team | None) -> dict[str, Any]:
     (``output_style``, ``available_output_styles``) of the run, now."""
     extensions = agents.prepared.extensions
     return {
-        "tools": agents.tools(lead_registry(agents, team), "lead").names(),
+        "tools": agents.tools(lead_registry(agents, team), "lead").offered(),
         "mcp_servers": [
             {k: v for k, v in server.items() if k in _INIT_FIELDS} for server in agents.mcp.status()
         ],

@@ -143,8 +143,13 @@ class ToolRegistry:
     def __len__(self) -> int:
         return len(self._all())
 
+    def offered(self) -> list[str]:
+        """The names of the tools the model is told of (not those only taken by name)."""
+        return [n for n, t in self._all().items() if t.capabilities.offered]
+
     def schemas(self) -> list[dict[str, Any]]:
-        """``[{name, description, input_schema}]`` for the Messages API ``tools`` field.
+        """``[{name, description, input_schema}]`` for the Messages API ``tools`` field:
+        the tools :meth:`offered`, in order.
 
         Copies: the caller may mutate them (to add cache breakpoints, say).
         """
@@ -155,6 +160,7 @@ class ToolRegistry:
                 "input_schema": copy.deepcopy(t.input_schema),
             }
             for t in self._all().values()
+            if t.capabilities.offered
         ]
 
 

@@ -151,7 +151,8 @@ class BashOutputTool:
         " Read works too."
     )
     input_schema = _BASH_OUTPUT_SCHEMA
-    capabilities = Capabilities(Effect.READ_ONLY, result_chars=30_000)
+    # Claude Code no longer has it: taken when a model calls it, never offered.
+    capabilities = Capabilities(Effect.READ_ONLY, result_chars=30_000, offered=False)
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """The new output of ``bash_id``, filtered by ``filter``."""

@@ -92,6 +92,10 @@ class Capabilities:
     #: The longest result (in characters) the conversation keeps whole; a longer
     #: one is saved to a file and replaced by a preview and the path.
     result_chars: int = DEFAULT_RESULT_CHARS
+    #: Whether the model is told of it (the request's ``tools``, ``system/init``);
+    #: False: an older tool models were trained on, run when one calls it by name,
+    #: never offered (so it costs no request a byte).
+    offered: bool = True
 
     def __attrs_post_init__(self) -> None:
         # Declarations that contradict each other would make the policy's

@@ -26,7 +26,7 @@ def test_every_test_of_the_suite_has_a_scenario_the_excluded_too() -> None:
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_every_scenario_parses(path: Path) -> None:
-    text = path.read_text().replace("${home}", "/home/someone")
+    text = path.read_text().replace("${home}", "/home/someone").replace("${tmp}", "/tmp/some")
     scenario = parse_scenario(json.loads(text), source=path.name)
     assert scenario.tracks["lead"]
     assert "${" not in text

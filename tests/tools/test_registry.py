@@ -232,3 +232,14 @@ async def test_keyboard_interrupt_passes_through(ctx: ToolContext) -> None:
 async def test_no_gate_skips_the_permission_check(ctx: ToolContext) -> None:
     result = await execute_tool_call(registry_with(Probe()), None, "Probe", {"x": 2}, ctx)
     assert result.content == "x=2"
+
+
+def test_a_tool_only_taken_by_name_is_run_but_never_offered() -> None:
+    """BashOutput, which Claude Code no longer has: a model trained on it may call it,
+    no request carries it (nor does system/init list it)."""
+    registry = default_registry()
+    assert "BashOutput" in registry.names()
+    assert "BashOutput" not in registry.offered()
+    assert "BashOutput" not in [s["name"] for s in registry.schemas()]
+    assert registry.get("BashOutput").name == "BashOutput"
+    assert registry.offered() == [s["name"] for s in registry.schemas()]
