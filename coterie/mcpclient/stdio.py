@@ -73,10 +73,11 @@ async def stdio_client(
 ) -> AsyncIterator[tuple[MemoryObjectReceiveStream[Any], MemoryObjectSendStream[Any]]]:
     """The streams of a connection to *config*'s server, started in *cwd* (its group
     recorded in *records*), while the block runs."""
-    from mcp.client.stdio import get_default_environment
     from mcp.shared.message import SessionMessage
 
-    env = get_default_environment() | dict(config.env)
+    # The user's environment, then the server's own `env` over it, as Claude Code
+    # passes them (the mcp package's client passes a few default variables only).
+    env = dict(os.environ) | dict(config.env)
     _found(config.command, cwd, env.get("PATH", os.defpath))
     to_session, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_stream, from_session = anyio.create_memory_object_stream[SessionMessage](0)
