@@ -57,7 +57,7 @@ from coterie.fsutil import atomic_write
 from coterie.home import coterie_home
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping
+    from collections.abc import Collection, Iterator, Mapping
 
 __all__ = [
     "TRUST_FILE",
@@ -70,6 +70,8 @@ __all__ = [
     "can_trust",
     "file_digest",
     "is_trusted",
+    "named_notice",
+    "run_approval",
     "server_digest",
     "set_trust",
     "trust_entries",
@@ -298,6 +300,9 @@ class Approval:
     folder: Path | None = None
     #: The approved digests by item (None: the entry predates records: nothing is).
     items: Mapping[str, str] | None = attrs.field(default=None, eq=False)
+    #: Everything is approved, for this run only: the person named the workspace's
+    #: files on the command line (:func:`run_approval`), so no record is asked.
+    named: bool = False
 
     @property
     def trusted(self) -> bool:
@@ -305,7 +310,7 @@ class Approval:
 
     def approves(self, item: str, digest: str) -> bool:
         """Whether *item* is approved as it is now (with this *digest*)."""
-        return self.items is not None and self.items.get(item) == digest
+        return self.named or (self.items is not None and self.items.get(item) == digest)
 
     def declines(self, item: str, digest: str) -> bool:
         """Whether the user said no to *item* as it is now (not asked again)."""
@@ -346,6 +351,38 @@ def approval(workspace: Path | str) -> Approval:
         return Approval(where, entry.folder)
     items = entry.record.get(_workspace_key(entry, where), {})
     return Approval(where, entry.folder, dict(items))
+
+
+def run_approval(workspace: Path | str, sources: Collection[str] | None) -> Approval:
+    """What a run in *workspace* loads of the workspace's configuration.
+
+    *sources* are the run's ``--setting-sources`` (None: not given). Naming
+    ``project`` or ``local`` there is the person's word, on the command line, that
+    this run reads the workspace's files: it approves all of them for this run,
+    recording nothing (the SDKs pass it when their program asks for the project's
+    settings). Otherwise, and where the store says the folder is not to be trusted
+    (a recorded "no", the home directory and the folders above it), the store's
+    :func:`approval` decides.
+    """
+    where = _key(workspace)
+    if sources is None or {"project", "local"}.isdisjoint(sources) or can_trust(where):
+        return approval(where)
+    entry = trust_entry(where)
+    if entry is not None and not entry.trusted:
+        return approval(where)
+    return Approval(where, where, named=True)
+
+
+def named_notice(approved: Approval) -> str | None:
+    """One line when the workspace's files load because the command line named them
+    although the store does not trust the folder (None otherwise)."""
+    if not approved.named or approval(approved.workspace).trusted:
+        return None
+    return (
+        f"{approved.workspace} is not trusted; its settings, .claude files and .mcp.json"
+        " load for this run because --setting-sources names them;"
+        f" `coterie trust {shlex.quote(str(approved.workspace))}` trusts it for good"
+    )
 
 
 def approve(

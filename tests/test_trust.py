@@ -14,6 +14,8 @@ from coterie.trust import (
     TrustStoreError,
     can_trust,
     is_trusted,
+    named_notice,
+    run_approval,
     set_trust,
     trust_entries,
     trust_entry,
@@ -129,3 +131,47 @@ def test_answers_given_at_once_are_all_kept(tmp_path: Path) -> None:
     for thread in threads:
         thread.join()
     assert all(is_trusted(folder) for folder in folders)
+
+
+# -- run_approval: the command line naming the workspace's files ------------------
+
+
+@pytest.mark.parametrize(
+    ("sources", "named"),
+    [
+        (None, False),
+        ((), False),
+        (("user",), False),
+        (("project",), True),
+        (("local",), True),
+        (("user", "project", "local"), True),
+    ],
+)
+def test_naming_project_or_local_approves_everything_for_the_run(
+    project: Path, sources: tuple[str, ...] | None, named: bool
+) -> None:
+    approved = run_approval(project, sources)
+    assert approved.named is named
+    assert approved.trusted is named
+    assert approved.approves(".claude/settings.json", "sha256:anything") is named
+    assert (named_notice(approved) is not None) is named
+    assert not is_trusted(project)  # nothing recorded
+
+
+def test_a_recorded_no_beats_the_command_line(project: Path) -> None:
+    set_trust(project, trusted=False)
+    approved = run_approval(project, ("project",))
+    assert not approved.trusted
+    assert not approved.named
+
+
+def test_the_home_folder_is_not_trusted_by_the_command_line(tmp_path: Path) -> None:
+    approved = run_approval(tmp_path / "home", ("project", "local"))
+    assert not approved.trusted
+
+
+def test_a_trusted_folder_named_needs_no_notice(project: Path) -> None:
+    set_trust(project, trusted=True, items={})
+    approved = run_approval(project, ("project",))
+    assert approved.approves("new-file", "sha256:x")
+    assert named_notice(approved) is None

@@ -56,6 +56,8 @@ from coterie.tools.permissions import (
     load_settings_file,
     merge_settings,
 )
+from coterie.tools.permissions.settings import SOURCES
+from coterie.trust import run_approval
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, AsyncIterator, Callable, Collection
@@ -82,15 +84,20 @@ def style_offer(
     where the user's own styles are looked for."""
     folder = str(claude_dir() / "output-styles")
     try:
-        merged = (
-            load_settings(workdir) if sources is None else load_settings(workdir, sources=sources)
-        )
+        approved = run_approval(workdir, sources)
+        merged = load_settings(workdir, sources=SOURCES if sources is None else sources,
+                               approved=approved)  # fmt: skip
         if settings is not None:
             text = settings if settings.lstrip().startswith("{") else None
             path = workdir / "--settings" if text is not None else Path(settings).expanduser()
             layer = load_settings_file(path, text=text)
             merged = attrs.evolve(merge_settings(merged, layer), trusted=merged.trusted)
-        extensions = load_extensions(workdir, trusted=merged.trusted)
+        extensions = load_extensions(
+            workdir,
+            trusted=merged.trusted,
+            approved=approved,
+            read_project=sources is None or "project" in sources,
+        )
     except (CoterieError, ValueError, OSError):
         return {
             "output_style": DEFAULT_STYLE,

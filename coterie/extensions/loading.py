@@ -134,6 +134,7 @@ def load_extensions(
     workspace: Path,
     *,
     trusted: bool,
+    read_project: bool = True,
     home: Path | None = None,
     agents_json: str | None = None,
     known_tools: Collection[str] = (),
@@ -151,7 +152,8 @@ def load_extensions(
     :class:`~coterie.extensions.AgentsError`. *output_style* is the settings'
     ``outputStyle``: the style chosen (:attr:`Extensions.output_style`).
     *plugins* are the run's plugins (``--plugin-dir``): their parts load under
-    their names, and their notices are the run's.
+    their names, and their notices are the run's. *read_project* False leaves the
+    workspace's files unread (``--setting-sources`` without ``project``).
     """
     user = claude_dir(home)
     project = workspace / ".claude"
@@ -164,7 +166,7 @@ def load_extensions(
     scopes: list[tuple[str, Path]] = [("user", user)]
     texts: dict[Path, str] = {}  # the project's files approved, as checked
     left_out: set[Path] = set()
-    if not same:
+    if not same and read_project:
         if trusted:
             scopes.append(("project", project))
             approved = approved or approval(workspace)

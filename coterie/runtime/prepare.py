@@ -51,6 +51,7 @@ from coterie.tools import (
 )
 from coterie.tools.permissions import USER_SETTINGS, load_settings_file, merge_settings
 from coterie.tools.permissions.settings import SOURCES, settings_files
+from coterie.trust import named_notice, run_approval
 from coterie.workspaces import Checkouts, Repository, check_repository
 
 if TYPE_CHECKING:
@@ -268,9 +269,12 @@ def _derive(
     hooks = _hooks(options, settings)
     notices = (*notices, *_ignored_hooks(hooks, settings))
     hooks = HookConfig.merge([hooks, plugins.hooks])
-    servers, notices = _mcp(options, settings.trusted, notices, plugins)
+    servers, notices = _mcp(options, settings, notices, plugins)
     extensions = _extensions(options, settings, plugins)  # a bad --agents fails now
     notices = (*notices, *settings.key_notices, *policy.notices, *extensions.notices)
+    named = None if settings.approval is None else named_notice(settings.approval)
+    if named is not None:  # the command line, not the store, trusts the workspace
+        notices = (named, *notices)
     repository = _repository(options)
     return _Derived(sandbox, policy, notices, hooks, servers, extensions, repository)
 
@@ -298,6 +302,8 @@ def _extensions(options: RunOptions, settings: PermissionSettings, plugins: Plug
     return load_extensions(
         options.workdir,
         trusted=settings.trusted,
+        approved=settings.approval,
+        read_project="project" in _sources(options),
         agents_json=options.agents,
         known_tools={*known, "Skill"},
         output_style=settings.output_style,
@@ -322,13 +328,14 @@ def _hooks(options: RunOptions, settings: PermissionSettings) -> HookConfig:
 
 
 def _mcp(
-    options: RunOptions, trusted: bool, notices: tuple[str, ...], plugins: Plugins
+    options: RunOptions, settings: PermissionSettings, notices: tuple[str, ...], plugins: Plugins
 ) -> tuple[tuple[ServerConfig, ...], tuple[str, ...]]:
     """The MCP servers of the run (a bad file is a usage error now), and the notices;
     the plugins' too, unless ``--strict-mcp-config`` keeps only ``--mcp-config``'s."""
     servers, said = load_servers(
         options.workdir,
-        trusted=trusted,
+        trusted=settings.trusted,
+        approved=settings.approval,
         home=Path(os.path.expanduser("~")),
         files=options.mcp_configs,
         env=os.environ,
@@ -348,11 +355,17 @@ def _policy(
         options.workdir,
         user_settings=options.user_settings or USER_SETTINGS,
         sources=_sources(options),
+        approved=run_approval(options.workdir, options.setting_sources),
     )
     if options.settings is not None:  # --settings: the caller's own layer, over the files
         layer = _settings_layer(options.settings, options.workdir)
         merged = merge_settings(settings, layer)
-        settings = attrs.evolve(merged, trusted=settings.trusted, workspace=settings.workspace)
+        settings = attrs.evolve(
+            merged,
+            trusted=settings.trusted,
+            workspace=settings.workspace,
+            approval=settings.approval,
+        )
     # --allowedTools / --disallowedTools: the caller's rules for this run (deny wins).
     settings = attrs.evolve(
         settings,

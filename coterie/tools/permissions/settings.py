@@ -144,6 +144,9 @@ class PermissionSettings:
     unapproved_files: tuple[Path, ...] = ()
     #: The one line saying so, and how to approve them.
     unapproved_notice: str | None = None
+    #: What the run approved of the workspace's files, as :func:`load_settings`
+    #: decided it (None for a single file): the extensions and MCP servers load by it.
+    approval: Approval | None = attrs.field(default=None, eq=False)
 
     @property
     def key_notices(self) -> tuple[str, ...]:
@@ -474,6 +477,7 @@ def load_settings(
     user_settings: Path | _UserDefault | None = USER_SETTINGS,
     trusted: bool | None = None,
     sources: Collection[str] = SOURCES,
+    approved: Approval | None = None,
 ) -> PermissionSettings:
     """Load and merge the user, project and local settings of *workspace*.
 
@@ -487,9 +491,12 @@ def load_settings(
     only as the user trusted them: a file new or changed since applies as an
     untrusted folder's. The user's always does.
     ``autoMode`` is taken from the user and local files, never the project's.
-    *sources* are the files read (``--setting-sources``).
+    *sources* are the files read (``--setting-sources``). *approved*, given, is
+    what the run approved of the workspace (:func:`coterie.trust.run_approval`),
+    asked of nobody else; it overrides *trusted*.
     """
-    approved = approval(workspace) if trusted is None else None
+    if approved is None and trusted is None:
+        approved = approval(workspace)
     if approved is not None:
         trusted = approved.trusted
     user = _user_file(user_settings)
@@ -523,6 +530,7 @@ def load_settings(
         workspace=workspace,
         unapproved_files=tuple(unapproved),
         unapproved_notice=notice,
+        approval=approved,
     )
 
 
