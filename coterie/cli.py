@@ -605,7 +605,10 @@ def _main(argv: list[str] | None) -> int:
 
             return run_inspect(args, console)
     except BaseException as exc:
+        from rich.markup import escape
+
         from coterie.commands.stopping import Stopped
+        from coterie.errors import BackendLost
 
         leaves = _leaves(exc)
         stops = [e for e in leaves if isinstance(e, (KeyboardInterrupt, Stopped))]
@@ -614,6 +617,10 @@ def _main(argv: list[str] | None) -> int:
             console.print("[yellow]interrupted[/]")
             first = stops[0]
             return 128 + first.signum if isinstance(first, Stopped) else 130
+        if leaves and all(isinstance(e, BackendLost) for e in leaves):
+            # The same loss seen by several tasks: one line, its first sighting.
+            _err().print(f"error: {escape(str(leaves[0]))}")
+            return 1
         if leaves and all(isinstance(e, (BrokenPipeError, SystemExit)) for e in leaves):
             # Output closed early (e.g. piped into `head`): stop quietly.
             _silence_stdout()

@@ -38,6 +38,12 @@ class MailboxError(CoterieError, OSError):
     """
 
 
+class BackendLost(CoterieError, ConnectionError):
+    """The backend's server no longer holds what the run keeps there (it was
+    restarted without its data, or flushed): the run cannot go on, and says so in
+    one line rather than a traceback."""
+
+
 # -- runtime outcomes --------------------------------------------------------
 
 

@@ -27,7 +27,7 @@ import attrs
 import trio
 
 from coterie.events import Event, stored
-from coterie.redisclient import server_errors
+from coterie.redisclient import accepted, refused, server_errors
 
 if TYPE_CHECKING:
     import coredis
@@ -103,11 +103,14 @@ async def _copy(client: coredis.Redis[bytes], key: str, origin: str, fwd: Forwar
             async with client.pipeline(transaction=True) as pipe:
                 for event in batch:
                     pipe.xadd(key, {"e": stored(event).to_json(), "o": origin})
-        except server_errors():
+        except server_errors() as exc:
             fwd.failures += 1
+            refused(exc)  # a server out of memory is said once
             await trio.sleep(delay)  # the server is away: keep them, try again
             delay = min(delay * 2, RETRY_LAST)
             continue
+        if delay != RETRY_FIRST:
+            accepted()
         delay = RETRY_FIRST
         for _ in batch:  # dropped only once the server has them
             fwd.pending.popleft()

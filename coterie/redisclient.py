@@ -25,8 +25,10 @@ __all__ = [
     "BACKEND_ENV",
     "BackendError",
     "RedisTarget",
+    "accepted",
     "connect",
     "parse_backend",
+    "refused",
     "server_errors",
 ]
 
@@ -100,8 +102,17 @@ def parse_backend(url: str) -> RedisTarget:
 
 
 def connect(target: RedisTarget, *, connect_timeout: float | None = 5.0) -> coredis.Redis[bytes]:
-    """A ``coredis`` client for *target* (not connected yet: use ``async with``)."""
+    """A ``coredis`` client for *target* (not connected yet: use ``async with``).
+
+    A command the server refuses for a while (:func:`coterie.redisrefusals.refusal`: out of memory,
+    loading its data, a busy script, a replica that cannot take writes) is sent
+    again with a growing pause, for as long as it takes, and said once on stderr
+    for the whole process: the run waits for the server
+    instead of crashing its actors.
+    """
     import coredis  # imported here: a run on files never pays for it
+
+    from coterie.redisrefusals import WaitOutRefusals
 
     return coredis.Redis(
         host=target.host,
@@ -110,6 +121,7 @@ def connect(target: RedisTarget, *, connect_timeout: float | None = 5.0) -> core
         username=target.username,
         password=target.password,
         connect_timeout=connect_timeout,
+        retry_policy=WaitOutRefusals(),
     )
 
 
@@ -120,3 +132,19 @@ def server_errors() -> tuple[type[Exception], ...]:
     from coredis.exceptions import RedisError
 
     return (RedisError, OSError)
+
+
+def refused(exc: BaseException) -> bool:
+    """Whether *exc*, a failure its caller retries itself (a pipeline), is the
+    server refusing for a while (out of memory, loading...); said once per episode
+    (:mod:`coterie.redisrefusals`)."""
+    from coterie.redisrefusals import REFUSALS
+
+    return REFUSALS.refused(exc)
+
+
+def accepted() -> None:
+    """A write retried by its caller went through: a refusal episode is over."""
+    from coterie.redisrefusals import REFUSALS
+
+    REFUSALS.accepted()

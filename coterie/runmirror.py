@@ -32,7 +32,7 @@ import attrs
 import trio
 
 from coterie.fsutil import atomic_write
-from coterie.redisclient import server_errors
+from coterie.redisclient import accepted, refused, server_errors
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -141,11 +141,14 @@ class RunMirror:
                             pipe.rpush(self._key("log", write.rel), [write.data])
                         else:
                             pipe.set(self._key("doc", write.rel), write.data)
-            except server_errors():
+            except server_errors() as exc:
                 self.failures += 1
+                refused(exc)  # a server out of memory is said once
                 await trio.sleep(delay)
                 delay = min(delay * 2, RETRY_LAST)
                 continue
+            if delay != RETRY_FIRST:
+                accepted()
             delay = RETRY_FIRST
             for _ in batch:
                 self._queue.popleft()

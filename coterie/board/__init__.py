@@ -44,6 +44,7 @@ from coterie.board._async import AsyncBoard, open_board
 from coterie.board._board import Board, BoardStatistics
 from coterie.board._errors import (
     BoardError,
+    BoardLost,
     BoardRefusal,
     InvalidOwnerName,
     InvalidTaskField,
@@ -65,6 +66,7 @@ __all__ = [
     "Board",
     "BoardCorruption",
     "BoardError",
+    "BoardLost",
     "BoardRefusal",
     "BoardStatistics",
     "InvalidOwnerName",

@@ -14,7 +14,7 @@ it was closed. ``except BoardRefusal`` catches every refusal and nothing else.
 
 from __future__ import annotations
 
-from coterie.errors import CoterieError, InvalidActorName
+from coterie.errors import BackendLost, CoterieError, InvalidActorName
 
 
 class BoardRefusal(CoterieError):
@@ -101,3 +101,8 @@ class BoardError(CoterieError, OSError):
     *inside* the log is never raised: damaged records are skipped (or a torn
     tail cut off) and reported through ``on_corruption``.
     """
+
+
+class BoardLost(BoardError, BackendLost):
+    """The board's server no longer holds the log this board read (restarted
+    without its data, or flushed): the run cannot go on with it."""

@@ -62,7 +62,7 @@ import trio
 
 from coterie.board import _ops as ops
 from coterie.board._board import BoardStatistics
-from coterie.board._errors import BoardError, BoardRefusal
+from coterie.board._errors import BoardError, BoardLost, BoardRefusal
 from coterie.board._face import BoardOperations
 from coterie.board._log import BoardCorruption, LogEntry, decode, log_entry
 from coterie.board._state import BadRecord, BoardState
@@ -300,9 +300,10 @@ class RedisBoard(BoardOperations):
             reply: Any = await self._append(keys=self._keys, args=args)
             outcome = int(reply[0])
             if outcome == 3:
-                raise BoardError(
-                    f"{self.key}: the log is shorter than the {self._records_read} records this "
-                    "board read: it was deleted or replaced (a FLUSHALL, a lost server)"
+                raise BoardLost(
+                    f"the Redis server no longer holds the task board this run read ({self.key}:"
+                    f" {self._records_read} records): it restarted without its data, or was"
+                    " flushed; the run stopped"
                 )
             missed = [bytes(entry[1][1]) for entry in reply[1]] if outcome == 0 else []
             if outcome == 1 or (records and missed[: len(records)] == records):

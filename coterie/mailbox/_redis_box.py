@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from coterie.errors import InvalidMessage, MailboxError
+from coterie.errors import BackendLost, InvalidMessage, MailboxError
 from coterie.mailbox._base import Delivery, MailboxStatistics, Predicate, _Inbox
 from coterie.mailbox._redis_link import GROUP, entry_id, entry_position
 from coterie.messages import Message
@@ -96,12 +96,16 @@ class RedisMailbox:
                 await self._read_forever()
 
     async def _retrying(self, step: Any) -> None:
+        from coredis.exceptions import StreamConsumerGroupError
+
         while True:
             try:
                 await step()
                 return
             except _connection_errors():
                 await trio.sleep(RETRY_PAUSE)
+            except StreamConsumerGroupError:
+                raise self._lost() from None
 
     async def _open_on_server(self) -> None:
         from coredis.exceptions import StreamDuplicateConsumerGroupError
@@ -110,6 +114,7 @@ class RedisMailbox:
         with contextlib.suppress(StreamDuplicateConsumerGroupError):  # opened before
             await client.xgroup_create(self._key, GROUP, identifier="0", mkstream=True)
         await client.sadd(self._link.registry(), [self.name])
+        self._link.registered.add(self.name)
         start: bytes | str = "0-0"
         idle_ms = int(self._link.policy.claim_idle * 1000)
         while True:  # take over what dead consumers held in flight
@@ -142,6 +147,8 @@ class RedisMailbox:
             start = "(" + (rows[-1][0].decode() if rows else start)
 
     async def _read_forever(self) -> None:
+        from coredis.exceptions import StreamConsumerGroupError, UnblockedError
+
         recover = False
         client = self._link.client
         block_ms = max(1, int(self._link.policy.block * 1000))
@@ -157,12 +164,17 @@ class RedisMailbox:
                 recover = True
                 await trio.sleep(RETRY_PAUSE)
                 continue
+            except (StreamConsumerGroupError, UnblockedError):  # gone, or deleted under the read
+                raise self._lost() from None
             for entries in (reply or {}).values():
                 for entry in entries:
                     position = entry_position(entry.identifier)
                     self._buffer(position, 1, entry.field_values.get(b"m", b""))
                     self._read_upto = max(self._read_upto, position)
             self._progress.unpark_all()
+
+    def _lost(self) -> BackendLost:
+        return self._link.lost(f"mailbox {self.name!r}")
 
     def _buffer(self, position: Position, count: int, payload: bytes | str) -> None:
         if position in self._buffered:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from coterie.errors import UnknownActor
+from coterie.errors import BackendLost, UnknownActor
 from coterie.journal import Durability
 from coterie.mailbox import _redis_scripts as scripts
 
@@ -84,6 +84,9 @@ class RedisLink:
     #: What the server promises, as ``statistics().durability`` reports it.
     label: str
     events: EventLog | None
+    #: The run's mailboxes this process has seen registered (at open, or by opening
+    #: them): once there was one, a registry gone means the server lost the run.
+    registered: set[str] = attrs.field(factory=set, eq=False)
 
     async def run_script(self, source: str, keys: list[str], args: list[str | int]) -> Any:
         """Run one of :mod:`coterie.mailbox._redis_scripts` by its SHA, sending
@@ -95,6 +98,15 @@ class RedisLink:
             return await self.client.evalsha(_sha(source), keys, args)
         except NoScriptError:
             return await self.client.eval(source, keys, args)
+
+    def lost(self, what: str) -> BackendLost:
+        """The error of the run's *what* gone from the server: coterie never removes
+        a mailbox while the run lives, so the server lost it."""
+        return BackendLost(
+            f"the Redis server at {self.target.url} no longer holds run {self.run_id}'s"
+            f" {what} (restarted without its data, or flushed); the run stopped: what"
+            " the server kept for it is gone"
+        )
 
     async def ack(self, key: str, ids: list[str]) -> None:
         await self.run_script(scripts.ACK, [key], [GROUP, *ids])
@@ -134,6 +146,8 @@ class RedisLink:
         else:
             written = await self.client.xadd(key, {"m": payload}, nomkstream=True)
         if written is None:
+            if self.registered and not await self.client.exists([self.registry()]):
+                raise self.lost("mailboxes")
             raise UnknownActor(
                 f"cannot send {message.kind!r} to {message.recipient!r}: "
                 f"no such actor (known: {known})"

@@ -22,7 +22,7 @@ import trio
 from coterie.errors import MailboxError
 from coterie.journal import Durability
 from coterie.mailbox._postoffice import PostOffice
-from coterie.mailbox._redis_link import Policy, RedisLink
+from coterie.mailbox._redis_link import Policy, RedisLink, registry_key
 from coterie.mailbox._redis_mailboxes import RedisMailboxes
 
 if TYPE_CHECKING:
@@ -86,9 +86,9 @@ async def open_redis_post_office(
     consumer = f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(4)}"
     async with connect(target) as client, trio.open_nursery() as nursery:
         label = await _server_promise(client)
-        link = RedisLink(client, target, run_id, consumer, policy, label, events)
-        members = await client.smembers(link.registry())
+        members = await client.smembers(registry_key(target, run_id))
         known = {m.decode() if isinstance(m, bytes) else str(m) for m in members}
+        link = RedisLink(client, target, run_id, consumer, policy, label, events, set(known))
         post = PostOffice(
             durability=durability, events=events, redis=RedisMailboxes(link, nursery, known)
         )

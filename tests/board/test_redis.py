@@ -19,6 +19,7 @@ from coterie.board import (
     AsyncBoard,
     Board,
     BoardError,
+    BoardLost,
     NotTaskOwner,
     RedisBoard,
     TaskBoard,
@@ -208,7 +209,7 @@ async def test_a_deleted_log_is_an_error_not_a_fresh_board(redis_url: str) -> No
         await board.create("a", "d")
         async with connect(target) as client:
             await client.delete([board.key])
-        with pytest.raises(BoardError, match="shorter"):
+        with pytest.raises(BoardLost, match="no longer holds the task board"):
             await board.create("b", "d")
 
 

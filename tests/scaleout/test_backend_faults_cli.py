@@ -1,0 +1,72 @@
+"""The Redis server failing under a running team: one line, never a traceback
+(issue 29, findings 4 and 5; docs/reliability.md, "The backend's failure states").
+
+Each test has a server of its own (it is killed, emptied or starved), and a team
+of two on the scripted model whose teammate alice runs ``sleep``; the faults are
+timed from the run's own state (alice's job started, the server counting refused
+writes), never by guessing. A refused mailbox send waiting instead of crashing
+its actor is tested on a post office (tests/mailbox/test_redis_faults.py): in a
+team, the first send comes only after a long wait, as every transcript append
+waits for the server first.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import TYPE_CHECKING
+
+from tests.agent.conftest import coterie
+from tests.redis_server import redis_server
+from tests.scaleout.test_faults_cli import start_team_on
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from tests.redis_server import RedisServer
+
+
+def test_a_server_back_empty_stops_the_run_with_one_line(
+    workspace: Path, home: Path, tmp_path: Path
+) -> None:
+    with redis_server(tmp_path / "redis") as server:
+        proc = start_team_on(server.url, workspace, home, tmp_path, alice_sleeps=3)
+        server.kill()  # kill -9, then a server without the run's data on the same port
+        server.directory = tmp_path / "redis-empty"
+        server.start()
+        _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 1
+    assert "Traceback" not in stderr
+    lines = [line for line in stderr.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1, stderr
+    assert "no longer holds run" in lines[0]
+    assert "restarted without its data" in lines[0]
+
+
+def _refusals(server: RedisServer) -> int:
+    """How many commands the server refused for lack of memory."""
+    found = re.search(rb"errorstat_OOM:count=(\d+)", server.command("INFO", "errorstats"))
+    return int(found.group(1)) if found else 0
+
+
+def test_a_server_out_of_memory_is_waited_out_and_said_once(
+    workspace: Path, home: Path, tmp_path: Path
+) -> None:
+    with redis_server(tmp_path / "redis") as server:
+        proc = start_team_on(server.url, workspace, home, tmp_path, alice_sleeps=1)
+        server.command("CONFIG", "SET", "maxmemory-policy", "noeviction")
+        server.command("CONFIG", "SET", "maxmemory", "1")  # every write refused: OOM
+        deadline = time.monotonic() + 60
+        while _refusals(server) < 3:  # the run's writes refused, again and again
+            assert time.monotonic() < deadline, "nothing was written while out of memory"
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.05)
+        server.command("CONFIG", "SET", "maxmemory", "0")  # memory freed
+        _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 0, stderr
+    assert "Traceback" not in stderr
+    assert stderr.count("is out of memory and refuses writes") == 1, stderr
+    assert stderr.count("accepts commands again") == 1, stderr
+    assert "gave up" not in stderr
+    runs = coterie("runs", cwd=workspace, home=home)
+    assert "completed" in runs.stdout, runs.stdout
