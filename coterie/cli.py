@@ -22,6 +22,7 @@ from coterie.commands.faults import add_fault_commands
 from coterie.commands.inspect import add_inspect_commands
 from coterie.commands.observe import add_observe_command
 from coterie.commands.options import add_agent_options, add_backend_option, add_output_options
+from coterie.commands.plugin import add_plugin_command
 from coterie.commands.trust import add_trust_command
 from coterie.commands.watch import add_watch_command
 from coterie.commands.worker import add_worker_command
@@ -325,6 +326,7 @@ def command_parser() -> tuple[argparse.ArgumentParser, frozenset[str]]:
     add_inspect_commands(sub)
     add_trust_command(sub)
     add_auth_command(sub)
+    add_plugin_command(sub)
     add_fault_commands(sub)
     add_watch_command(sub)
     add_observe_command(sub)
@@ -576,6 +578,10 @@ def _main(argv: list[str] | None) -> int:
             from coterie.commands.auth import auth_command
 
             return auth_command(args, console, _err())
+        if args.command in ("plugin", "plugins"):
+            from coterie.commands.plugin import plugin_command
+
+            return plugin_command(args, console, _err())
         if args.command in ("crash", "stop", "cancel"):
             import trio
 

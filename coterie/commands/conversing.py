@@ -10,12 +10,10 @@ from typing import TYPE_CHECKING, Any
 from rich.markup import escape
 
 from coterie.commands.driving import agent_options, drive, workspace_trust
+from coterie.commands.extending import command_line_extensions
 from coterie.commands.stopping import interrupt_process
 from coterie.errors import CoterieError
-from coterie.extensions import load_extensions
-from coterie.extensions.plugins import load_plugins
 from coterie.session import AgentSession, open_agent
-from coterie.trust import is_trusted
 from coterie.ui import TerminalAsker
 
 if TYPE_CHECKING:
@@ -56,8 +54,7 @@ async def converse(
     asker = TerminalAsker(console, project=workdir)
     await workspace_trust(args, console, err)
     try:
-        plugins = load_plugins(getattr(args, "plugin_dir", ()))  # resume: none given
-        extensions = load_extensions(workdir, trusted=is_trusted(workdir), plugins=plugins)
+        extensions = command_line_extensions(args)
     except (CoterieError, ValueError) as exc:
         err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
         return 2

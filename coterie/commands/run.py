@@ -17,17 +17,15 @@ from coterie.commands.driving import (
     make_view,
     workspace_trust,
 )
+from coterie.commands.extending import command_line_extensions
 from coterie.commands.stdin import check_input_format, headless_input
 from coterie.commands.stopping import interrupt_process
 from coterie.errors import CoterieError
-from coterie.extensions import load_extensions
 from coterie.extensions.commandrun import complete, stopped_result
-from coterie.extensions.plugins import load_plugins
 from coterie.procgroups import reap_workspace
 from coterie.runs import find_run, fork_run, list_runs, read_config, read_state, runs_root
 from coterie.session import AgentSession, open_agent, open_team
 from coterie.tools import load_schema
-from coterie.trust import is_trusted
 
 if TYPE_CHECKING:
     from contextlib import AbstractAsyncContextManager
@@ -174,9 +172,7 @@ def _expand(args: argparse.Namespace, prompt: str) -> Expansion | None:
     workspace's; a :class:`CommandError` for one that names none."""
     if not prompt.lstrip().startswith("/"):
         return None
-    workdir = args.workdir.resolve()
-    plugins = load_plugins(getattr(args, "plugin_dir", ()))  # resume: none given
-    return load_extensions(workdir, trusted=is_trusted(workdir), plugins=plugins).expand(prompt)
+    return command_line_extensions(args).expand(prompt)
 
 
 async def run_team(args: argparse.Namespace, console: Console, err: Console) -> int:

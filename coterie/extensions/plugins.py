@@ -26,10 +26,14 @@ servers' configuration, and set in the environment of its hooks and servers.
 Which plugins load: each ``--plugin-dir DIR`` (the user's own act on the
 command line, so the plugin's hooks and servers run, as the user's settings'
 do); a DIR with none of a plugin's parts at its top is a folder of plugins,
-each sub-folder with a manifest one of them. Nothing in a workspace adds a
-plugin. A plugin whose manifest, hooks or servers cannot be used is left out
-whole (a hook that did not load could be the guard of the rest), with one
-line naming the file and the problem; the other plugins still load.
+each sub-folder with a manifest one of them. Then the installed plugins the
+run's settings enable (:func:`coterie.extensions.installed.enabled_plugins`:
+installing is the user's act too; a workspace's ``enabledPlugins`` counts only
+once it is trusted), each with its marketplace as its source
+(``name@marketplace``). Nothing else in a workspace adds a plugin. A plugin
+whose manifest, hooks or servers cannot be used is left out whole (a hook that
+did not load could be the guard of the rest), with one line naming the file and
+the problem; the other plugins still load.
 """
 
 from __future__ import annotations
@@ -79,7 +83,8 @@ class Plugin:
     #: Its hooks, each handler with :attr:`env` set.
     hooks: HookConfig
     servers: tuple[ServerConfig, ...] = ()
-    #: Where it came from: ``inline`` (``--plugin-dir``), as Claude Code says it.
+    #: Where it came from: ``inline`` (``--plugin-dir``) or its marketplace, as
+    #: Claude Code says it.
     source: str = "inline"
     version: str | None = None
     description: str = ""
@@ -153,29 +158,40 @@ def plugin_dir(text: str) -> str:
     return str(Path(text).expanduser().resolve())
 
 
-def load_plugins(dirs: Iterable[Path | str], *, env: Mapping[str, str] | None = None) -> Plugins:
-    """The plugins of the ``--plugin-dir`` *dirs*, in order (see the module docstring);
-    *env* is what ``${VAR}`` in their servers' configuration reads (default: the
-    process environment). A directory that is gone is a :class:`PluginError`."""
+def load_plugins(
+    dirs: Iterable[Path | str],
+    *,
+    env: Mapping[str, str] | None = None,
+    installed: Iterable[tuple[str, Path]] = (),
+    said: Iterable[str] = (),
+) -> Plugins:
+    """The plugins of the ``--plugin-dir`` *dirs*, in order, then the *installed*
+    ones (``name@marketplace`` and folder: those the settings enable, as
+    :func:`coterie.extensions.installed.run_plugins` finds them), with *said*, the
+    lines about those, among the notices; *env* is what ``${VAR}`` in their
+    servers' configuration reads (default: the process environment). A directory
+    that is gone is a :class:`PluginError`."""
     environ = dict(os.environ if env is None else env)
-    plugins: list[Plugin] = []
+    found: list[tuple[Path, bool, str]] = []
     notices: list[str] = []
     for given in dirs:
         root = Path(given)
         if not root.is_dir():
             raise PluginError(f"--plugin-dir {given}: no such directory")
-        for folder, named in _roots(root.resolve(), notices):
-            try:
-                plugin = read_plugin(folder, environ, name=named)
-            except PluginError as exc:
-                notices.append(f"plugin not loaded: {exc}")
-                continue
-            if any(p.name == plugin.name for p in plugins):
-                notices.append(
-                    f"plugin not loaded: {folder}: another plugin is named {plugin.name!r}"
-                )
-                continue
-            plugins.append(plugin)
+        found.extend((folder, named, "inline") for folder, named in _roots(root.resolve(), notices))
+    notices.extend(said)
+    found.extend((path, False, pid.rpartition("@")[2]) for pid, path in installed)
+    plugins: list[Plugin] = []
+    for folder, named, source in found:
+        try:
+            plugin = read_plugin(folder, environ, name=named, source=source)
+        except PluginError as exc:
+            notices.append(f"plugin not loaded: {exc}")
+            continue
+        if any(p.name == plugin.name for p in plugins):
+            notices.append(f"plugin not loaded: {folder}: another plugin is named {plugin.name!r}")
+            continue
+        plugins.append(plugin)
     return Plugins(tuple(plugins), tuple(notices))
 
 
@@ -190,9 +206,12 @@ def _roots(root: Path, notices: list[str]) -> list[tuple[Path, bool]]:
     return found
 
 
-def read_plugin(root: Path, env: Mapping[str, str], *, name: bool = False) -> Plugin:
+def read_plugin(
+    root: Path, env: Mapping[str, str], *, name: bool = False, source: str = "inline"
+) -> Plugin:
     """The plugin in the folder *root* (a :class:`PluginError` naming the file and the
-    problem); *name*: it must have a manifest."""
+    problem); *name*: it must have a manifest; *source*: where it came from
+    (``inline``, or the marketplace it was installed from)."""
     manifest = _manifest(root / MANIFEST, required=name)
     plugin_name = manifest.get("name", root.name)
     where = root / MANIFEST if manifest else root
@@ -207,7 +226,7 @@ def read_plugin(root: Path, env: Mapping[str, str], *, name: bool = False) -> Pl
             raise PluginError(f"{root / MANIFEST}: {key} must be a string")
     # What the manifest names is checked before anything is read from it.
     paths = {key: _paths(root, manifest.get(key), key) for key in _PATH_KEYS}
-    own = plugin_env(plugin_name, root)
+    own = plugin_env(plugin_name, root, source)
     with contextlib.suppress(OSError):  # a hook that writes there finds it
         Path(own["CLAUDE_PLUGIN_DATA"]).mkdir(parents=True, exist_ok=True)
     return Plugin(
@@ -215,6 +234,7 @@ def read_plugin(root: Path, env: Mapping[str, str], *, name: bool = False) -> Pl
         root,
         _hooks(root, own, manifest.get("hooks")),
         _servers(plugin_name, root, own, manifest.get("mcpServers"), env),
+        source=source,
         version=version,
         description=description or "",
         commands=paths["commands"] or (root / "commands",),

@@ -228,6 +228,21 @@ class Conversation:
             self.console.print(f"  [bold]/{escape(name):<15}[/] {escape(what)}")
         return True
 
+    async def _plugin(self, session: AgentSession, args: str) -> bool:
+        from coterie.commands.plugin import plugin_listing
+
+        try:
+            listing = plugin_listing(session.options.workdir)
+        except (CoterieError, ValueError) as exc:
+            self.err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
+            return True
+        self.console.print(escape(listing), soft_wrap=True, highlight=False)
+        self.console.print(
+            "[dim]`coterie plugin install|uninstall|enable|disable NAME@MARKETPLACE` and"
+            " `coterie plugin marketplace add SOURCE` change them, from the next run on[/]"
+        )
+        return True
+
     async def _clear(self, session: AgentSession, args: str) -> bool:
         self.switch = NEW_RUN
         self.console.print(f"[dim]run {session.run_id} kept; a new conversation starts[/]")
@@ -396,6 +411,7 @@ HANDLERS: dict[str, Callable[[Conversation, AgentSession, str], Awaitable[bool]]
     "output-style": Conversation._output_style,
     "permissions": Conversation._permissions,
     "agents": Conversation._agents,
+    "plugin": Conversation._plugin,
     "tasks": Conversation._tasks,
     "goal": Conversation._goal,
     "loop": Conversation._loop,

@@ -62,6 +62,7 @@ COMMANDS: tuple[SlashCommand, ...] = (
     ),
     SlashCommand("permissions", "the permission mode and rules in force, and where from"),
     SlashCommand("agents", "the subagent types: built-in and custom"),
+    SlashCommand("plugin", "the installed plugins and the marketplaces"),
     SlashCommand("tasks", "the task board of this workspace's team runs"),
     SlashCommand("goal", "work on COND until the evaluator judges it met (as --goal)", "COND"),
     SlashCommand("loop", "run a prompt again and again (as --loop SPEC)", "SPEC"),

@@ -24,7 +24,7 @@ import attrs
 from coterie.autonomy import parse_loop_spec
 from coterie.context import Budget
 from coterie.extensions import Extensions, load_extensions
-from coterie.extensions.plugins import Plugins, load_plugins
+from coterie.extensions.installed import run_plugins
 from coterie.hooks import HookConfig, load_hooks
 from coterie.mcpclient import load_servers
 from coterie.models import (
@@ -55,6 +55,7 @@ from coterie.trust import named_notice, run_approval
 from coterie.workspaces import Checkouts, Repository, check_repository
 
 if TYPE_CHECKING:
+    from coterie.extensions.plugins import Plugins
     from coterie.mcpclient import ServerConfig
     from coterie.models import Model
     from coterie.tools import Rule
@@ -264,8 +265,9 @@ def _derive(
     """The sandbox, hooks, MCP servers and extensions of a run, and what to tell the
     user; every one of them checked (a bad file is a usage error now)."""
     sandbox, policy, notices = _sandbox(settings, policy, options, extra)
-    # --plugin-dir: the user's own choice, so its hooks and servers apply in any workspace.
-    plugins = load_plugins(options.plugin_dirs)
+    # --plugin-dir and installed plugins: the user's own choice, so their hooks and
+    # servers apply in any workspace (a workspace's enabledPlugins only once trusted).
+    plugins = run_plugins(options.plugin_dirs, settings)
     hooks = _hooks(options, settings)
     notices = (*notices, *_ignored_hooks(hooks, settings))
     hooks = HookConfig.merge([hooks, plugins.hooks])
