@@ -73,6 +73,7 @@ EventType = Literal[
     "goal.checked",  # the pursuing agent got the verdict on one iteration
     "loop.waiting",  # the scheduler waits for the next tick
     "loop.tick",  # the scheduler sent one tick's prompt
+    "cron.fired",  # the scheduler sent a cron job's prompt to the lead (job, prompt id)
     "loop.ended",  # the loop ended (cap, no wakeup, error...)
     "auto_mode.verdict",  # one classifier stage answered
     "auto_mode.decision",  # the final Auto Mode decision on one action

@@ -29,6 +29,8 @@ __all__ = [
     "Message",
     "MessageError",
     "ResultMessage",
+    "ServerToolResultBlock",
+    "ServerToolUseBlock",
     "StreamEvent",
     "SystemMessage",
     "TaskNotificationMessage",
@@ -85,7 +87,32 @@ class ToolResultBlock:
     is_error: bool | None = None
 
 
-ContentBlock = TextBlock | ThinkingBlock | ToolUseBlock | ToolResultBlock
+@attrs.frozen
+class ServerToolUseBlock:
+    """A call of a tool the API runs itself (``web_search``), in the reply that made it."""
+
+    id: str
+    name: str
+    input: dict[str, Any]
+
+
+@attrs.frozen
+class ServerToolResultBlock:
+    """A server tool's result, as the SDK reads one (its ``advisor_tool_result``;
+    a ``web_search_tool_result`` it leaves out, and so does this)."""
+
+    tool_use_id: str
+    content: dict[str, Any]
+
+
+ContentBlock = (
+    TextBlock
+    | ThinkingBlock
+    | ToolUseBlock
+    | ToolResultBlock
+    | ServerToolUseBlock
+    | ServerToolResultBlock
+)
 
 # -- messages ----------------------------------------------------------------------
 
@@ -302,8 +329,8 @@ def _system(line: dict[str, Any]) -> SystemMessage:
 
 
 def _blocks(raw: list[Any]) -> list[ContentBlock]:
-    """The content blocks of a message; a block of another type (an image, a
-    server tool's) is left out, as the SDK leaves it out."""
+    """The content blocks of a message; a block of another type (an image, a web
+    search's result) is left out, as the SDK leaves it out."""
     blocks: list[ContentBlock] = []
     for block in raw:
         if not isinstance(block, dict):
@@ -321,4 +348,8 @@ def _blocks(raw: list[Any]) -> list[ContentBlock]:
                         block["tool_use_id"], block.get("content"), block.get("is_error")
                     )
                 )
+            case "server_tool_use":
+                blocks.append(ServerToolUseBlock(block["id"], block["name"], block["input"]))
+            case "advisor_tool_result":
+                blocks.append(ServerToolResultBlock(block["tool_use_id"], block["content"]))
     return blocks

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from coterie.tools.permissions import Answer
+from coterie.tools.permissions.answering import approval, mode_after, person_tools
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -81,6 +82,11 @@ class CallbackAsker:
             suggestion=None if suggestion is None else suggestion.rule,
         )
         verdict = await self.decide(tool_name, input, context)
+        if isinstance(verdict, Allow) and tool_name in person_tools():
+            # A question only a person answers: its answers are the updated input,
+            # and a yes to a plan tool sets the mode (ExitPlanMode: default).
+            return approval("Answered by can_use_tool.", mode=mode_after(tool_name, None),
+                            updated_input=verdict.updated_input)  # fmt: skip
         if isinstance(verdict, Allow):
             return Answer(True, rule="can_use_tool", grant=verdict.grant,
                           updated_input=verdict.updated_input)  # fmt: skip

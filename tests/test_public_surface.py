@@ -71,7 +71,7 @@ SURFACES: dict[str, set[str]] = {
         "parse_loop_spec", "schedule_hint"
     },
     "coterie.board": {
-        "UNSET", "AsyncBoard", "Board", "BoardCorruption", "BoardError", "BoardRefusal",
+        "UNSET", "AsyncBoard", "Board", "BoardCorruption", "BoardError", "BoardLost", "BoardRefusal",
         "BoardStatistics", "InvalidOwnerName", "InvalidTaskField", "InvalidTaskId",
         "InvalidTransition", "Lease", "LogEntry", "NotTaskOwner", "RedisBoard", "Task", "TaskBoard",
         "TaskCycle", "TaskStatus", "UnknownTask", "Unset", "check_task_id", "open_board",
@@ -169,7 +169,7 @@ SURFACES: dict[str, set[str]] = {
         "Bubblewrap", "NetworkSettings", "SandboxError", "SandboxSettings",
         "SandboxSettingsError", "probe_sandbox",
     },
-    "coterie.tools.web": {"WebFetchTool"},
+    "coterie.tools.web": {"WebFetchTool", "WebSearchTool"},
     "coterie.tools.permissions": {
         "MODES", "PATH_RULE_KINDS", "USER_SETTINGS", "Answer", "Asker", "Behavior",
         "BypassNotLaunched", "Decision", "Mode", "PermissionGate", "PermissionMode",
@@ -221,7 +221,8 @@ SURFACES: dict[str, set[str]] = {
         "COMMANDS", "Conversation", "SlashInput", "closest", "history_path", "parse_slash"
     },
     "coterie.redisclient": {
-        "BACKEND_ENV", "BackendError", "RedisTarget", "connect", "parse_backend", "server_errors"
+        "BACKEND_ENV", "BackendError", "RedisTarget", "accepted", "connect", "parse_backend",
+        "refused", "server_errors",
     },
     "coterie.workers": {
         "RETIRED", "Hosted", "HostingWatch", "StartBackoff", "Unhosted", "Wanted",

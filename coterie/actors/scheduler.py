@@ -22,6 +22,18 @@ conversation's ``/loop``) stops the loop: the running tick's turn is
 interrupted (the scheduler sends the Lead an ``interrupt`` for that tick, so
 the history records it as any interrupted turn), a wait is cut short, and
 no tick follows; the loop's result is ``error_interrupted``.
+
+Cron jobs. Beside its loop the scheduler fires the run's cron jobs (the
+table in ``cron.json``, :mod:`coterie.tools.cronbook`, kept by the Cron*
+tools): a due job is a ``prompt`` to the Lead whose id is fixed by the job
+and the fire (``cron.<job>.<n>``, so a fire sent again after a crash or a
+resume is the same request), sent only once the previous fire was answered
+(so fires never pile up while the Lead is busy: they wait for it, as Claude
+Code's wait for the session to be idle); then the table is updated (a
+one-shot job deleted, a recurring one due at its next time). The table is
+read again every :data:`CRON_POLL` seconds, which is how a job just created
+is seen. Cron times are wall-clock; ``COTERIE_TIME_SCALE`` runs the
+scheduler's cron clock that much faster from the moment it starts.
 """
 
 from __future__ import annotations
@@ -47,8 +59,10 @@ from coterie.autonomy import (
     parse_loop_spec,
 )
 from coterie.fsutil import atomic_write
+from coterie.tools.cronbook import load_book, save_book
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
     from coterie.actors._context import ActorContext
@@ -59,6 +73,8 @@ if TYPE_CHECKING:
 
 SCHEDULER = "scheduler"
 LOOP = "loop"
+#: Seconds (of the cron clock) between two reads of the cron table.
+CRON_POLL = 5.0
 
 
 def load_schedule(path: Path, request: str, prompt: str) -> Schedule:
@@ -80,12 +96,73 @@ class Scheduler(Actor):
     """Answers a ``loop`` request with the loop's outcome (see the module docstring)."""
 
     def __init__(
-        self, run_dir: Path, *, max_ticks: int = 100, max_turns: int | None = None
+        self,
+        run_dir: Path,
+        *,
+        max_ticks: int = 100,
+        max_turns: int | None = None,
+        cron_clock: Callable[[], float] | None = None,
     ) -> None:
+        self.run_dir = run_dir
         self.path = run_dir / "schedule.json"
         self.max_ticks = max_ticks
         self.max_turns = max_turns
         self.scale = float(os.environ.get("COTERIE_TIME_SCALE", "1") or 1)
+        # A scale of 0 (a loop's waits skipped) would stop the cron clock's arithmetic
+        # and spin its polling: cron jobs keep real time then.
+        self.cron_scale = self.scale if self.scale > 0 else 1.0
+        #: The cron jobs' clock (a POSIX time); default a :class:`CronClock`.
+        self.cron_now = cron_clock or CronClock(self.cron_scale).now
+        # Cron fires waiting for their result, by prompt id (the reply may reach
+        # the receive loop first: see on_late_reply).
+        self._fires: dict[str, trio.Event] = {}
+
+    async def run(self, ctx: ActorContext) -> None:
+        """The receive loop, with the cron jobs fired beside it."""
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._cron, ctx)
+            await super().run(ctx)
+            nursery.cancel_scope.cancel()
+
+    async def on_late_reply(self, ctx: ActorContext, message: Message) -> None:
+        waiting = self._fires.get(message.correlation_id or "")
+        if waiting is None:
+            await super().on_late_reply(ctx, message)
+        else:
+            waiting.set()
+
+    async def _cron(self, ctx: ActorContext) -> None:
+        """Fire due cron jobs, one at a time, for as long as the scheduler runs."""
+        while True:
+            book = load_book(self.run_dir)
+            now = self.cron_now()
+            job = book.due(now)
+            if job is None:
+                due = book.next_due()
+                wait = CRON_POLL if due is None else min(CRON_POLL, due - now)
+                await trio.sleep(max(wait, 0.0) * self.cron_scale)
+                continue
+            ctx.emit("cron.fired", job=job.id, prompt=job.next_prompt_id)
+            await self._fire(ctx, job.next_prompt_id, job.prompt)
+            save_book(self.run_dir, load_book(self.run_dir).fired(job.id, self.cron_now()))
+
+    async def _fire(self, ctx: ActorContext, prompt_id: str, text: str) -> None:
+        """Send the Lead the prompt and wait for its result, taken here or by the
+        receive loop (whichever sees it first)."""
+        answered = self._fires[prompt_id] = trio.Event()
+        try:
+            await ctx.post.send(ctx.request("lead", PROMPT, {"text": text}, id=prompt_id))
+            async with trio.open_nursery() as nursery:
+
+                async def take() -> None:
+                    await ctx.done(await ctx.reply_for(prompt_id))
+                    answered.set()
+
+                nursery.start_soon(take)
+                await answered.wait()
+                nursery.cancel_scope.cancel()
+        finally:
+            del self._fires[prompt_id]
 
     async def handle(self, ctx: ActorContext, message: Message) -> None:
         if message.kind == INTERRUPT:
@@ -181,6 +258,19 @@ class Scheduler(Actor):
 
 
 @attrs.define
+class CronClock:
+    """The cron jobs' wall clock, running *scale* times faster than real time from
+    its creation (``COTERIE_TIME_SCALE``; 1: the real clock)."""
+
+    scale: float = 1.0
+    started: float = attrs.field(factory=time.time)
+
+    def now(self) -> float:
+        """The clock's time (a POSIX time)."""
+        return self.started + (time.time() - self.started) / self.scale
+
+
+@attrs.define
 class _Interrupt:
     """Whether the user asked the loop to stop, and what there is to stop: the
     tick in flight (its prompt's id) or the wait before the next one."""
@@ -215,4 +305,13 @@ def scheduler_spec(
     )
 
 
-__all__ = ["LOOP", "SCHEDULER", "Scheduler", "load_schedule", "save_schedule", "scheduler_spec"]
+__all__ = [
+    "CRON_POLL",
+    "LOOP",
+    "SCHEDULER",
+    "CronClock",
+    "Scheduler",
+    "load_schedule",
+    "save_schedule",
+    "scheduler_spec",
+]

@@ -12,6 +12,10 @@ survived its retries ends the run with an error result. Any other exception
 decides. With a StructuredOutput tool (``--json-schema``) the answer must come
 through it: a call that fits ends the run once its reply's tools have run, and
 :mod:`coterie.agent._structured` says when to ask again and when to give up.
+Deferred tools (:mod:`coterie.tools.toolsearch`) are named to the model in a
+reminder before the call that first has them, sent once a ToolSearch result in
+the history loaded them (a call of one not loaded still runs, as in Claude
+Code: only its schema was missing).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from coterie.context.history import INTERRUPTED, NOT_RUN, tool_use_ids
 from coterie.models import MeteredModel, ModelAPIError, ModelError, ModelRequest, StreamSink, Usage
 from coterie.tools import execute_tool_call, todo_reminder
 from coterie.tools.background import background_notices
+from coterie.tools.toolsearch import announced_tools, announcement, loaded_tools
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Mapping, Sequence
@@ -161,6 +166,8 @@ class AgentLoop:
         the durable transcript, so a restarted agent knows it began this work.
         """
         content = [{"type": "text", "text": prompt}]
+        if (names := self._unannounced()) is not None:  # the prompt stays the last block
+            content.insert(0, names)
         if not self.messages and self.context:
             content.insert(0, {"type": "text", "text": self.context})
         message = {"role": "user", "content": content}
@@ -271,6 +278,7 @@ class AgentLoop:
             notices = background_notices(self.tools)  # background work that ended meanwhile
             if notices:
                 await self._add({"role": "user", "content": notices})
+            await self._announce()
             self._remind()
             try:
                 reply = await self._complete()
@@ -389,7 +397,7 @@ class AgentLoop:
             request = ModelRequest(
                 system=self.system,
                 messages=self.messages,
-                tools=self.registry.schemas(),
+                tools=self.registry.schemas(loaded_tools(self.messages)),
                 actor=self.actor,
                 role=self.role,
                 model=self.model_name,
@@ -456,6 +464,20 @@ class AgentLoop:
             if self.tools.shell_cwd is not None:  # where its Bash is: a restart goes on there
                 totals["shell_cwd"] = str(self.tools.shell_cwd)
             await self.transcript.append_message(message, prompt_id=prompt_id, meta=totals)
+
+    def _unannounced(self) -> dict[str, Any] | None:
+        """The reminder naming the deferred tools no reminder of the history named
+        yet (all of them at first, a server's when it connects, all again after a
+        compaction dropped the reminder), or None."""
+        told = announced_tools(self.messages)
+        new = [t.name for t in self.registry.deferred() if t.name not in told]
+        return {"type": "text", "text": announcement(new)} if new else None
+
+    async def _announce(self) -> None:
+        """Name the deferred tools that came since the prompt (a server connected),
+        durably, in the last user message (after its tool results)."""
+        if (names := self._unannounced()) is not None:
+            await self._add({"role": "user", "content": [names]})
 
     def _remind(self) -> None:
         """Attach a system reminder (a stale plan) to the last user message."""

@@ -14,6 +14,8 @@ from coterie.commands.extending import command_line_extensions
 from coterie.commands.stopping import interrupt_process
 from coterie.errors import CoterieError
 from coterie.session import AgentSession, open_agent
+from coterie.tools.permissions.settings import SOURCES, SettingsError, load_settings
+from coterie.trust import run_approval
 from coterie.ui import TerminalAsker
 
 if TYPE_CHECKING:
@@ -58,7 +60,18 @@ async def converse(
     except (CoterieError, ValueError) as exc:
         err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
         return 2
-    conversation = Conversation(LineEditor(history_path(workdir)), console, err, extensions)
+    try:  # a settings file that cannot be read is the run's error, told as it starts
+        sources = getattr(args, "setting_sources", None)
+        status_line = load_settings(
+            workdir,
+            sources=SOURCES if sources is None else sources,
+            approved=run_approval(workdir, sources),
+        ).status_line
+    except SettingsError:
+        status_line = None
+    conversation = Conversation(
+        LineEditor(history_path(workdir)), console, err, extensions, status_line=status_line
+    )
     while True:
         agent = functools.partial(_open_conversation, args.workdir, asker, options, run_id)
         serve = functools.partial(conversation.serve, first=first)

@@ -9,6 +9,14 @@ answer (``{"behavior": "allow", "updatedInput": ...}`` or ``{"behavior":
 "deny", "message": ...}``) into the gate's :class:`Answer`. Both are pure.
 Fail-closed: no answer in time, an error answer, a host gone or an answer in
 any other shape is a denial the model can read.
+
+A question only a person answers (AskUserQuestion, the plan tools: their
+capabilities say so) goes to the host the same way, marked as Claude Code
+marks it (``requires_user_interaction``); the host's ``updatedInput`` carries
+AskUserQuestion's ``answers``. Its yes to ExitPlanMode leaves plan mode for
+the mode a ``setMode`` of its ``updatedPermissions`` names (``acceptEdits``
+or ``default``; ``default`` otherwise, as Claude Code), and to EnterPlanMode
+enters plan mode (:func:`~coterie.tools.permissions.answering.mode_after`).
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from coterie.tools.permissions import Answer
+from coterie.tools.permissions.answering import approval, mode_after, person_tools
 
 if TYPE_CHECKING:
     from coterie.hostlink import HostLink, Response
@@ -54,6 +63,8 @@ def can_use_tool_request(
     }
     if agent and agent != "lead":
         body["agent_id"] = agent
+    if tool_name in person_tools():
+        body["requires_user_interaction"] = True
     return body
 
 
@@ -132,4 +143,10 @@ class HostAsker:
             tool_name, input, reason, agent=agent, suggestion=suggestion, tool_use_id=tool_use_id
         )
         response = await self.link.ask("can_use_tool", body, answer_within=self.answer_within)
-        return answer_of(response, tool_name=tool_name)
+        answer = answer_of(response, tool_name=tool_name)
+        if answer.approved and response is not None and tool_name in person_tools():
+            # The host answered for the person: its answers, and the mode a plan sets.
+            mode = mode_after(tool_name, response.body.get("updatedPermissions"))
+            return approval(answer.reason or "Answered by the host.", mode=mode,
+                            updated_input=answer.updated_input)  # fmt: skip
+        return answer

@@ -9,6 +9,11 @@ subfolder groups commands and shows in the description
 replaced by everything after the name and ``$1``, ``$2``... by the
 arguments one by one (shell-like quoting).
 
+A skill the user may invoke (:mod:`~coterie.extensions.skills`) is a
+command too, as in Claude Code: ``/skill-name args`` sends ``Base directory
+for this skill: <folder>`` and its body, arguments in place
+(:func:`command_from_skill`); a skill shadows a command of the same name.
+
 Shell lines (``!`git status``` and ````` ```! ````` blocks) and ``@file``
 references are found as Claude Code finds them (:mod:`~coterie.extensions.commandlines`);
 the :class:`Expansion` lists the lines to run and the files to attach, and
@@ -41,13 +46,17 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from pathlib import Path
 
+    from coterie.extensions.skills import SkillDefinition
+
 __all__ = [
     "BUILTIN_COMMANDS",
     "CommandDefinition",
     "CommandError",
     "Expansion",
     "command_from_file",
+    "command_from_skill",
     "expand",
+    "invocable",
 ]
 
 #: coterie's own slash commands (the interactive session's); never a file's.
@@ -77,6 +86,8 @@ class CommandDefinition:
     source: str = ""
     #: The plugin it comes from ("" for the user's and the workspace's).
     plugin: str = ""
+    #: Whether it is a skill invoked as a command (:func:`command_from_skill`).
+    skill: bool = False
 
     @property
     def label(self) -> str:
@@ -97,7 +108,7 @@ class Expansion:
     #: The body (arguments in place) as text and shell lines.
     pieces: tuple[Piece, ...] = ()
     #: The paths the body names with ``@``, as written (each once): attached
-    #: if they are files, else left alone.
+    #: if they are files, listed if they are directories, else left alone.
     files: tuple[str, ...] = ()
 
     @property
@@ -105,15 +116,26 @@ class Expansion:
         """The shell lines to run before the prompt is sent, in order."""
         return shell_lines(self.pieces)
 
-    def completed(self, outputs: Sequence[str], attached: Sequence[tuple[str, str]] = ()) -> str:
+    def completed(
+        self,
+        outputs: Sequence[str],
+        attached: Sequence[tuple[str, str]] = (),
+        listed: Sequence[tuple[str, Sequence[str]]] = (),
+    ) -> str:
         """The prompt, each shell line replaced by its output (*outputs*, in order),
         after the *attached* files (``(path, content)``: the files among
-        :attr:`files` that were read)."""
+        :attr:`files` that were read) and the *listed* directories (``(path,
+        names)``: the directories among :attr:`files` whose entries were read;
+        as Claude Code lists a directory: every entry's name, dot files too,
+        here sorted)."""
         text = fill(self.pieces, outputs) if self.pieces else self.prompt
         notes = [
             f'<attached-file path="{path}">\n{content}\n</attached-file>\n'
             for path, content in attached
         ]
+        for path, names in listed:
+            entries = "".join(name + "\n" for name in sorted(names))
+            notes.append(f'<attached-directory path="{path}">\n{entries}</attached-directory>\n')
         return "".join(notes) + text
 
     def stopped(self, line: ShellLine, reason: str) -> str:
@@ -147,11 +169,44 @@ def command_from_file(
     )
 
 
-def expand(prompt: str, commands: Mapping[str, CommandDefinition]) -> Expansion | None:
-    """*prompt* expanded if it is ``/name args`` naming one of *commands*; None if it
-    is not a slash command at all or names a built-in one; a :class:`CommandError`
-    for an unknown name. The arguments are put in before the shell lines are
-    found (``!`gh issue view $1``` runs with the first argument)."""
+def command_from_skill(skill: SkillDefinition) -> CommandDefinition:
+    """*skill* as the ``/name`` command Claude Code makes of it: its body after the
+    line naming its folder, its ``allowed-tools`` for the lines it runs."""
+    return CommandDefinition(
+        name=skill.name,
+        body=f"Base directory for this skill: {skill.folder}\n\n{skill.body}",
+        description=skill.description,
+        allowed_tools=skill.allowed_tools,
+        argument_hint=skill.argument_hint,
+        scope=skill.scope,
+        source=str(skill.folder / "SKILL.md"),
+        skill=True,
+    )
+
+
+def invocable(
+    commands: Mapping[str, CommandDefinition],
+    skills: Mapping[str, SkillDefinition] | None = None,
+) -> dict[str, CommandDefinition]:
+    """The ``/name`` commands of a run: *commands*, and the *skills* the user may
+    invoke (a skill shadows a command of its name), by name."""
+    found = dict(commands)
+    for name, skill in (skills or {}).items():
+        if skill.user_invocable:
+            found[name] = command_from_skill(skill)
+    return found
+
+
+def expand(
+    prompt: str,
+    commands: Mapping[str, CommandDefinition],
+    skills: Mapping[str, SkillDefinition] | None = None,
+) -> Expansion | None:
+    """*prompt* expanded if it is ``/name args`` naming one of *commands* or of the
+    *skills* the user may invoke (:func:`invocable`); None if it is not a slash
+    command at all or names a built-in one; a :class:`CommandError` for an
+    unknown name. The arguments are put in before the shell lines are found
+    (``!`gh issue view $1``` runs with the first argument)."""
     text = prompt.strip()
     match = re.match(r"^/([A-Za-z0-9_][\w:.-]*)(?:\s+(.*))?$", text, re.DOTALL)
     if match is None:
@@ -159,6 +214,7 @@ def expand(prompt: str, commands: Mapping[str, CommandDefinition]) -> Expansion 
     name, arguments = match.group(1), (match.group(2) or "").strip()
     if name in BUILTIN_COMMANDS:
         return None
+    commands = invocable(commands, skills) if skills else commands
     command = commands.get(name)
     if command is None:
         known = ", ".join(f"/{n}" for n in sorted(commands)) or "none"

@@ -10,17 +10,22 @@ entry is ``key: value`` at the start of a line, where the value is one of:
 - a flow list, ``[a, b, "c d"]``;
 - nothing, followed by indented ``- item`` lines (a block list), or by
   indented lines continuing the text (a folded scalar, joined by spaces);
+  a plain or quoted text may go on over indented lines too, folded so;
   ``|`` and ``>`` keep or fold such lines as YAML does.
 
 Comma lists (``tools: Read, Grep``) stay a string: what reads a key decides
 whether a comma separates (:func:`as_list`). Anything else (a nested map, a
 duplicate key, an unterminated quote, a block without its closing ``---``)
-is a :class:`FrontmatterError`, so a file is never half-understood.
+is a :class:`FrontmatterError`, so a file is never half-understood. A
+reader that ignores keys it does not know (a skill's, as Claude Code reads
+``metadata:`` or ``hooks:`` maps) may ask for nested maps to be left out
+instead (``maps="skip"``): a key whose value is a map is then absent.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 from coterie.errors import CoterieError
 
@@ -35,8 +40,11 @@ class FrontmatterError(CoterieError, ValueError):
     """A file's frontmatter is not the YAML subset Claude Code's files use."""
 
 
-def parse_frontmatter(text: str) -> tuple[dict[str, Value], str]:
-    """The frontmatter entries of *text* and its body (all of *text* if it has none)."""
+def parse_frontmatter(
+    text: str, *, maps: Literal["error", "skip"] = "error"
+) -> tuple[dict[str, Value], str]:
+    """The frontmatter entries of *text* and its body (all of *text* if it has none);
+    a key whose value is a nested map is an error, or with ``maps="skip"`` left out."""
     lines = text.splitlines(keepends=True)
     if not lines or lines[0].rstrip("\r\n").rstrip() != "---":
         return {}, text
@@ -45,7 +53,7 @@ def parse_frontmatter(text: str) -> tuple[dict[str, Value], str]:
             break
     else:
         raise FrontmatterError("the frontmatter has no closing '---' line")
-    entries = _entries([line.rstrip("\r\n") for line in lines[1:end]])
+    entries = _entries([line.rstrip("\r\n") for line in lines[1:end]], skip_maps=maps == "skip")
     return entries, "".join(lines[end + 1 :])
 
 
@@ -72,7 +80,7 @@ def as_list(value: Value | None) -> list[str] | None:
     return [p.strip() for p in parts if p.strip()]
 
 
-def _entries(lines: list[str]) -> dict[str, Value]:
+def _entries(lines: list[str], *, skip_maps: bool = False) -> dict[str, Value]:
     entries: dict[str, Value] = {}
     i = 0
     while i < len(lines):
@@ -94,8 +102,19 @@ def _entries(lines: list[str]) -> dict[str, Value]:
             i += 1
         while block and not block[-1].strip():
             block.pop()
+        if skip_maps and _is_map(raw, block):
+            continue
         entries[key] = _value(key, raw, block)
     return entries
+
+
+def _is_map(raw: str, block: list[str]) -> bool:
+    """Whether a key's value is a nested map: ``{...}``, or indented ``key: value``
+    lines (its first line, dedented, is one)."""
+    if raw.startswith("{"):
+        return True
+    texts = [t for t in _dedent(block) if t.strip()]
+    return not raw and bool(texts) and _KEY.match(texts[0]) is not None
 
 
 def _value(key: str, raw: str, block: list[str]) -> Value:
@@ -105,7 +124,10 @@ def _value(key: str, raw: str, block: list[str]) -> Value:
     if block:
         items = [b.strip() for b in block if b.strip()]
         if raw:
-            raise FrontmatterError(f"{key}: a value and indented lines after it")
+            if raw.startswith(("[", "{")) or raw[0] in "|>":
+                raise FrontmatterError(f"{key}: a value and indented lines after it")
+            # A plain or quoted text that goes on over indented lines, folded.
+            return _scalar(key, " ".join([raw, *items]))
         if all(item.startswith("- ") or item == "-" for item in items):
             return [_scalar(key, item[1:].strip()) for item in items]
         if any(item.startswith("- ") for item in items):

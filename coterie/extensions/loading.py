@@ -78,8 +78,9 @@ class Extensions:
     plugins: tuple[Plugin, ...] = ()
 
     def expand(self, prompt: str) -> Expansion | None:
-        """*prompt* expanded if it is a ``/command`` (see :func:`~coterie.extensions.expand`)."""
-        return expand(prompt, self.commands)
+        """*prompt* expanded if it is a ``/command`` or a ``/skill`` the user may invoke
+        (see :func:`~coterie.extensions.expand`)."""
+        return expand(prompt, self.commands, self.skills)
 
 
 def _files(folder: Path, pattern: str) -> list[Path]:

@@ -16,8 +16,18 @@ judges COND met (or impossible, or the iteration cap is reached), as
 Ctrl-C stops either as it stops a turn (a loop's running tick is
 interrupted and no tick follows).
 
+The lead also runs the turns of the cron jobs that fire (CronCreate): one that
+fires while the person is at the prompt is shown as it runs; one that fires
+during the person's turn waits for it, and is shown after that turn's closing
+line (:class:`~coterie.ui.turnorder.TurnOrder`), under a line naming its job.
+
 ``/clear`` and ``/resume ID`` leave this run for another: the conversation
 records which in :attr:`Conversation.switch`, and the caller opens it.
+
+A custom command is ``/name`` (a command file's, or a skill's the user may
+invoke: :func:`~coterie.extensions.commands.invocable`). With a ``statusLine``
+setting, its command runs before each prompt and what it prints is shown
+under the prompt (:mod:`coterie.ui.statusline`).
 
 ``/output-style NAME`` switches the output style for the rest of the
 conversation over this run, from the next turn: that turn's prompt carries
@@ -28,6 +38,7 @@ conversation (``/clear``) answers in the style they name.
 
 from __future__ import annotations
 
+import functools
 import signal
 import time
 from typing import TYPE_CHECKING, Any
@@ -46,17 +57,23 @@ from coterie.autonomy import LoopSpecError, parse_loop_spec
 from coterie.context.transcript import read_history
 from coterie.errors import CoterieError
 from coterie.extensions.commandrun import complete
+from coterie.extensions.commands import invocable
 from coterie.home import coterie_home, workspace_key
+from coterie.hooks.transcriptview import view_path
 from coterie.interactive.editor import Key
 from coterie.interactive.recap import recap
 from coterie.interactive.slash import BY_NAME, COMMANDS, closest, parse_slash
 from coterie.models import Usage
 from coterie.models.aliases import resolve_model
+from coterie.procgroups import records_dir
 from coterie.runs import find_run, list_runs, read_state, transcript_path
 from coterie.tools import SUBAGENT_TYPES
 from coterie.ui import ConsoleView
 from coterie.ui.region import LiveRegion
 from coterie.ui.spend import SpendCounter
+from coterie.ui.statusline import run_status_line, status_payload
+from coterie.ui.turnorder import TurnOrder
+from coterie.version import __version__
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -67,9 +84,10 @@ if TYPE_CHECKING:
     from coterie.agent import RunResult
     from coterie.agent.outputstyles import OutputStyle
     from coterie.events import Event
-    from coterie.extensions import Extensions
+    from coterie.extensions import CommandDefinition, Extensions
     from coterie.interactive.editor import LineEditor
     from coterie.session import AgentSession
+    from coterie.ui.statusline import StatusLineConfig
 
 __all__ = ["NEW_RUN", "Conversation", "history_path"]
 
@@ -102,6 +120,8 @@ class Conversation:
     style: OutputStyle | None = None
     #: Whether the next turn's prompt says :attr:`style` (it was just chosen).
     restyled: bool = False
+    #: The settings' ``statusLine`` (None: no status line).
+    status_line: StatusLineConfig | None = None
 
     async def serve(self, session: AgentSession, first: str | None = None) -> dict[str, Any]:
         """Converse over *session* (its pending request finished first) until the
@@ -112,16 +132,18 @@ class Conversation:
             " /help · /exit[/]"
         )
         self._recap(session)
-        spend = SpendCounter()
-        with session.events.listen(spend.event):
+        spend, order = SpendCounter(), TurnOrder.of(self.console)
+        order.sent(one_turn=False)  # the run's pending request, if it has one
+        with session.events.listen(functools.partial(order.route, show=spend.event)):
             last = await session.resume()
         result = _report(session, last.to_dict()) if last is not None else None
         if result is not None:
             ConsoleView(self.console).finish(result, spend.take())
+        order.printed()
         text, armed = first, False
         while True:
             if text is None:
-                line = await self.editor.read()
+                line = await self.editor.read(await self._status(session))
                 if line is Key.END:
                     break
                 if line is Key.INTERRUPT:
@@ -179,20 +201,38 @@ class Conversation:
         if self.restyled and self.style is not None:
             text, self.restyled = switch_reminder(self.style) + text, False
         return await self._interruptible(
-            session, lambda: session.query(text, model=self.model, goal=goal)
+            session, lambda: session.query(text, model=self.model, goal=goal), one_turn=not goal
         )
 
     async def _interruptible(
-        self, session: AgentSession, request: Callable[[], Awaitable[RunResult]]
+        self,
+        session: AgentSession,
+        request: Callable[[], Awaitable[RunResult]],
+        *,
+        one_turn: bool = False,
     ) -> dict[str, Any]:
-        """The result of *request* (a query or a loop), shown; Ctrl-C stops it."""
-        interrupted = False
+        """The result of *request* (a query or a loop; *one_turn*: a plain query),
+        shown; Ctrl-C stops it. A cron job's turn that waited for it is shown after
+        its closing line (:class:`~coterie.ui.turnorder.TurnOrder`)."""
         spend = SpendCounter()  # what this request's replies cost, for its closing line
+        order = TurnOrder.of(self.console)
+        order.sent(one_turn=one_turn)
+        try:
+            with session.events.listen(functools.partial(order.route, show=spend.event)):
+                outcome = await self._stoppable(session, request)
+            result = _report(session, outcome.to_dict())
+            ConsoleView(self.console).finish(result, spend.take())
+        finally:
+            order.printed()
+        return result
+
+    async def _stoppable(
+        self, session: AgentSession, request: Callable[[], Awaitable[RunResult]]
+    ) -> RunResult:
+        """The outcome of *request*; the first Ctrl-C asks it to stop, the second leaves."""
+        interrupted = False
         async with trio.open_nursery() as nursery:
-            with (
-                trio.open_signal_receiver(signal.SIGINT) as signals,
-                session.events.listen(spend.event),
-            ):
+            with trio.open_signal_receiver(signal.SIGINT) as signals:
 
                 async def watch() -> None:
                     nonlocal interrupted
@@ -210,13 +250,37 @@ class Conversation:
                 nursery.start_soon(watch)
                 outcome = await request()
                 nursery.cancel_scope.cancel()
-        result = _report(session, outcome.to_dict())
-        ConsoleView(self.console).finish(result, spend.take())
-        return result
+        return outcome
+
+    @property
+    def _commands(self) -> dict[str, CommandDefinition]:
+        return invocable(self.extensions.commands, self.extensions.skills)
 
     @property
     def _custom(self) -> list[str]:
-        return sorted(self.extensions.commands)
+        return sorted(self._commands)
+
+    async def _status(self, session: AgentSession) -> tuple[str, ...]:
+        """The status line's lines for the next prompt (none without one)."""
+        if self.status_line is None:
+            return ()
+        workdir = session.options.workdir
+        usage = session.context_usage(self.model)
+        payload = status_payload(
+            session_id=session.run_id,
+            transcript_path=view_path(transcript_path(session.run_dir, "lead")),
+            cwd=workdir,
+            project_dir=workdir,
+            model_id=str(usage.get("model") or self.model or "default"),
+            version=__version__,
+            output_style=self.style.name if self.style is not None else DEFAULT_STYLE,
+            input_tokens=int(usage.get("totalTokens", 0)),
+            context_window=int(usage.get("rawMaxTokens", 0)) or 200_000,
+            current_usage={"input_tokens": int(usage.get("totalTokens", 0))},
+        )
+        return await run_status_line(
+            self.status_line, payload, cwd=workdir, records=records_dir(session.run_dir)
+        )
 
     # -- the commands: each returns False to leave the conversation ------------------
 
@@ -224,7 +288,7 @@ class Conversation:
         for command in COMMANDS:
             self.console.print(f"  [bold]{escape(command.usage):<16}[/] {escape(command.help)}")
         for name in self._custom:
-            what = self.extensions.commands[name].description or "a custom command"
+            what = self._commands[name].description or "a custom command"
             self.console.print(f"  [bold]/{escape(name):<15}[/] {escape(what)}")
         return True
 

@@ -6,6 +6,9 @@ the conversation waits for that thread with :func:`trio.to_thread.run_sync`.
 Between turns only this editor reads the terminal (in raw mode, so Ctrl-C
 is a key here, not a signal).
 
+What the status line printed (:mod:`coterie.ui.statusline`) is shown under
+the prompt, its colours kept.
+
 Keys: Enter sends; a line ending in ``\\`` then Enter, or Esc then Enter
 (Option+Enter) starts a new line; Up and Down walk the history; Ctrl-C
 clears the line, and at an empty line asks to leave; Ctrl-D at an empty
@@ -19,10 +22,13 @@ from typing import TYPE_CHECKING
 
 import trio
 from prompt_toolkit import PromptSession
+from prompt_toolkit.formatted_text import ANSI
 from prompt_toolkit.history import FileHistory
 from prompt_toolkit.key_binding import KeyBindings
+from prompt_toolkit.styles import Style
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from pathlib import Path
 
     from prompt_toolkit.key_binding import KeyPressEvent
@@ -76,16 +82,20 @@ class LineEditor:
             key_bindings=_bindings(),
             multiline=True,  # Enter is bound above: it sends unless the line asks for more
             prompt_continuation="  ",
+            # The status line as its command coloured it, not in reverse video.
+            style=Style.from_dict({"bottom-toolbar": "noreverse"}),
         )
 
-    def _read(self) -> str | Key:
+    def _read(self, status: Sequence[str] = ()) -> str | Key:
+        toolbar = ANSI("\n".join(status)) if status else None
         try:
-            return self._session.prompt("> ", in_thread=True)
+            return self._session.prompt("> ", in_thread=True, bottom_toolbar=toolbar)
         except KeyboardInterrupt:
             return Key.INTERRUPT
         except EOFError:
             return Key.END
 
-    async def read(self) -> str | Key:
-        """The next line (several lines, when continued), or the key that ended it."""
-        return await trio.to_thread.run_sync(self._read, abandon_on_cancel=True)
+    async def read(self, status: Sequence[str] = ()) -> str | Key:
+        """The next line (several lines, when continued), or the key that ended it;
+        *status* (the status line's lines) shown under the prompt meanwhile."""
+        return await trio.to_thread.run_sync(self._read, status, abandon_on_cancel=True)

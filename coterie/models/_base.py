@@ -38,12 +38,15 @@ class ModelRequest:
 
 @attrs.frozen
 class Usage:
-    """Token counts of one call (or a sum of calls), as the API reports them."""
+    """Token counts of one call (or a sum of calls), as the API reports them, and
+    the searches Anthropic's server-side web search made in it (the API's
+    ``usage.server_tool_use.web_search_requests``, priced per search)."""
 
     input_tokens: int = 0
     output_tokens: int = 0
     cache_creation_input_tokens: int = 0
     cache_read_input_tokens: int = 0
+    web_search_requests: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -51,10 +54,56 @@ class Usage:
             self.output_tokens + other.output_tokens,
             self.cache_creation_input_tokens + other.cache_creation_input_tokens,
             self.cache_read_input_tokens + other.cache_read_input_tokens,
+            self.web_search_requests + other.web_search_requests,
+        )
+
+    @property
+    def tokens(self) -> int:
+        """All tokens counted (the searches are not tokens)."""
+        return (
+            self.input_tokens
+            + self.output_tokens
+            + self.cache_creation_input_tokens
+            + self.cache_read_input_tokens
         )
 
     def to_dict(self) -> dict[str, int]:
-        return attrs.asdict(self)
+        """The flat JSON form (``Usage(**d)`` reads it back); ``web_search_requests``
+        only when there were searches, so a run without any records what it always did."""
+        data = attrs.asdict(self)
+        if not self.web_search_requests:
+            del data["web_search_requests"]
+        return data
+
+    def to_api(self) -> dict[str, Any]:
+        """The API's form: the four token counts, and ``server_tool_use`` when searched."""
+        data: dict[str, Any] = self.to_dict()
+        if searches := data.pop("web_search_requests", 0):
+            data["server_tool_use"] = {"web_search_requests": searches}
+        return data
+
+    @classmethod
+    def from_api(cls, raw: object) -> Usage:
+        """The usage of an API reply's ``usage`` object (anything missing or not a
+        count is 0; searches from ``server_tool_use.web_search_requests``, or from
+        :meth:`to_dict`'s flat ``web_search_requests``)."""
+        if not isinstance(raw, dict):
+            return cls()
+        server = raw.get("server_tool_use")
+        searches = server.get("web_search_requests") if isinstance(server, dict) else None
+        searches = raw.get("web_search_requests") if searches is None else searches
+        return cls(
+            _count(raw.get("input_tokens")),
+            _count(raw.get("output_tokens")),
+            _count(raw.get("cache_creation_input_tokens")),
+            _count(raw.get("cache_read_input_tokens")),
+            _count(searches),
+        )
+
+
+def _count(value: object) -> int:
+    """A count as the API gives it (anything else, or nothing, counts 0)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 @attrs.frozen

@@ -9,6 +9,7 @@ other Trio tasks sharing a role track.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import math
@@ -18,6 +19,7 @@ import attrs
 
 from coterie.fsutil import atomic_write
 from coterie.models._base import ModelError, ScenarioError, Usage
+from coterie.models.serverblocks import searches_in
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -243,6 +245,7 @@ def _resolve(turn: Turn, track: str, index: int, place: str) -> Outcome:
         # A stand-in for the API's opaque signature: stable, so a retry is identical.
         signature = hashlib.sha256(turn.thinking.encode()).hexdigest()
         content.append({"type": "thinking", "thinking": turn.thinking, "signature": signature})
+    content += copy.deepcopy(list(turn.content))  # server-tool blocks, as the scenario gives them
     if turn.text:
         content.append({"type": "text", "text": turn.text})
     for i, use in enumerate(turn.tool_uses):
@@ -292,12 +295,14 @@ def _text_of(content: object) -> str:
 def estimate_usage(
     system: object, messages: object, tools: object, content: list[dict[str, Any]]
 ) -> Usage:
-    """Token counts at about four characters per token, for turns that give no ``usage``."""
+    """Token counts at about four characters per token, for turns that give no
+    ``usage``; each ``web_search`` call of the reply counts one search."""
     prompt = _chars(system) + _chars(messages) + _chars(tools)
     reply = _chars(content)
     return Usage(
         input_tokens=max(1, math.ceil(prompt / CHARS_PER_TOKEN)),
         output_tokens=max(1, math.ceil(reply / CHARS_PER_TOKEN)),
+        web_search_requests=searches_in(content),
     )
 
 

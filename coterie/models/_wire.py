@@ -5,7 +5,11 @@ them: ``message_start``, then per content block ``content_block_start``, one
 or more ``content_block_delta`` (``text_delta``, ``input_json_delta``, or
 ``thinking_delta`` then one ``signature_delta``) and
 ``content_block_stop``, then ``message_delta`` (stop reason and cumulative
-usage) and ``message_stop``. A ``ping`` follows the first block's start, as the
+usage) and ``message_stop``. A server tool's call (``server_tool_use``) streams
+its input like a tool's; its result (``web_search_tool_result``) comes whole
+in its ``content_block_start``; a text block's ``citations`` come as one
+``citations_delta`` each, before its text. Usage is the API's form, the
+searches under ``server_tool_use``. A ``ping`` follows the first block's start, as the
 API sends one.
 """
 
@@ -42,7 +46,7 @@ def message_json(
         "content": content,
         "stop_reason": stop_reason,
         "stop_sequence": None,
-        "usage": usage.to_dict(),
+        "usage": usage.to_api(),
     }
 
 
@@ -61,22 +65,10 @@ def stream_events(
     """The streaming events of a reply, in order, each as its ``data`` object."""
     start = message_json(message_id, model, [], None, usage)
     # Output tokens grow while streaming; message_start reports what is known.
-    start["usage"] = usage.to_dict() | {"output_tokens": min(1, usage.output_tokens)}
+    start["usage"] = usage.to_api() | {"output_tokens": min(1, usage.output_tokens)}
     events: list[dict[str, Any]] = [{"type": "message_start", "message": start}]
     for index, block in enumerate(content):
-        if block["type"] == "text":
-            opening: dict[str, Any] = {"type": "text", "text": ""}
-            deltas = [{"type": "text_delta", "text": part} for part in _split(block["text"])]
-        elif block["type"] == "thinking":
-            opening = {"type": "thinking", "thinking": "", "signature": ""}
-            deltas = [
-                {"type": "thinking_delta", "thinking": part} for part in _split(block["thinking"])
-            ]
-            deltas.append({"type": "signature_delta", "signature": block["signature"]})
-        else:
-            opening = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
-            raw = json.dumps(block["input"], ensure_ascii=False)
-            deltas = [{"type": "input_json_delta", "partial_json": part} for part in _split(raw)]
+        opening, deltas = _opening(block)
         events.append({"type": "content_block_start", "index": index, "content_block": opening})
         if index == 0:
             events.append({"type": "ping"})
@@ -86,11 +78,31 @@ def stream_events(
         {
             "type": "message_delta",
             "delta": {"stop_reason": stop_reason, "stop_sequence": None},
-            "usage": usage.to_dict(),
+            "usage": usage.to_api(),
         }
     )
     events.append({"type": "message_stop"})
     return events
+
+
+def _opening(block: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A block's ``content_block_start`` and the deltas that complete it."""
+    kind = block["type"]
+    if kind == "text":
+        cites = [{"type": "citations_delta", "citation": c} for c in block.get("citations") or ()]
+        texts = [{"type": "text_delta", "text": part} for part in _split(block["text"])]
+        return {"type": "text", "text": ""}, [*cites, *texts]
+    if kind == "thinking":
+        deltas = [
+            {"type": "thinking_delta", "thinking": part} for part in _split(block["thinking"])
+        ]
+        deltas.append({"type": "signature_delta", "signature": block["signature"]})
+        return {"type": "thinking", "thinking": "", "signature": ""}, deltas
+    if kind in ("tool_use", "server_tool_use"):
+        raw = json.dumps(block["input"], ensure_ascii=False)
+        deltas = [{"type": "input_json_delta", "partial_json": part} for part in _split(raw)]
+        return {"type": kind, "id": block["id"], "name": block["name"], "input": {}}, deltas
+    return dict(block), []  # a server tool's result: whole at its start
 
 
 def sse_events(

@@ -94,6 +94,11 @@ def _transport_for(
     return MessagesClient(api_key=api_key, auth_token=auth_token, base_url=base_url)
 
 
+#: The beta Claude Code 2.1.332 sends with deferred tools (``defer_loading``,
+#: ToolSearch's ``tool_reference`` results: coterie.tools.toolsearch).
+TOOL_SEARCH_BETA = "advanced-tool-use-2025-11-20"
+
+
 class StreamFault(ModelError):
     """A reply stream that cannot be trusted: it ended before ``message_stop`` (the
     connection was cut), it has no stop reason, or it went silent for longer than
@@ -260,6 +265,10 @@ class AnthropicModel:
             fields = self.reasoning.fields(model, request.role, request.max_tokens)
             params.update(fields)
             betas += Reasoning.betas(fields)
+        # Deferred tools (defer_loading, ToolSearch's tool_reference results) go with
+        # the beta Claude Code 2.1.332 sends with them.
+        if any(tool.get("defer_loading") for tool in request.tools):
+            betas.append(TOOL_SEARCH_BETA)
         if betas:
             headers["anthropic-beta"] = ",".join(dict.fromkeys(betas))
         # Breakpoints on the stable prefix: tools, then the system prompt
@@ -322,7 +331,10 @@ class AnthropicModel:
         content: list[dict[str, Any]] = []
         for block in message.get("content") or []:
             if block.get("type") == "text":
-                content.append({"type": "text", "text": block.get("text", "")})
+                text = {"type": "text", "text": block.get("text", "")}
+                if block.get("citations"):  # a server tool's sources, kept with the words
+                    text["citations"] = block["citations"]
+                content.append(text)
             elif block.get("type") == "tool_use":
                 content.append(
                     {
@@ -334,13 +346,7 @@ class AnthropicModel:
                 )
             else:  # thinking and server-tool blocks go back to the API unchanged
                 content.append(block)
-        raw = message.get("usage") or {}
-        usage = Usage(
-            input_tokens=int(raw.get("input_tokens") or 0),
-            output_tokens=int(raw.get("output_tokens") or 0),
-            cache_creation_input_tokens=int(raw.get("cache_creation_input_tokens") or 0),
-            cache_read_input_tokens=int(raw.get("cache_read_input_tokens") or 0),
-        )
+        usage = Usage.from_api(message.get("usage"))
         model = str(message.get("model") or self.name)
         if self.ledger is not None:
             self.ledger.record(request.actor, model, usage)

@@ -7,7 +7,10 @@ It follows the API's streaming contract: ``message_start`` carries the
 message with empty content; each block opens with ``content_block_start``,
 grows by ``content_block_delta`` (``text_delta``, ``input_json_delta``,
 ``thinking_delta``, ``signature_delta``, ``citations_delta``) and closes with
-``content_block_stop``, where a tool's accumulated JSON input is parsed;
+``content_block_stop``, where a tool's accumulated JSON input is parsed (a
+server tool's ``server_tool_use`` too; its result, ``web_search_tool_result``,
+comes whole in its ``content_block_start``, and the text citing it gathers
+its ``citations`` from ``citations_delta``);
 ``message_delta`` brings the stop reason and the final usage; ``message_stop``
 ends it. An event out of that order (a delta for a block never opened, a
 second ``message_start``, an input that is not JSON) is a
@@ -19,6 +22,8 @@ from __future__ import annotations
 import copy
 import json
 from typing import Any
+
+from coterie.models._base import Usage
 
 __all__ = ["MessageAssembly", "StreamProtocolError"]
 
@@ -114,9 +119,10 @@ class MessageAssembly:
         return done
 
     def usage(self) -> dict[str, int]:
-        """The token counts so far (all four fields, 0 where the API said nothing)."""
-        raw = (self._message or {}).get("usage") or {}
-        return {field: _count(raw.get(field)) for field in _USAGE_FIELDS}
+        """The token counts so far (all four fields, 0 where the API said nothing; the
+        searches of a server tool are :meth:`Usage.from_api`'s to read)."""
+        counted = Usage.from_api((self._message or {}).get("usage"))
+        return {field: getattr(counted, field) for field in _USAGE_FIELDS}
 
     def _started(self, kind: object) -> dict[str, Any]:
         if self._message is None:
@@ -167,8 +173,3 @@ class MessageAssembly:
         if not isinstance(value, dict):
             raise StreamProtocolError(f"block {index}'s input is not a JSON object")
         self._blocks[index]["input"] = value
-
-
-def _count(value: object) -> int:
-    """A token count as the API gives it (anything else, or nothing, counts 0)."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0

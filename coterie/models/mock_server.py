@@ -17,6 +17,13 @@ Scenario outcomes on the wire:
   ``coterie_scenario_error`` (coterie's client raises ``ScenarioError``);
 - a reply turn's ``thinking``: a ``thinking`` block (with a stand-in
   ``signature``) first, only when the request enables thinking;
+- a reply turn's ``content``: server-tool blocks (``server_tool_use``,
+  ``web_search_tool_result``, ``text`` with ``citations``), served as the
+  API streams them (:mod:`coterie.models.serverblocks` says their shapes)
+  after any thinking and before the turn's ``text`` and ``tool_uses``; its
+  ``web_search`` calls are counted in the reply's
+  ``usage.server_tool_use.web_search_requests`` unless the turn gives
+  ``usage`` (whose ``web_search_requests`` says how many);
 - a reply turn with a ``fault``, the first time it is served: ``cut`` sends
   the ``200`` headers and the first ``after`` SSE events (a JSON reply: half
   its body), then closes the connection mid-response; ``silent`` sends the

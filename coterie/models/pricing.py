@@ -6,6 +6,11 @@ base input, output, 5-minute cache writes (what an ``ephemeral`` breakpoint
 costs) and cache reads. Batch, 1-hour cache, data-residency and fast-mode
 surcharges are not modelled: coterie uses none of them.
 
+A search of Anthropic's server-side web search tool (the WebSearch tool's
+side call) costs :data:`WEB_SEARCH_USD` on top of the call's tokens: $10 per
+1,000 searches on the same pricing page, whatever the model, counted from
+the reply's ``usage.server_tool_use.web_search_requests``.
+
 A model id is priced by the longest entry that is a prefix of it ending at a
 boundary (``-``, ``@``, ``[`` or the end), so dated ids
 (``claude-haiku-4-5-20251001``), Vertex ids (``claude-opus-4-5@20251101``),
@@ -86,6 +91,9 @@ PRICES: dict[str, ModelPrice] = {
     "claude-haiku": _HAIKU_55,
 }
 
+#: USD per search of the server-side web search tool ($10 per 1,000 searches).
+WEB_SEARCH_USD = 10.0 / 1000
+
 #: The price of any model :data:`PRICES` does not know: Claude Sonnet 5.5's.
 DEFAULT_MODEL_PRICE = _SONNET_55
 _BOUNDARY = ("-", "@", "[")
@@ -134,7 +142,7 @@ def cost_usd(model: str, usage: Usage) -> float:
         + usage.cache_creation_input_tokens * price.cache_write
         + usage.cache_read_input_tokens * price.cache_read
     )
-    return total * factor / 1_000_000
+    return total * factor / 1_000_000 + usage.web_search_requests * WEB_SEARCH_USD
 
 
 @attrs.define

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from coterie.models._base import ScenarioError, Usage
+from coterie.models.serverblocks import parse_content
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -46,6 +47,7 @@ _TURN_KEYS = frozenset(
     {
         "thinking",
         "text",
+        "content",
         "tool_uses",
         "stop_reason",
         "usage",
@@ -105,6 +107,8 @@ class Turn:
     #: only to a request that enables thinking, as the API does.
     thinking: str | None = None
     text: str | None = None
+    #: Server-tool blocks served first, as given (:mod:`coterie.models.serverblocks`).
+    content: tuple[dict[str, Any], ...] = ()
     tool_uses: tuple[ToolUse, ...] = ()
     stop_reason: str | None = None
     usage: Usage | None = None
@@ -193,6 +197,8 @@ def _turn_to_dict(turn: Turn) -> dict[str, Any]:
         data["thinking"] = turn.thinking
     if turn.text is not None:
         data["text"] = turn.text
+    if turn.content:
+        data["content"] = [dict(block) for block in turn.content]
     if turn.tool_uses:
         data["tool_uses"] = [
             {"name": t.name, "input": t.input} | ({"id": t.id} if t.id is not None else {})
@@ -334,6 +340,7 @@ class _Parser:
             else None
         )
         tool_uses = self.tool_uses(turn["tool_uses"], where) if "tool_uses" in turn else ()
+        content = parse_content(turn["content"], where, self.fail) if "content" in turn else ()
         stop_reason = None
         if "stop_reason" in turn:
             stop_reason = self.string(turn["stop_reason"], where, "stop_reason")
@@ -357,7 +364,7 @@ class _Parser:
             self.string(turn["crash"], where, "crash", nonempty=True) if "crash" in turn else None
         )
         fault = self.fault(turn["fault"], f"{where}.fault") if "fault" in turn else None
-        replying = ("thinking", "text", "tool_uses", "stop_reason", "usage", "fault")
+        replying = ("thinking", "text", "content", "tool_uses", "stop_reason", "usage", "fault")
         reply_keys = [k for k in replying if k in turn]
         outcome_keys = [k for k in ("error", "crash") if k in turn]
         if len(outcome_keys) > 1 or (outcome_keys and reply_keys):
@@ -366,11 +373,12 @@ class _Parser:
                 where,
                 f"a turn is a reply, an 'error' or a 'crash', not several: it has {keys}",
             )
-        if not outcome_keys and text is None and not tool_uses:
+        if not outcome_keys and text is None and not tool_uses and not content:
             raise self.fail(where, "a turn needs 'text', 'tool_uses', 'error' or 'crash'")
         return Turn(
             thinking=thinking,
             text=text,
+            content=content,
             tool_uses=tool_uses,
             stop_reason=stop_reason,
             usage=usage,

@@ -50,10 +50,6 @@ TIMELINE = frozenset(
 )
 
 
-def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
 @attrs.define
 class Spend:
     """One actor's turns, tokens and cost so far."""
@@ -65,12 +61,7 @@ class Spend:
 
     def add(self, model: str, usage: Mapping[str, Any]) -> None:
         """Count one model reply that used *usage* (the API's usage fields)."""
-        counts = Usage(
-            _int(usage.get("input_tokens")),
-            _int(usage.get("output_tokens")),
-            _int(usage.get("cache_creation_input_tokens")),
-            _int(usage.get("cache_read_input_tokens")),
-        )
+        counts = Usage.from_api(dict(usage))  # the searches too, priced per search
         self.turns += 1
         self.input_tokens += counts.input_tokens
         self.output_tokens += counts.output_tokens

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +47,7 @@ from coterie.tools import (
     ToolRegistry,
     tool_choice,
 )
+from coterie.tools.toolsearch import ToolSearchMode
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -223,7 +225,9 @@ class Agents:
         subagents, and (but for a subagent, which has what its parent gives it) the
         Skill tool when there are skills; only the built-in tools ``--tools`` names.
         The lead of a run with ``--json-schema`` gets a StructuredOutput tool of its
-        own, its final answer's way out (whatever ``--tools`` says)."""
+        own, its final answer's way out (whatever ``--tools`` says). Its deferred
+        tools are those ``ENABLE_TOOL_SEARCH`` (the settings' ``env`` over the
+        process's) defers, measured against the run's context window."""
         extensions = self.prepared.extensions
         custom = [CustomType(d.name, d.description) for d in extensions.agents.values()]
         chosen = tool_choice(self.prepared.options.tools)
@@ -237,7 +241,9 @@ class Agents:
         schema = self.prepared.options.json_schema
         if schema is not None and role == "lead":
             tools.append(StructuredOutputTool(schema))
-        return ToolRegistry.of(tools)
+        prepared = self.prepared
+        search = ToolSearchMode.from_env({**os.environ, **prepared.settings.env})
+        return ToolRegistry.of(tools, search=search, window=prepared.budget().window)
 
     def transcript(self, actor: str) -> TranscriptLog:
         """*actor*'s durable transcript (reopened and repaired after a crash); on

@@ -54,7 +54,7 @@ __all__ = ["MIRRORED", "Backend", "RunStores", "open_stores"]
 
 #: The files of a run directory its mirror copies (paths relative to it): what
 #: another host needs to go on with the run or one of its actors.
-MIRRORED = ("config.json", "config.sig", "state.json", "schedule.json")
+MIRRORED = ("config.json", "config.sig", "state.json", "schedule.json", "cron.json")
 MIRRORED_DIRS = ("transcripts/", "auto-mode/", "teammates/")
 
 

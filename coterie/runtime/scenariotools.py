@@ -5,7 +5,7 @@ answer it "No such tool": a typo testing nothing. So before a run replays a
 scenario (``--scenario``, ``scenario=``), every ``tool_uses`` name must be
 one a tool of some run answers to: a built-in tool's name or alias (the
 team's tools and Agent/Task included, whichever agent gets them), Skill,
-StructuredOutput, or an MCP server's ``mcp__SERVER__TOOL``, which only the
+StructuredOutput, ToolSearch, or an MCP server's ``mcp__SERVER__TOOL``, which only the
 connected server knows. A scenario that calls a missing tool on purpose says
 so in its ``unknown_tools`` list (docs/scenarios.md).
 
@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from coterie.models import ScenarioError
 from coterie.tools import SkillTool, StructuredOutputTool, tool_names
+from coterie.tools.toolsearch import TOOL_SEARCH
 
 if TYPE_CHECKING:
     from collections.abc import Collection
@@ -37,7 +38,7 @@ MCP_PREFIX = "mcp__"
 
 def run_tool_names() -> frozenset[str]:
     """Every name a tool of some run answers to, an MCP server's aside."""
-    return frozenset({*tool_names(), SkillTool.name, StructuredOutputTool.name})
+    return frozenset({*tool_names(), SkillTool.name, StructuredOutputTool.name, TOOL_SEARCH})
 
 
 def closest_tool(name: str, known: Collection[str]) -> str | None:

@@ -34,9 +34,11 @@ from coterie.team._team import LEASE_SECONDS, mail_or
 from coterie.team._teammate_rules import (
     AnswerShutdown,
     Converse,
+    Phase,
     ProposePlan,
     Settle,
     TeammateMachine,
+    presented_plan,
 )
 from coterie.workspaces import GitError
 
@@ -173,7 +175,7 @@ class Teammate(Actor):
             if start.planning:
                 prompt = f"{prompt}\n\n{PLAN_NOTE}"
             result = await self._turn(task.id, prompt, planning=start.planning)
-            decision = self.machine.turned(result.is_error, result.result)
+            decision = self.machine.turned(result.is_error, self._outcome(result))
             while isinstance(decision, ProposePlan):
                 decision = await self._propose(ctx, decision)
             decision = await self._task_completed(ctx, task, decision)
@@ -254,7 +256,14 @@ class Teammate(Actor):
         prompt = proto.render(answer) + "\n" + text
         result = await self._turn(answer.id, prompt, planning=revise.planning)
         await ctx.done(delivery)
-        return self.machine.turned(result.is_error, result.result)
+        return self.machine.turned(result.is_error, self._outcome(result))
+
+    def _outcome(self, result: RunResult) -> str:
+        """What a turn on the task gives: while planning, the plan it presented with
+        ExitPlanMode if it did (else its final text, as before); else its final text."""
+        if self.machine.phase is Phase.PLANNING:
+            return presented_plan(self.loop.messages) or result.result
+        return result.result
 
     async def _commit(
         self, ctx: ActorContext, task: Task, settle: Settle

@@ -35,7 +35,7 @@ machine is finished. Events out of turn raise :class:`CycleProtocolError`.
 from __future__ import annotations
 
 import enum
-from typing import Literal
+from typing import Any, Literal
 
 import attrs
 
@@ -53,6 +53,7 @@ __all__ = [
     "Revise",
     "Settle",
     "TeammateMachine",
+    "presented_plan",
 ]
 
 #: How many plans a teammate proposes for a task before it gives the task up.
@@ -181,3 +182,31 @@ class TeammateMachine:
         if self.phase not in phases or self.task is None:
             raise CycleProtocolError(f"{event} while {self.phase.value}")
         return self.task
+
+
+def presented_plan(messages: list[dict[str, Any]]) -> str | None:
+    """The plan of the last ExitPlanMode call of the latest turn in *messages* that
+    succeeded (a teammate presenting its plan), or None if it made none."""
+    succeeded: set[str] = set()
+    for message in reversed(messages):
+        content = message.get("content")
+        if not isinstance(content, list):
+            continue
+        if message.get("role") == "user":
+            for block in content:
+                if block.get("type") == "tool_result" and not block.get("is_error"):
+                    succeeded.add(str(block.get("tool_use_id")))
+            if any(b.get("type") == "text" for b in content):
+                return None  # reached the prompt of the turn
+            continue
+        for block in reversed(content):
+            plan = (block.get("input") or {}).get("plan")
+            if (
+                block.get("type") == "tool_use"
+                and block.get("name") == "ExitPlanMode"
+                and block.get("id") in succeeded
+                and isinstance(plan, str)
+                and plan.strip()
+            ):
+                return plan.strip()
+    return None

@@ -5,6 +5,11 @@ unknown tool, input that does not fit the schema, a permission denial or a
 tool's own failure all come back as an error :class:`ToolResult` the model
 can read and act on. Only cancellation (and other ``BaseException``) passes
 through, so a cancelled run still stops.
+
+A registry also knows which of its tools are deferred (its
+:class:`~coterie.tools.toolsearch.ToolSearchMode`): while any is, it offers a
+ToolSearch tool of its own, bound to it, and :meth:`ToolRegistry.schemas`
+builds the request's ``tools`` as Claude Code does (:mod:`coterie.tools.toolsearch`).
 """
 
 from __future__ import annotations
@@ -19,9 +24,16 @@ from coterie.fsutil import is_storage_error
 from coterie.tools._base import ToolResult
 from coterie.tools._schema import validate
 from coterie.tools.permissions.policy import Decision
+from coterie.tools.toolsearch import (
+    DEFAULT_WINDOW,
+    PLACEHOLDER,
+    TOOL_SEARCH,
+    ToolSearchMode,
+    ToolSearchTool,
+)
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator, Sequence
+    from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 
     from coterie.events import EventType
     from coterie.hooks import AgentHooks
@@ -77,25 +89,53 @@ class _Selected:
 @attrs.define
 class ToolRegistry:
     """The tools an agent may call, by name: the registered ones in registration
-    order, then those its sources offer at the moment (read on every look-up)."""
+    order, then those its sources offer at the moment (read on every look-up).
+
+    While any of them is deferred, the registry offers its own ToolSearch too:
+    found by :meth:`get`, listed by :meth:`offered` and :meth:`schemas`, but not
+    one of the tools :meth:`names` and iteration give (it is the registry's, not
+    a tool anyone registered, and a registry made from this one has its own)."""
 
     _tools: dict[str, Tool] = attrs.field(init=False, factory=dict)
     _sources: tuple[ToolSource, ...] = attrs.field(default=(), alias="sources")
+    #: Whether deferrable tools are deferred (``ENABLE_TOOL_SEARCH``; Claude Code's
+    #: default: always).
+    search: ToolSearchMode = attrs.field(default=ToolSearchMode(), kw_only=True)
+    #: The context window the ``auto`` mode measures against.
+    window: int = attrs.field(default=DEFAULT_WINDOW, kw_only=True)
     #: Other names tools answer to (``Task`` for ``Agent``), to their tool's name.
     _aliases: dict[str, str] = attrs.field(init=False, factory=dict)
+    #: This registry's own ToolSearch, offered while a tool is deferred.
+    _search_tool: ToolSearchTool = attrs.field(init=False)
+
+    @_search_tool.default
+    def _bound_search(self) -> ToolSearchTool:
+        return ToolSearchTool(self.deferred)
 
     @classmethod
-    def of(cls, tools: Iterable[Tool], sources: Iterable[ToolSource] = ()) -> ToolRegistry:
+    def of(
+        cls,
+        tools: Iterable[Tool],
+        sources: Iterable[ToolSource] = (),
+        *,
+        search: ToolSearchMode | None = None,
+        window: int = DEFAULT_WINDOW,
+    ) -> ToolRegistry:
         """A registry of *tools*, in that order (a duplicate name is a ``ValueError``),
-        then of what *sources* offer."""
-        registry = cls(sources=tuple(sources))
+        then of what *sources* offer; *search*: whether tools are deferred (None:
+        always, Claude Code's default). Another registry's ToolSearch among *tools*
+        is left out: each registry offers its own, over its own deferred tools."""
+        registry = cls(sources=tuple(sources), search=search or ToolSearchMode(), window=window)
         for tool in tools:
-            registry.register(tool)
+            if not isinstance(tool, ToolSearchTool):
+                registry.register(tool)
         return registry
 
     def joined(self, source: ToolSource) -> ToolRegistry:
         """A new registry of the same tools and sources, and *source*'s tools after them."""
-        return ToolRegistry.of(self._tools.values(), (*self._sources, source))
+        return ToolRegistry.of(
+            self._tools.values(), (*self._sources, source), search=self.search, window=self.window
+        )
 
     def select(self, where: Callable[[Tool], bool]) -> ToolRegistry:
         """A new registry of the same tool objects for which *where* holds, in order
@@ -103,9 +143,12 @@ class ToolRegistry:
         return ToolRegistry.of(
             (t for t in self._tools.values() if where(t)),
             (_Selected(s, where) for s in self._sources),
+            search=self.search,
+            window=self.window,
         )
 
     def _all(self) -> dict[str, Tool]:
+        """The registered tools and the sources', without ToolSearch."""
         if not self._sources:
             return self._tools
         tools = dict(self._tools)
@@ -113,6 +156,18 @@ class ToolRegistry:
             for tool in source.tools():
                 tools.setdefault(tool.name, tool)
         return tools
+
+    def _with_search(self) -> dict[str, Tool]:
+        """:meth:`_all`, and this registry's ToolSearch while a tool is deferred."""
+        tools = self._all()
+        if TOOL_SEARCH in tools or not self.search.deferred(tools.values(), self.window):
+            return tools
+        return {**tools, TOOL_SEARCH: self._search_tool}
+
+    def deferred(self) -> list[Tool]:
+        """The tools deferred now: their names are announced, their schemas sent
+        only once the model loaded them with ToolSearch."""
+        return self.search.deferred(self._all().values(), self.window)
 
     def register(self, tool: Tool) -> None:
         """Add *tool*; a second tool with the same name is a ``ValueError``."""
@@ -126,7 +181,7 @@ class ToolRegistry:
     def get(self, name: str) -> Tool:
         """The tool called *name* (or answering to it), or :class:`UnknownTool`."""
         try:
-            return self._all()[self._aliases.get(name, name)]
+            return self._with_search()[self._aliases.get(name, name)]
         except KeyError:
             raise UnknownTool(name) from None
 
@@ -135,7 +190,7 @@ class ToolRegistry:
         return list(self._all())
 
     def __contains__(self, name: object) -> bool:
-        return name in self._aliases or name in self._all()
+        return name in self._aliases or name in self._with_search()
 
     def __iter__(self) -> Iterator[Tool]:
         return iter(list(self._all().values()))
@@ -144,24 +199,40 @@ class ToolRegistry:
         return len(self._all())
 
     def offered(self) -> list[str]:
-        """The names of the tools the model is told of (not those only taken by name)."""
-        return [n for n, t in self._all().items() if t.capabilities.offered]
+        """The names of the tools the model is told of (not those only taken by name):
+        the deferred ones too (named to it), and ToolSearch while there are some."""
+        return [n for n, t in self._with_search().items() if t.capabilities.offered]
 
-    def schemas(self) -> list[dict[str, Any]]:
+    def schemas(self, loaded: Collection[str] = ()) -> list[dict[str, Any]]:
         """``[{name, description, input_schema}]`` for the Messages API ``tools`` field:
-        the tools :meth:`offered`, in order.
+        the tools :meth:`offered`, in order; while tools are deferred, only those of
+        them named in *loaded* (the model loaded them with ToolSearch), with
+        ``defer_loading``, and the placeholder tool.
+
+        The deferred ones go just before the last tool, so that the last (where
+        a cache breakpoint goes) is one the API renders in the prompt's prefix,
+        and what it renders there is the same whatever is loaded.
 
         Copies: the caller may mutate them (to add cache breakpoints, say).
         """
-        return [
-            {
+        deferred = {t.name for t in self.deferred()}
+        eager: list[dict[str, Any]] = []
+        late: list[dict[str, Any]] = []
+        for t in self._with_search().values():
+            if not t.capabilities.offered or (t.name in deferred and t.name not in loaded):
+                continue
+            schema = {
                 "name": t.name,
                 "description": t.description,
                 "input_schema": copy.deepcopy(t.input_schema),
             }
-            for t in self._all().values()
-            if t.capabilities.offered
-        ]
+            if t.name in deferred:
+                late.append({**schema, "defer_loading": True})
+            else:
+                eager.append(schema)
+        if not deferred:
+            return eager
+        return [*eager[:-1], *late, copy.deepcopy(PLACEHOLDER), *eager[-1:]]
 
 
 async def execute_tool_call(

@@ -114,7 +114,7 @@ class TaskStopTool:
     #: Its older name, still taken (Claude Code 2.1.332 takes it too): ``{shell_id}``.
     aliases = ("KillShell",)
     # It ends only a process of the run's own making: run state, never asked about.
-    capabilities = Capabilities(Effect.RUN_STATE)
+    capabilities = Capabilities(Effect.RUN_STATE, deferred=True)
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Stop ``task_id`` (or ``shell_id``)."""
@@ -205,7 +205,9 @@ class MonitorTool:
         " instead of sleeping. The lines go to an output file too."
     )
     input_schema = _MONITOR_SCHEMA
-    capabilities = Capabilities(Effect.EXECUTION, command="command", result_chars=30_000)
+    capabilities = Capabilities(
+        Effect.EXECUTION, command="command", result_chars=30_000, deferred=True
+    )
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Start the command under the run's background owner, as a monitor."""

@@ -15,7 +15,10 @@ built-in tools). Whoever needs a fact about a tool reads it there:
   (:attr:`Capabilities.result_chars`);
 - the runtime: which tools belong to team members only (and to the lead
   only), which need a subagent starter or a dynamic loop, and so which tools
-  each agent and each subagent type gets (:mod:`coterie.tools.catalogue`).
+  each agent and each subagent type gets (:mod:`coterie.tools.catalogue`);
+- the request: which tools the model is told of (:attr:`Capabilities.offered`)
+  and which of them are deferred, named to the model and loaded with ToolSearch
+  when it asks (:attr:`Capabilities.deferred`, :mod:`coterie.tools.toolsearch`).
 
 This module is plain data and imports nothing of coterie.
 """
@@ -96,6 +99,24 @@ class Capabilities:
     #: False: an older tool models were trained on, run when one calls it by name,
     #: never offered (so it costs no request a byte).
     offered: bool = True
+    #: Whether it is deferred, as Claude Code 2.1.332 defers it (WebFetch, NotebookEdit,
+    #: TaskStop, Monitor...): left out of the request's ``tools`` and named to the
+    #: model in a reminder; once the model loads it with ToolSearch, sent with
+    #: ``defer_loading``. ``ENABLE_TOOL_SEARCH`` decides whether deferrable tools
+    #: (these, and every MCP tool) are deferred: :mod:`coterie.tools.toolsearch`.
+    #: A deferred tool is still run when called by name without being loaded.
+    deferred: bool = False
+    #: Every call is a question to a person (AskUserQuestion, the plan tools: Claude
+    #: Code's ``requires_user_interaction``): asked in every mode (``dontAsk``
+    #: denies it), answered only by a person or the run's host, never a rule or the
+    #: Auto Mode classifier; the answer is the call's input.
+    asks_person: bool = False
+    #: A teammate's call is answered by the team's lead instead (a plan under plan
+    #: approval), so the policy does not ask a person about it.
+    teammates_ask_lead: bool = False
+    #: The permission mode a call makes sense in (ExitPlanMode: ``plan``); in any
+    #: other the policy refuses it without asking (None: any mode).
+    only_in_mode: str | None = None
 
     def __attrs_post_init__(self) -> None:
         # Declarations that contradict each other would make the policy's
@@ -106,6 +127,8 @@ class Capabilities:
             raise ValueError("a tool writing a path changes the workspace: effect WORKSPACE")
         if self.command is not None and self.effect is not Effect.EXECUTION:
             raise ValueError("a tool running a shell command has effect EXECUTION")
+        if (self.teammates_ask_lead or self.only_in_mode) and not self.asks_person:
+            raise ValueError("only a question to a person goes to the lead or needs a mode")
 
     @property
     def read_only(self) -> bool:

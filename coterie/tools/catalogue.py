@@ -18,10 +18,14 @@ from typing import TYPE_CHECKING
 import attrs
 
 from coterie.tools._registry import ToolRegistry
+from coterie.tools.agents_list import ListAgentsTool
 from coterie.tools.background import BashOutputTool, MonitorTool, TaskStopTool
 from coterie.tools.bash import BashTool
+from coterie.tools.cron import CronCreateTool, CronDeleteTool, CronListTool
 from coterie.tools.files import EditTool, ReadTool, WriteTool
 from coterie.tools.notebook import NotebookEditTool
+from coterie.tools.plan import EnterPlanModeTool, ExitPlanModeTool
+from coterie.tools.question import AskUserQuestionTool
 from coterie.tools.schedule import ScheduleWakeupTool
 from coterie.tools.search import GlobTool, GrepTool
 from coterie.tools.task import TaskTool
@@ -35,7 +39,8 @@ from coterie.tools.team import (
     TaskUpdateTool,
 )
 from coterie.tools.todo import TodoWriteTool
-from coterie.tools.web import WebFetchTool
+from coterie.tools.web import WebFetchTool, WebSearchTool
+from coterie.tools.worktree import EnterWorktreeTool, ExitWorktreeTool
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -64,10 +69,20 @@ BUILTIN_TOOLS: tuple[Callable[[], Tool], ...] = (
     GlobTool,
     GrepTool,
     TodoWriteTool,
+    AskUserQuestionTool,
+    EnterPlanModeTool,
+    ExitPlanModeTool,
     WebFetchTool,
+    WebSearchTool,
+    CronCreateTool,
+    CronListTool,
+    CronDeleteTool,
+    EnterWorktreeTool,
+    ExitWorktreeTool,
     TaskStopTool,
     MonitorTool,
     BashOutputTool,
+    ListAgentsTool,
     TaskCreateTool,
     TaskUpdateTool,
     TaskListTool,

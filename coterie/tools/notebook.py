@@ -80,7 +80,9 @@ class NotebookEditTool:
         "- delete removes the cell cell_id names (new_source is ignored)"
     )
     input_schema = _SCHEMA
-    capabilities = Capabilities(Effect.WORKSPACE, PathInput("notebook_path", Access.WRITE))
+    capabilities = Capabilities(
+        Effect.WORKSPACE, PathInput("notebook_path", Access.WRITE), deferred=True
+    )
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Apply the edit to ``notebook_path``."""

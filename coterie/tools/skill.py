@@ -42,6 +42,10 @@ class Skill(Protocol):
     def folder(self) -> Path: ...
     @property
     def allowed_tools(self) -> tuple[str, ...]: ...
+    @property
+    def model_invocable(self) -> bool: ...
+    @property
+    def listing(self) -> str: ...
 
 
 _SCHEMA: dict[str, Any] = {
@@ -63,8 +67,9 @@ class SkillTool:
     capabilities = Capabilities(Effect.READ_ONLY)
 
     def __init__(self, skills: Iterable[Skill]) -> None:
-        self.skills = tuple(skills)
-        listed = "\n".join(f"- {s.name}: {s.description}" for s in self.skills)
+        # A skill with disable-model-invocation is the user's /name only.
+        self.skills = tuple(s for s in skills if s.model_invocable)
+        listed = "\n".join(s.listing for s in self.skills)
         self.description = (
             "Load a skill: instructions for a kind of task, with files beside them. When a"
             " task matches a skill's description, load it first and follow it. The skill's"

@@ -77,9 +77,7 @@ def check_schema(schema: Any) -> dict[str, Any]:
         raise SchemaError("--json-schema must be a JSON object")
     import jsonschema  # type: ignore[import-untyped]  # no stubs; imported when used (~25 ms)
 
-    validator = jsonschema.validators.validator_for(
-        schema, default=jsonschema.Draft202012Validator
-    )
+    validator = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     try:
         validator.check_schema(schema)
     except jsonschema.SchemaError as exc:

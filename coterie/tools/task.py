@@ -16,7 +16,8 @@ has no background subagents yet (the model can call again without it).
 The subagent types are declared here, each by which of its parent's tools it
 admits, judged on the tools' capabilities: :func:`subagent_registry` gives a
 subagent its tools. No subagent is a member of its parent's team, so no type
-admits a ``team_only`` tool.
+admits a ``team_only`` tool; nor a question to the person (``asks_person``:
+AskUserQuestion, the plan tools), which stays with its parent, as in Claude Code.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import attrs
 from coterie.errors import CoterieError
 from coterie.tools._base import ToolResult
 from coterie.tools.capabilities import Capabilities, Effect
+from coterie.tools.permissions.interaction import asks_person
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -94,7 +96,7 @@ def subagent_registry(parent: ToolRegistry, kind: str) -> ToolRegistry:
         raise UnknownSubagentType(kind) from None
 
     def given(tool: Tool) -> bool:
-        return not tool.capabilities.team_only and admits(tool.capabilities)
+        return not _parents_own(tool) and admits(tool.capabilities)
 
     return parent.select(given)
 
@@ -106,12 +108,19 @@ def custom_registry(parent: ToolRegistry, tools: tuple[str, ...] | None) -> Tool
     wanted = set(tools) if tools is not None else None
 
     def given(tool: Tool) -> bool:
-        if tool.capabilities.team_only:
+        if _parents_own(tool):
             return False
         names = {tool.name, *getattr(tool, "aliases", ())}
         return wanted is None or bool(names & wanted)
 
     return parent.select(given)
+
+
+def _parents_own(tool: Tool) -> bool:
+    """Whether *tool* stays with the parent: a team tool (a subagent works for its
+    parent, not on the team's board), or a question to the person (AskUserQuestion,
+    the plan tools: a subagent reports to its parent, as in Claude Code)."""
+    return tool.capabilities.team_only or asks_person(tool)
 
 
 @attrs.frozen

@@ -59,6 +59,15 @@ _SEND_SCHEMA: dict[str, Any] = {
             "description": f'A member\'s name, or "{BROADCAST}" for everyone else',
         },
         "message": {"type": "string", "minLength": 1, "description": "The text to send"},
+        "summary": {
+            "type": "string",
+            "description": "A few words saying what the message is about (shown in the result)",
+        },
+        "notify_when_idle": {
+            "type": "boolean",
+            "description": "Ask to be told when the recipient next goes idle (the lead is"
+            " always told when a teammate does)",
+        },
     },
     "required": ["to", "message"],
     "additionalProperties": False,
@@ -78,7 +87,8 @@ class SendMessageTool:
         " action, and you must not present your messages as if they could."
     )
     input_schema = _SEND_SCHEMA
-    capabilities = Capabilities(Effect.RUN_STATE, team_only=True)
+    # Deferred, as Claude Code defers it: loaded with ToolSearch before its first use.
+    capabilities = Capabilities(Effect.RUN_STATE, team_only=True, deferred=True)
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Send; the result is ``Message sent to <names>`` (failures named, as an error)."""
@@ -102,6 +112,8 @@ class SendMessageTool:
         else:
             recipients = (to,)
         sent, failed = [], []
+        note = _idle_note(team) if input.get("notify_when_idle") else ""
+        about = f" ({summary})" if (summary := str(input.get("summary") or "").strip()) else ""
         for name in recipients:
             try:
                 await team.send(name, input["message"])
@@ -110,11 +122,22 @@ class SendMessageTool:
             else:
                 sent.append(name)
         if not failed:
-            return ToolResult(f"Message sent to {', '.join(sent)}.")
+            return ToolResult(f"Message sent to {', '.join(sent)}{about}.{note}")
         text = f"Message not delivered to {'; '.join(failed)}."
         if sent:
-            text = f"Message sent to {', '.join(sent)}. {text}"
+            text = f"Message sent to {', '.join(sent)}{about}. {text}"
         return ToolResult(text, is_error=True)
+
+
+def _idle_note(team: TeamContext) -> str:
+    """What ``notify_when_idle`` does here: the lead hears of every teammate going idle
+    (the team's ``idle`` notice); nobody else can be told (said, not an error)."""
+    if team.is_lead:
+        return " You will be told when they next go idle, as of every teammate."
+    return (
+        " notify_when_idle: only the lead is told when a member goes idle; ask the"
+        " recipient to message you instead."
+    )
 
 
 _APPROVE_SCHEMA: dict[str, Any] = {

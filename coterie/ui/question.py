@@ -15,6 +15,12 @@ typed line: the digit, optionally followed by the instruction for "No";
 an empty line takes the default (1, as in Claude Code); Esc (a line starting
 with it) is "No" without an instruction; anything else is ``None`` (ask
 again). Nothing here reads the project: only the person's line decides.
+
+The questions only a person answers have forms of their own: an
+AskUserQuestion's options (:func:`option_lines`, :func:`parse_options`:
+one number, several for ``multiSelect``, or the person's own words), and a
+plan to approve (:data:`PLAN_CHOICES`: go on accepting edits, go on asking
+about each, or keep planning with what to change).
 """
 
 from __future__ import annotations
@@ -29,7 +35,17 @@ if TYPE_CHECKING:
 
     from coterie.tools.permissions.suggest import Suggestion
 
-__all__ = ["Choice", "Reply", "choices", "parse_choice", "question_lines"]
+__all__ = [
+    "PLAN_CHOICES",
+    "Choice",
+    "Picked",
+    "Reply",
+    "choices",
+    "option_lines",
+    "parse_choice",
+    "parse_options",
+    "question_lines",
+]
 
 ESC = "\x1b"
 INPUT_CAP = 400  # characters of a tool's input shown
@@ -131,3 +147,63 @@ def _diff(old: str, new: str) -> list[str]:
         if len(shown) > DIFF_LINES:
             lines.append(f"  {sign} … ({len(shown) - DIFF_LINES} more lines)")
     return lines or ["  (no change shown)"]
+
+
+@attrs.frozen
+class Picked:
+    """One answer to an AskUserQuestion question: the chosen labels, or the
+    person's own words (*other*), or Esc (*escaped*: no answer)."""
+
+    labels: tuple[str, ...] = ()
+    other: str | None = None
+    escaped: bool = False
+
+    @property
+    def text(self) -> str:
+        """The answer as the model reads it (several labels joined by ``", "``)."""
+        return self.other if self.other is not None else ", ".join(self.labels)
+
+
+def option_lines(question: dict[str, Any]) -> list[str]:
+    """An AskUserQuestion question's numbered options (plain text), then "Other"."""
+    options = [o for o in question.get("options") or () if isinstance(o, dict)]
+    lines = []
+    for number, option in enumerate(options, 1):
+        label, description = str(option.get("label", "")), str(option.get("description", ""))
+        lines.append(f"  {number}. {label}" + (f" - {description}" if description else ""))
+    lines.append(f"  {len(options) + 1}. Other (type your own answer)")
+    return lines
+
+
+def parse_options(line: str, question: dict[str, Any]) -> Picked | None:
+    """The answer *line* gives to *question*: a number, several (``1,3``) when it
+    takes several, or words of the person's own (``other``; empty when "Other" was
+    chosen by its number, whose words are asked next); None to ask again (an
+    empty line, a number out of range, several for a single choice)."""
+    text = line.rstrip("\r\n")
+    if text.startswith(ESC):
+        return Picked(escaped=True)
+    text = text.strip()
+    if not text:
+        return None
+    labels = [str(o.get("label", "")) for o in question.get("options") or () if isinstance(o, dict)]
+    parts = [p.strip() for p in text.replace(" ", ",").split(",") if p.strip()]
+    if not all(p.isascii() and p.isdigit() for p in parts):
+        return Picked(other=text)  # the person's own words
+    numbers = list(dict.fromkeys(int(p) for p in parts))
+    if numbers == [len(labels) + 1]:
+        return Picked(other="")  # "Other": the caller asks for the words
+    if any(not 1 <= n <= len(labels) for n in numbers):
+        return None
+    if len(numbers) > 1 and question.get("multiSelect") is not True:
+        return None
+    return Picked(labels=tuple(labels[n - 1] for n in numbers))
+
+
+#: The answers to a plan (ExitPlanMode), in order: the mode the run goes on in
+#: (None: keep planning), and the label.
+PLAN_CHOICES: tuple[tuple[str | None, str], ...] = (
+    ("acceptEdits", "Yes, and accept edits automatically"),
+    ("default", "Yes, and approve each edit"),
+    (None, "No, keep planning (say what to change)"),
+)

@@ -53,6 +53,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from coterie.models import Usage
 from coterie.ui.record import RunRecord
 from coterie.ui.toolforms import tool_use_result
 from coterie.version import __claude_code_version__, __version__
@@ -264,8 +265,7 @@ class StreamLines:
         content = d["content"]
         tally = self._tallies.get(actor)
         if tally is not None:
-            usage = d["usage"] if isinstance(d.get("usage"), dict) else {}
-            tally.tokens += sum(v for v in usage.values() if isinstance(v, int))
+            tally.tokens += Usage.from_api(d.get("usage")).tokens  # searches are no tokens
         message_id = self._message_ids.pop(actor, None) or f"msg_{self.session_id}_{seq}"
         if self.record.parent_of(actor) is not None and not self.subagent_text:
             content = [b for b in content if b.get("type") in _SUBAGENT_BLOCKS]

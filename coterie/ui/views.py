@@ -5,7 +5,9 @@ object at the end, ``stream-json`` one object per line as things happen (the
 last of type ``result``), all as Claude Code does. Without ``-p`` the
 :class:`ConsoleView` shows streamed text, tool calls and their outcomes, a live
 line while a model call or a tool lasts, and after each request a closing line
-with that request's turns, tokens and cost.
+with that request's turns, tokens and cost. In a conversation the lead also
+runs the turns of the cron jobs that fire: :class:`TurnOrder` shows each after
+the person's turn it waited for, under a line naming its job.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from coterie.ui.region import LiveRegion
 from coterie.ui.spend import Spend, SpendCounter
 from coterie.ui.spinner import Activity
 from coterie.ui.streamlines import StreamLines
+from coterie.ui.turnorder import TurnOrder
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -42,7 +45,11 @@ def result_text(content: object) -> str:
     if not isinstance(content, list):
         return str(content)
     return "\n".join(
-        str(b.get("text", "")) if b.get("type") == "text" else f"[{b.get('type')}]"
+        str(b.get("text", ""))
+        if b.get("type") == "text"
+        else f"[loaded {b.get('tool_name')}]"
+        if b.get("type") == "tool_reference"
+        else f"[{b.get('type')}]"
         for b in content
         if isinstance(b, dict)
     )
@@ -96,6 +103,7 @@ class ConsoleView:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.console = console
+        self.order = TurnOrder.of(console)
         self._mid_text = False
         self.region = region if region is not None else LiveRegion.of(console)
         self.activity = Activity()
@@ -117,6 +125,14 @@ class ConsoleView:
             self._mid_text = False
 
     def event(self, event: Event) -> None:
+        self.order.route(event, self._show, self._announce)
+
+    def _announce(self, job: str) -> None:
+        self._unshow()
+        self._end_text()
+        self.console.print(f"[dim]⏲ cron job {escape(job)} fired[/]")
+
+    def _show(self, event: Event) -> None:
         self.spend.event(event)
         self.activity.feed(event, self._clock())
         if self._wakeup is not None:

@@ -49,7 +49,7 @@ def test_the_first_user_message_carries_the_hierarchy(
     done = coterie("run", "-p", "--scenario", str(scenario), "hello", cwd=pkg, home=home)
     assert (done.returncode, done.stdout) == (0, "ok\n"), done.stderr
     (first, _) = transcript_messages(runs_root(pkg) / only_run(pkg))
-    reminder, prompt = (b["text"] for b in first["content"])
+    reminder, *_, prompt = (b["text"] for b in first["content"])  # _: the deferred tools
     assert prompt == "hello"
     assert reminder.startswith("<system-reminder>")
     order = ["USER-RULE", "ROOT-RULE", "PKG-RULE", "IMPORTED-RULE", "LOCAL-RULE"]

@@ -13,6 +13,7 @@ import pytest
 import trio
 
 from coterie.models import parse_scenario, serve_scenario
+from coterie.models.anthropic_model import TOOL_SEARCH_BETA
 from tests.agent.conftest import clean_env, coterie
 from tests.agent.test_resume_cli import only_run
 
@@ -134,6 +135,7 @@ async def test_adaptive_models_think_adaptively_with_the_effort_asked(
     assert headers["anthropic-beta"].split(",") == [
         "interleaved-thinking-2025-05-14",
         "effort-2025-11-24",
+        TOOL_SEARCH_BETA,  # the deferred tools' (docs/engine.md)
     ]
 
 
@@ -148,7 +150,7 @@ async def test_without_the_flags_nothing_is_sent_and_the_scripted_thinking_is_no
     ((body, headers),) = sent(server)
     assert "thinking" not in body
     assert "output_config" not in body
-    assert "anthropic-beta" not in headers
+    assert headers["anthropic-beta"] == TOOL_SEARCH_BETA  # the deferred tools' only
 
 
 def test_the_scripted_model_thinks_when_asked(tmp_path: Path, workspace: Path, home: Path) -> None:
@@ -209,7 +211,7 @@ async def test_betas_reach_every_request_beside_thinking_and_resume_keeps_them(
     for _body, headers in sent(server):
         assert headers["anthropic-beta"].split(",") == [
             "context-1m-2025-08-07", "files-api-2025-04-14", "custom-x",
-            "interleaved-thinking-2025-05-14",
+            "interleaved-thinking-2025-05-14", TOOL_SEARCH_BETA,
         ]  # fmt: skip
 
 

@@ -29,10 +29,11 @@ def refusal(data: dict[str, Any], known: frozenset[str] = KNOWN) -> str:
 
 
 def test_every_tool_a_run_can_have_passes() -> None:
-    """The built-in tools (the team's, the lead's, aliases), Skill, StructuredOutput."""
+    """The built-in tools (the team's, the lead's, aliases), Skill, StructuredOutput,
+    ToolSearch."""
     names = {n for t in builtin_tools() for n in (t.name, *getattr(t, "aliases", ()))}
     assert {"Bash", "Agent", "Task", "SendMessage", "ApprovePlan", "MergeTask"} <= names
-    assert names | {"Skill", "StructuredOutput"} == KNOWN
+    assert names | {"Skill", "StructuredOutput", "ToolSearch"} == KNOWN
     check_tool_names(parse_scenario(calling(*sorted(KNOWN))), KNOWN)
 
 
@@ -49,8 +50,8 @@ def test_a_typo_is_refused_naming_the_place_and_the_closest_tool() -> None:
 
 
 def test_a_name_close_to_nothing_lists_the_tools() -> None:
-    message = refusal(calling("Frobnicate"))
-    assert "no tool is called 'Frobnicate'; the tools: Agent, ApprovePlan, Bash," in message
+    message = refusal(calling("Quux"))
+    assert "no tool is called 'Quux'; the tools: Agent, ApprovePlan, AskUserQuestion," in message
     assert "\n" not in message
 
 

@@ -37,7 +37,16 @@ DECLARED: dict[str, tuple[Effect, tuple[str, Access] | None, bool, bool, str | N
     "Glob": (Effect.READ_ONLY, ("path", R), False, False, None),
     "Grep": (Effect.READ_ONLY, ("path", R), False, False, None),
     "TodoWrite": (Effect.READ_ONLY, None, False, False, None),
+    "AskUserQuestion": (Effect.RUN_STATE, None, False, False, None),
+    "EnterPlanMode": (Effect.RUN_STATE, None, False, False, None),
+    "ExitPlanMode": (Effect.RUN_STATE, None, False, False, None),
     "WebFetch": (Effect.NETWORK, None, False, False, None),
+    "WebSearch": (Effect.NETWORK, None, False, False, None),
+    "CronCreate": (Effect.RUN_STATE, None, False, False, None),
+    "CronList": (Effect.READ_ONLY, None, False, False, None),
+    "CronDelete": (Effect.RUN_STATE, None, False, False, None),
+    "EnterWorktree": (Effect.WORKSPACE, None, False, False, None),
+    "ExitWorktree": (Effect.WORKSPACE, None, False, False, None),
     "TaskStop": (Effect.RUN_STATE, None, False, False, None),
     "Monitor": (Effect.EXECUTION, None, False, False, None),
     "BashOutput": (Effect.READ_ONLY, None, False, False, None),
@@ -46,6 +55,7 @@ DECLARED: dict[str, tuple[Effect, tuple[str, Access] | None, bool, bool, str | N
     "TaskList": (Effect.READ_ONLY, None, True, False, None),
     "TaskGet": (Effect.READ_ONLY, None, True, False, None),
     "SendMessage": (Effect.RUN_STATE, None, True, False, None),
+    "ListAgents": (Effect.READ_ONLY, None, False, False, None),
     "ScheduleWakeup": (Effect.RUN_STATE, None, False, False, "loop"),
     "Agent": (Effect.RUN_STATE, None, False, False, "subagents"),
     "ApprovePlan": (Effect.RUN_STATE, None, True, True, None),
@@ -61,10 +71,20 @@ CORE = [
     "Glob",
     "Grep",
     "TodoWrite",
+    "AskUserQuestion",
+    "EnterPlanMode",
+    "ExitPlanMode",
     "WebFetch",
+    "WebSearch",
+    "CronCreate",
+    "CronList",
+    "CronDelete",
+    "EnterWorktree",
+    "ExitWorktree",
     "TaskStop",
     "Monitor",
     "BashOutput",
+    "ListAgents",
 ]
 TEAM = ["TaskCreate", "TaskUpdate", "TaskList", "TaskGet", "SendMessage"]
 
@@ -191,7 +211,9 @@ def test_select_keeps_the_same_tool_objects_in_order() -> None:
         "Glob",
         "Grep",
         "TodoWrite",
+        "CronList",
         "BashOutput",
+        "ListAgents",
         "TaskList",
         "TaskGet",
     ]
@@ -209,7 +231,10 @@ def test_of_refuses_a_duplicate_name() -> None:
 
 def test_a_general_purpose_subagent_has_its_parents_tools_but_the_teams() -> None:
     lead = builtin_registry(Provides(team=True, lead=True, subagents=True))
-    assert subagent_registry(lead, "general-purpose").names() == [*CORE, "Agent"]
+    # Nor the questions to the person: a subagent reports to its parent.
+    asks = {"AskUserQuestion", "EnterPlanMode", "ExitPlanMode"}
+    expected = [name for name in CORE if name not in asks]
+    assert subagent_registry(lead, "general-purpose").names() == [*expected, "Agent"]
 
 
 def test_an_explore_subagent_has_only_its_parents_read_only_tools() -> None:
@@ -219,7 +244,9 @@ def test_an_explore_subagent_has_only_its_parents_read_only_tools() -> None:
         "Glob",
         "Grep",
         "TodoWrite",
+        "CronList",
         "BashOutput",
+        "ListAgents",
     ]
 
 

@@ -28,7 +28,6 @@ KNOWN: dict[str, str] = {
     "Bash": "timeout is an integer (ms) in coterie, a number in Claude Code; no"
     " dangerouslyDisableSandbox (coterie's OS sandbox has no per-call way out)",
     "Agent": "no model, effort or isolation per call yet",
-    "SendMessage": "no summary or notify_when_idle yet",
     "ScheduleWakeup": "delaySeconds and reason are required, and there is no stop or noop",
 }
 
@@ -68,7 +67,7 @@ def test_webfetch_is_held_to_it() -> None:
     """The comparison covers WebFetch (and so will cover each tool added under a
     name Claude Code has)."""
     names = {p.id for p in cases()}
-    assert {"WebFetch", "Write", "Edit", "Skill"} <= names
+    assert {"WebFetch", "WebSearch", "Write", "Edit", "Skill"} <= names
 
 
 def test_the_capture_names_its_version_and_holds_facts_only() -> None:
@@ -77,3 +76,12 @@ def test_the_capture_names_its_version_and_holds_facts_only() -> None:
         assert set(tool) == {"deferred", "properties", "required"}, name
         assert set(tool["required"]) <= set(tool["properties"]), name
     assert CAPTURED["tools"]["WebFetch"]["deferred"] is True
+
+
+def test_the_cron_worktree_and_messaging_tools_are_held_to_it() -> None:
+    names = {p.id for p in cases()}
+    mine = {"CronCreate", "CronList", "CronDelete", "EnterWorktree", "ExitWorktree"}
+    mine |= {"ListAgents", "SendMessage"}
+    assert mine <= names
+    deferred = {t.name: t.capabilities.deferred for t in offered() if t.name in mine}
+    assert deferred == {name: CAPTURED["tools"][name]["deferred"] for name in mine}

@@ -37,7 +37,11 @@ from tests.tools.policy_cases import MODES, RULES, decisions
 OLD = json.loads((Path(__file__).parent / "policy_table.json").read_text())
 READ_ONLY = ("ls -la", "cat secret/k.txt")
 #: Tools made after the old policy, with no old decision to keep (tested below).
-NEWER = {"MergeTask", "WebFetch", "NotebookEdit", "TaskStop", "Monitor", "BashOutput"}
+NEWER = {
+    "MergeTask", "WebFetch", "NotebookEdit", "TaskStop", "Monitor", "BashOutput",
+    "WebSearch", "AskUserQuestion", "EnterPlanMode", "ExitPlanMode", "CronCreate", "CronList",
+    "CronDelete", "EnterWorktree", "ExitWorktree", "ListAgents",
+}  # fmt: skip
 
 
 def intended(label: str, mode: str, tool: str, case: str, old: list[Any]) -> list[Any]:

@@ -86,10 +86,20 @@ def test_default_registry_has_the_core_tools() -> None:
         "Glob",
         "Grep",
         "TodoWrite",
+        "AskUserQuestion",
+        "EnterPlanMode",
+        "ExitPlanMode",
         "WebFetch",
+        "WebSearch",
+        "CronCreate",
+        "CronList",
+        "CronDelete",
+        "EnterWorktree",
+        "ExitWorktree",
         "TaskStop",
         "Monitor",
         "BashOutput",
+        "ListAgents",
     ]
 
 
@@ -104,10 +114,20 @@ def test_read_only_flags_follow_claude_code() -> None:
         "Glob": True,
         "Grep": True,
         "TodoWrite": True,
+        "AskUserQuestion": False,
+        "EnterPlanMode": False,
+        "ExitPlanMode": False,
         "WebFetch": False,
+        "WebSearch": False,
+        "CronCreate": False,
+        "CronList": True,
+        "CronDelete": False,
+        "EnterWorktree": False,
+        "ExitWorktree": False,
         "TaskStop": False,
         "Monitor": False,
         "BashOutput": True,
+        "ListAgents": True,
     }
 
 
@@ -115,7 +135,8 @@ def test_schemas_are_messages_api_tool_definitions() -> None:
     schemas = default_registry().schemas()
     assert [s["name"] for s in schemas][:2] == ["Bash", "Read"]
     for schema in schemas:
-        assert set(schema) == {"name", "description", "input_schema"}
+        # A deferred tool (once loaded) and the placeholder carry defer_loading too.
+        assert set(schema) - {"defer_loading"} == {"name", "description", "input_schema"}
         assert schema["input_schema"]["type"] == "object"
         assert schema["description"]
 
@@ -148,8 +169,8 @@ async def test_unknown_tool_names_the_available_ones(ctx: ToolContext) -> None:
     assert result.is_error
     assert "Nope" in result.content
     assert (
-        "Bash, Read, Write, Edit, NotebookEdit, Glob, Grep, TodoWrite, WebFetch, TaskStop"
-        in result.content
+        "Bash, Read, Write, Edit, NotebookEdit, Glob, Grep, TodoWrite, AskUserQuestion,"
+        " EnterPlanMode, ExitPlanMode, WebFetch, WebSearch" in result.content
     )
 
 
@@ -242,4 +263,7 @@ def test_a_tool_only_taken_by_name_is_run_but_never_offered() -> None:
     assert "BashOutput" not in registry.offered()
     assert "BashOutput" not in [s["name"] for s in registry.schemas()]
     assert registry.get("BashOutput").name == "BashOutput"
-    assert registry.offered() == [s["name"] for s in registry.schemas()]
+    # What a request carries whole, and the deferred tools it names, are the offered ones.
+    sent = [s["name"] for s in registry.schemas() if not s.get("defer_loading")]
+    deferred = [t.name for t in registry.deferred()]
+    assert sorted(registry.offered()) == sorted(sent + deferred)

@@ -73,7 +73,9 @@ async def test_webfetch_over_the_messages_api(
         "lead",
     ]
     offered = {t["name"]: t for t in first.json()["tools"]}
-    assert "WebFetch" in offered
+    # Deferred, as in Claude Code: named in the conversation, sent once ToolSearch loads it.
+    assert "WebFetch" not in offered
+    assert "WebFetch" in json.dumps(first.json()["messages"][0])
     for name, tool in offered.items():
         if name in CAPTURED["tools"] and name not in KNOWN:
             theirs = CAPTURED["tools"][name]

@@ -59,6 +59,9 @@ class Answer:
     #: The input the call runs with instead, when approved (an Agent SDK host's
     #: ``updatedInput``): checked against the deny rules and the schema again.
     updated_input: dict[str, Any] | None = None
+    #: The permission mode the run goes on in, when approved: a person (or the
+    #: host) entering plan mode (EnterPlanMode) or leaving it (ExitPlanMode).
+    mode: Mode | None = None
 
 
 class Asker(Protocol):
@@ -192,6 +195,7 @@ class PermissionGate:
                 if again.behavior == "deny":
                     decision = Decision("deny", again.reason, again.rule)
                 else:
+                    self._switch(answer.mode)
                     decision = Decision(
                         "allow",
                         answer.reason or "Approved, rewritten, when asked.",
@@ -203,6 +207,7 @@ class PermissionGate:
             elif answer.approved:
                 if answer.grant is not None:
                     self._grant(answer.grant, ctx)
+                self._switch(answer.mode)
                 decision = Decision(
                     "allow",
                     answer.reason or "Approved when asked.",
@@ -254,6 +259,14 @@ class PermissionGate:
         self.policy.grant(rule)
         if self._capped is not None:
             self._capped.grant(rule)
+
+    def _switch(self, mode: Mode | None) -> None:
+        """Go on in *mode* (None: as before), the person's choice for the whole run;
+        a mode the run may not enter (``bypassPermissions`` unlaunched, ``auto``
+        without its classifier) leaves the mode as it is."""
+        if mode is not None:
+            with contextlib.suppress(ValueError):
+                self.policy.switch_mode(mode)
 
     async def _permission_hooks(
         self,
@@ -330,6 +343,10 @@ class NarrowedGate(PermissionGate):
         # The person spoke for the run, not for this subagent alone.
         super()._grant(text, ctx)
         self.outer._grant(text, ctx)
+
+    def _switch(self, mode: Mode | None) -> None:
+        # The run's mode, not this subagent's narrower one.
+        self.outer._switch(mode)
 
 
 def _no_offer() -> Suggestion | None:

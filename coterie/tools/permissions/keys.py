@@ -47,7 +47,7 @@ TOP_LEVEL_KEYS: Final[dict[str, bool]] = {
     "httpHookAllowedEnvVars": False,
     "availableModels": False,
     "otelHeadersHelper": False,
-    "statusLine": False,
+    "statusLine": True,
     "fileSuggestion": False,
     "respectGitignore": False,
     "forceLoginMethod": False,

@@ -4,6 +4,9 @@ Theory of operation. :meth:`PermissionPolicy.check` walks the gates of docs/engi
 in order and the first that decides wins:
 
 1. deny rules, and for Bash the hard deny list (no mode can lift either);
+   then a tool whose every call is a question to the person (AskUserQuestion,
+   the plan tools: :mod:`~coterie.tools.permissions.interaction`) asks, in
+   every mode;
    a write to a guarded path (the run's state, the coterie home, shell
    start-up files, credentials: :mod:`~coterie.tools.permissions.protect`)
    or into a path a Read deny rule covers; for Bash, every path a command
@@ -57,14 +60,16 @@ from __future__ import annotations
 import functools
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import attrs
 
 from coterie.autonomy import grants_arbitrary_execution
 from coterie.tools.capabilities import Effect
 from coterie.tools.permissions.bashcheck import BashCheck, check_bash
+from coterie.tools.permissions.decision import Behavior, Decision
 from coterie.tools.permissions.harddeny import hard_deny_reason
+from coterie.tools.permissions.interaction import person_decision
 from coterie.tools.permissions.places import Places
 from coterie.tools.permissions.protect import OUTSIDE
 from coterie.tools.permissions.rules import (
@@ -84,27 +89,6 @@ if TYPE_CHECKING:
     from coterie.tools._base import Tool, ToolContext
 
 __all__ = ["Behavior", "BypassNotLaunched", "Decision", "PermissionPolicy"]
-
-Behavior = Literal["allow", "deny", "ask"]
-
-
-@attrs.frozen
-class Decision:
-    """The outcome of a permission check; ``reason`` is written for the model."""
-
-    behavior: Behavior
-    reason: str
-    rule: str | None = None
-    #: An "allow" for a rewritten input (a host's ``updatedInput``): the call runs
-    #: with it instead of the model's.
-    updated_input: dict[str, Any] | None = None
-    #: An "ask" only a person (or the program driving the run) may answer, never
-    #: the Auto Mode classifier or a rule: a file tool reaching outside the
-    #: workspace. Its "yes" lets this one call reach :attr:`call_root`.
-    person_only: bool = False
-    #: The directory outside the workspace this call may reach once a person said
-    #: yes (the file's folder; a searched folder itself); None: none.
-    call_root: Path | None = None
 
 
 def _reach(path: Path) -> Path:
@@ -285,6 +269,9 @@ class PermissionPolicy:
         rule = self._match(self.deny, tool, input, command, paths, workspace, strict=False)
         if rule is not None:
             return Decision("deny", f"A deny rule forbids this: {rule.describe()}.", rule.text)
+        person = person_decision(tool, ctx, self.mode)
+        if person is not None:  # a question to the person: asked in every mode
+            return person
         bash: BashCheck | None = None
         if command is not None:
             bash = check_bash(command, ctx, deny=self.deny, ask=self.ask)

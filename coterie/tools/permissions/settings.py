@@ -9,10 +9,10 @@ while a single value (``permissions.defaultMode``) comes from the
 highest-precedence file that sets it. Every key Claude Code documents is
 known (:mod:`~coterie.tools.permissions.keys`): an unknown or misspelt one is
 a warning naming it and its file, a documented one coterie does not act on is
-listed once (:attr:`PermissionSettings.key_notices`); ``model``, ``env``
-and ``outputStyle`` are honoured. A file that is not valid JSON, or a
-permissions entry of the wrong shape or with a malformed rule, is a
-:class:`SettingsError` naming the file.
+listed once (:attr:`PermissionSettings.key_notices`); ``model``, ``env``,
+``outputStyle`` and ``statusLine`` (:mod:`coterie.ui.statusline`) are honoured.
+A file that is not valid JSON, or a permissions entry of the wrong shape or
+with a malformed rule, is a :class:`SettingsError` naming the file.
 
 The ``sandbox`` object (Claude Code's keys, parsed by the Bash sandbox) is
 merged as Claude Code merges settings: objects key by key, lists added up
@@ -22,7 +22,7 @@ merged as Claude Code merges settings: objects key by key, lists added up
 live in the checkout, so until the workspace is trusted (``coterie trust``)
 what they would widen is ignored: ``permissions.allow``,
 ``additionalDirectories``, ``defaultMode``, ``autoMode``, ``env``, ``model``,
-``outputStyle`` and every ``sandbox``
+``outputStyle``, ``statusLine`` and every ``sandbox``
 key but the narrowing ones (``filesystem.denyRead``/``denyWrite``,
 ``network.deniedDomains``, ``allowUnsandboxedCommands: false``,
 ``failIfUnavailable: true``). Their deny and ask rules always apply; the user's
@@ -66,6 +66,8 @@ from coterie.trust import Approval, approval, file_digest
 
 if TYPE_CHECKING:
     from collections.abc import Collection
+
+    from coterie.ui.statusline import StatusLineConfig
 
 __all__ = [
     "MODES",
@@ -135,6 +137,9 @@ class PermissionSettings:
     #: ``outputStyle``: the name of the run's output style (the most local file's;
     #: never an untrusted workspace's), as written (see :mod:`coterie.agent.outputstyles`).
     output_style: str | None = None
+    #: ``statusLine``: the command the interactive session shows under its prompt
+    #: (the most local file's; never an untrusted workspace's: it is code).
+    status_line: StatusLineConfig | None = None
     #: One line per unknown or misspelt key, naming it and its file.
     unknown_keys: tuple[str, ...] = ()
     #: Documented keys coterie does not act on, each with the file setting it.
@@ -250,6 +255,7 @@ def load_settings_file(
     style = raw.get("outputStyle")
     if style is not None and (not isinstance(style, str) or not style.strip()):
         raise SettingsError(f"{path}: 'outputStyle' must be the name of an output style")
+    status = _status_line(raw["statusLine"], path) if "statusLine" in raw else None
     unknown, unsupported = check_keys(raw, path)
     settings = PermissionSettings(
         allow=lists["allow"],
@@ -266,10 +272,21 @@ def load_settings_file(
         model=model,
         env=env,
         output_style=style,
+        status_line=status,
         unknown_keys=unknown,
         unsupported=tuple((key, path) for key in unsupported),
     )
     return settings if trusted else _untrusted(settings, sandbox, path)
+
+
+def _status_line(value: object, path: Path) -> StatusLineConfig:
+    # Imported here: the status line's module is the interactive session's (coterie.ui).
+    from coterie.ui.statusline import StatusLineError, parse_status_line
+
+    try:
+        return parse_status_line(value, str(path))
+    except StatusLineError as exc:
+        raise SettingsError(str(exc)) from None
 
 
 def _env(value: object, path: Path) -> dict[str, str]:
@@ -306,6 +323,8 @@ def _untrusted(
             ("model", settings.model),
             # A style can drop coterie's coding instructions: the repository's prompt.
             ("outputStyle", settings.output_style),
+            # A command the session runs unasked, whenever it draws its prompt.
+            ("statusLine", settings.status_line),
         )
         if value
     ]
@@ -327,6 +346,7 @@ def _untrusted(
         env={},
         model=None,
         output_style=None,
+        status_line=None,
         ignored=tuple(ignored),
         ignored_files=(path,) if ignored else (),
     )
@@ -410,12 +430,14 @@ def merge_settings(*layers: PermissionSettings) -> PermissionSettings:
     sandbox: dict[str, Any] = {}
     model: str | None = None
     style: str | None = None
+    status: StatusLineConfig | None = None
     env: dict[str, str] = {}
     for layer in layers:
         if layer.default_mode is not None:
             mode = layer.default_mode
         model = layer.model or model
         style = layer.output_style or style
+        status = layer.status_line or status
         env.update(layer.env)
         sections.update(layer.auto_mode_sections)
         sandbox = _merge_raw(sandbox, copy.deepcopy(layer.sandbox))
@@ -438,6 +460,7 @@ def merge_settings(*layers: PermissionSettings) -> PermissionSettings:
         model=model,
         env=env,
         output_style=style,
+        status_line=status,
         unknown_keys=tuple(line for layer in layers for line in layer.unknown_keys),
         unsupported=tuple(item for layer in layers for item in layer.unsupported),
         unapproved_files=tuple(f for layer in layers for f in layer.unapproved_files),

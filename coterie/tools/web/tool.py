@@ -85,7 +85,7 @@ class WebFetchTool:
     input_schema = SCHEMA
     # It reaches outside the machine: never allowed unasked but by a rule or
     # bypassPermissions.
-    capabilities = Capabilities(Effect.NETWORK, result_chars=MAX_TEXT_CHARS + 2_000)
+    capabilities = Capabilities(Effect.NETWORK, result_chars=MAX_TEXT_CHARS + 2_000, deferred=True)
 
     max_bytes: int = MAX_BYTES
     timeout: float = TIMEOUT
