@@ -1,40 +1,103 @@
-"""A short run of the chaos harness (bench/chaos.py): a few faulted team rounds, no violation.
+"""Short runs of the chaos harness (bench/chaos.py).
 
-Two rounds: a cut stream through the real SDK against ``coterie mock-server``,
-and a full disk (a small tmpfs) on the scripted model, resumed once there is
-space again."""
+Two rounds with no violation: a cut stream through the real SDK against
+``coterie mock-server``, and a full disk (a small tmpfs) on the scripted
+model, resumed once there is space again; the table says how many faults were
+drawn, landed and re-drawn. Then the mutation checks: two deliberately broken
+builds (a resume that runs an interrupted tool again, a transcript that loses
+its last record) caught by rounds whose kill lands inside a tool call, and a
+mutant left uncaught failing the harness. And the Redis faults the harness
+does to a server of its own (refused writes, a restart without data)."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from bench.chaos import main
+from bench.chaos_redis import Redis, server_binary
+
 REPO = Path(__file__).parents[1]
 
 
-@pytest.mark.slow
-def test_a_short_chaos_run_finds_no_violation() -> None:
-    done = subprocess.run(
-        [
-            sys.executable,
-            str(REPO / "bench" / "chaos.py"),
-            "--rounds",
-            "2",
-            "--seed",
-            "1",
-            "--faults",
-            "cut,enospc",
-        ],
+def chaos(*args: str, timeout: float = 170) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(REPO / "bench" / "chaos.py"), *args],
         cwd=REPO,
         capture_output=True,
         text=True,
-        timeout=170,
+        timeout=timeout,
         stdin=subprocess.DEVNULL,
     )
+
+
+@pytest.mark.slow
+def test_a_short_chaos_run_finds_no_violation(tmp_path: Path) -> None:
+    table = tmp_path / "table.json"
+    done = chaos("--rounds", "2", "--seed", "1", "--faults", "cut,enospc", "--json", str(table))
     assert done.returncode == 0, done.stdout + done.stderr
     assert "0 round(s) with a violation" in done.stdout, done.stdout
-    assert " cut      sdk " in done.stdout, done.stdout
-    assert " enospc   scripted " in done.stdout, done.stdout
+    assert " cut           sdk " in done.stdout, done.stdout
+    assert " enospc        scripted " in done.stdout, done.stdout
+    assert "drawn landed redrawn" in done.stdout, done.stdout
+    kinds = json.loads(table.read_text())["kinds"]
+    rows = {(r["fault"], r["path"]): r for r in kinds if r["drawn"]}
+    assert set(rows) == {("cut", "sdk"), ("enospc", "scripted")}
+    for row in rows.values():
+        assert row["drawn"] - row["redrawn"] == 1  # one round of each kind, re-drawn or not
+        assert row["landed"] <= 1
+        assert row["violations"] == 0
+
+
+@pytest.mark.slow
+def test_mutants_of_resume_and_transcript_are_caught(tmp_path: Path) -> None:
+    report = tmp_path / "mutants.json"
+    done = chaos(
+        "--mutants",
+        "--mutant-names",
+        "resume-reruns-tool,transcript-loses-last",
+        "--paths",
+        "scripted",
+        "--schedule",
+        "in_tool",
+        "--mutant-rounds",
+        "3",
+        "--seed",
+        "1",
+        "--json",
+        str(report),
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    results = {r["mutant"]: r for r in json.loads(report.read_text())["mutants"]}
+    assert set(results) == {"resume-reruns-tool", "transcript-loses-last"}
+    for result in results.values():
+        assert 1 <= result["caught_in"] <= 3, done.stdout
+    assert "a tool ran twice" in done.stdout
+    assert "never ran, but they did" in done.stdout
+
+
+def test_a_mutant_not_caught_fails_the_harness(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["--mutants", "--mutant-names", "reaper-kills-nothing", "--mutant-rounds", "0"])
+    assert code == 1
+    assert "NOT CAUGHT in 0 rounds" in capsys.readouterr().out
+
+
+@pytest.mark.skipif(server_binary() is None, reason="redis-server is not installed")
+def test_the_redis_faults_refuse_writes_then_lose_the_data(tmp_path: Path) -> None:
+    redis = Redis(tmp_path / "redis").start()
+    try:
+        assert redis.command("SET", "k", "v") == b"+OK\r\n"
+        redis.refuse_writes()
+        assert redis.command("SET", "k2", "v").startswith(b"-OOM")
+        redis.take_writes()
+        assert redis.command("SET", "k2", "v") == b"+OK\r\n"
+        port = redis.port
+        redis.restart_empty()
+        assert redis.port == port
+        assert redis.command("EXISTS", "k") == b":0\r\n"
+    finally:
+        redis.stop()
