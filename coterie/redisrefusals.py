@@ -30,7 +30,7 @@ from coredis.retry import RetryPolicy
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
-__all__ = ["REFUSALS", "RefusalEpisode", "WaitOutRefusals", "refusal"]
+__all__ = ["REFUSALS", "RefusalEpisode", "WaitOutRefusals", "refusal", "transaction"]
 
 #: The error codes that mean "not now" (Redis's first word of the error), and
 #: what each means for the user.
@@ -46,6 +46,12 @@ _IN_PIPELINE = " of pipeline caused error: "
 #: The first pause (s), doubled after each refusal up to :data:`LONGEST`.
 FIRST = 0.05
 LONGEST = 2.0
+
+
+def pause(attempt: int) -> float:
+    """The pause after the *attempt*-th refusal (from 1): doubling from :data:`FIRST`
+    up to :data:`LONGEST`."""
+    return float(min(LONGEST, FIRST * 2 ** (attempt - 1)))
 
 
 def refusal(message: str) -> str | None:
@@ -112,7 +118,7 @@ class WaitOutRefusals(RetryPolicy):
         self._episode = episode
 
     def delay(self, attempt_number: int) -> float:
-        return float(min(LONGEST, FIRST * 2 ** (attempt_number - 1)))
+        return pause(attempt_number)
 
     def will_retry(self, exc: BaseException) -> bool:
         return self._episode.refused(exc)
@@ -134,3 +140,25 @@ class WaitOutRefusals(RetryPolicy):
         if tries > 1:  # a command refused before went through: the episode is over
             self._episode.accepted()
         return result
+
+
+async def transaction(client: Any, fill: Callable[[Any], object]) -> None:
+    """Run one ``MULTI``/``EXEC`` transaction, *fill* queueing its commands on the
+    pipeline, sent again while the server refuses it (:func:`refusal`), as a
+    client's single commands are (a pipeline bypasses the client's retry policy)."""
+    import trio
+
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            async with client.pipeline(transaction=True) as pipe:
+                fill(pipe)
+        except ResponseError as exc:
+            if not REFUSALS.refused(exc):
+                raise
+            await trio.sleep(pause(attempt))
+            continue
+        if attempt > 1:
+            REFUSALS.accepted()
+        return

@@ -88,7 +88,9 @@ async def register(
     prompt = config.get("prompt") or config.get("goal") or config.get("loop") or ""
     from coredis.tokens import PureToken  # here: a run on files never imports coredis
 
-    async with client.pipeline(transaction=True) as pipe:
+    from coterie.redisrefusals import transaction
+
+    def fill(pipe: Any) -> None:
         pipe.zadd(runs_key(target), {run_id: created}, condition=PureToken.NX)
         pipe.hset(
             info_key(target, run_id),
@@ -99,6 +101,8 @@ async def register(
                 "host": host,
             },
         )
+
+    await transaction(client, fill)  # a server out of memory is waited out
 
 
 @contextlib.asynccontextmanager

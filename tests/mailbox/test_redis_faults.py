@@ -4,7 +4,7 @@ states"). Each test has a server of its own, since it starves or empties it."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import trio
@@ -12,7 +12,8 @@ import trio
 from coterie.errors import BackendLost
 from coterie.mailbox import open_redis_post_office
 from coterie.messages import Message
-from coterie.redisclient import parse_backend
+from coterie.redisclient import connect, parse_backend
+from coterie.redisrefusals import transaction
 from tests.redis_server import redis_server
 
 if TYPE_CHECKING:
@@ -76,3 +77,27 @@ def _leaves(exc: BaseException) -> list[BaseException]:
     if isinstance(exc, BaseExceptionGroup):
         return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
     return [exc]
+
+
+async def test_a_transaction_refused_for_lack_of_memory_waits_and_goes_through(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with redis_server(tmp_path / "redis") as server:
+        async with connect(parse_backend(server.url)) as client:
+            server.command("CONFIG", "SET", "maxmemory-policy", "noeviction")
+            server.command("CONFIG", "SET", "maxmemory", "1")
+            async with trio.open_nursery() as nursery:
+
+                def fill(pipe: Any) -> None:
+                    pipe.set("k", "v")
+                    pipe.rpush("l", ["x"])
+
+                nursery.start_soon(transaction, client, fill)
+                while b"errorstat_OOM" not in server.command("INFO", "errorstats"):
+                    await trio.sleep(0.01)
+                server.command("CONFIG", "SET", "maxmemory", "0")
+            assert await client.get("k") == b"v"
+            assert await client.lrange("l", 0, -1) == [b"x"]
+    err = capsys.readouterr().err
+    assert err.count("is out of memory and refuses writes") == 1
+    assert err.count("accepts commands again") == 1
