@@ -623,9 +623,11 @@ def _main(argv: list[str] | None) -> int:
             console.print("[yellow]interrupted[/]")
             first = stops[0]
             return 128 + first.signum if isinstance(first, Stopped) else 130
-        if leaves and all(isinstance(e, BackendLost) for e in leaves):
-            # The same loss seen by several tasks: one line, its first sighting.
-            _err().print(f"error: {escape(str(leaves[0]))}")
+        lost = [e for e in leaves if isinstance(e, BackendLost)]
+        if lost:
+            # The server lost the run's data: the root of whatever else failed with it
+            # (connections closed under other tasks). One line, its first sighting.
+            _err().print(f"error: {escape(str(lost[0]))}")
             return 1
         if leaves and all(isinstance(e, (BrokenPipeError, SystemExit)) for e in leaves):
             # Output closed early (e.g. piped into `head`): stop quietly.

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import trio
 
-from coterie.errors import ShutdownExit, SupervisorGaveUp
+from coterie.errors import BackendLost, ShutdownExit, SupervisorGaveUp
 from coterie.supervisors._decisions import (
     Decision,
     GiveUp,
@@ -246,6 +246,24 @@ async def _wait_stopped(handle: Handle) -> None:
 
 
 def _raise_if_fatal(error: BaseException | None) -> None:
-    """A KeyboardInterrupt or SystemExit in a child is not a crash to supervise."""
-    if error is not None and not isinstance(error, (Exception, BaseExceptionGroup)):
+    """A KeyboardInterrupt or SystemExit in a child is not a crash to supervise; nor
+    is the backend's loss of the run's data (:class:`~coterie.errors.BackendLost`,
+    alone or in a group): no restart can bring it back, so the run stops at once
+    rather than crash its actors until their supervisors give up."""
+    if error is None:
+        return
+    if not isinstance(error, (Exception, BaseExceptionGroup)):
         raise error
+    lost = _lost(error)
+    if lost is not None:
+        raise lost
+
+
+def _lost(error: BaseException) -> BackendLost | None:
+    if isinstance(error, BackendLost):
+        return error
+    if isinstance(error, BaseExceptionGroup):
+        for inner in error.exceptions:
+            if (found := _lost(inner)) is not None:
+                return found
+    return None

@@ -10,6 +10,7 @@ import pytest
 import trio
 import trio.testing
 
+from coterie.errors import BackendLost
 from coterie.supervisors import (
     Backoff,
     ChildSpec,
@@ -149,6 +150,25 @@ async def test_keyboard_interrupt_propagates_and_is_not_a_crash(puppets: Puppets
     with pytest.RaisesGroup(KeyboardInterrupt, flatten_subgroups=True, allow_unwrapped=True):
         await sup.run()
     assert puppets.log == [("start", "a"), ("stop", "a")]
+
+
+async def test_a_backend_that_lost_the_run_stops_it_at_once(events: EventLog) -> None:
+    starts = 0
+
+    async def lost() -> None:
+        nonlocal starts
+        starts += 1
+        async with trio.open_nursery() as nursery:  # as an actor's reader task raises it
+
+            async def reader() -> None:
+                raise BackendLost("the server no longer holds run r's mailbox 'a'")
+
+            nursery.start_soon(reader)
+
+    sup = Supervisor("sup", [ChildSpec("a", lost)], max_restarts=5, events=events)
+    with pytest.RaisesGroup(BackendLost, flatten_subgroups=True, allow_unwrapped=True):
+        await sup.run()
+    assert starts == 1  # never restarted: no restart brings the data back
 
 
 async def test_error_raised_while_stopping_is_reported_with_the_stop(events: EventLog) -> None:
