@@ -54,6 +54,13 @@ def pause(attempt: int) -> float:
     return float(min(LONGEST, FIRST * 2 ** (attempt - 1)))
 
 
+def server_text(message: str) -> str:
+    """The server's own words in the text of an error: for a command of a pipeline,
+    what follows coredis's naming of the command (whose arguments are the run's
+    data, never to be printed)."""
+    return message.rsplit(_IN_PIPELINE, 1)[1] if _IN_PIPELINE in message else message
+
+
 def refusal(message: str) -> str | None:
     """The code of a refusal worth waiting out (``OOM``, ``LOADING``, ...) in the
     text of a server's error, or None for any other error (a bad command, a
@@ -61,9 +68,7 @@ def refusal(message: str) -> str | None:
     a pipeline first (``Command # 1 (HSET ...) of pipeline caused error: OOM ...``):
     the server's own text is after the last such marker, whatever the command's
     arguments say."""
-    if _IN_PIPELINE in message:
-        message = message.rsplit(_IN_PIPELINE, 1)[1]
-    word = message.lstrip("-").split(" ", 1)[0].upper()
+    word = server_text(message).lstrip("-").split(" ", 1)[0].upper()
     return word if word in WAITED_OUT else None
 
 
@@ -87,7 +92,8 @@ class RefusalEpisode:
                 return True
             self._refusing = code
         self.write(
-            f"note: the Redis server {WAITED_OUT[code]} ({str(exc).strip()}); the run waits for it"
+            f"note: the Redis server {WAITED_OUT[code]} ({server_text(str(exc)).strip()});"
+            " the run waits for it"
         )
         return True
 

@@ -54,3 +54,13 @@ def test_the_policy_backs_off_up_to_two_seconds_without_a_limit() -> None:
     assert delays[-1] == 2.0
     assert policy.will_retry(ResponseError("LOADING Redis is loading the dataset"))
     assert not policy.will_retry(TimeoutError())
+
+
+def test_a_pipeline_refusal_is_said_without_the_commands_arguments() -> None:
+    said: list[str] = []
+    episode = RefusalEpisode(write=said.append)
+    secret = "Traceback (most recent call last): the run's own data"
+    error = f"Command # 1 (HSET k {secret}) of pipeline caused error: {OOM}"
+    assert episode.refused(ResponseError(error))
+    assert OOM in said[0]
+    assert secret not in said[0]
