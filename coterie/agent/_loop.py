@@ -276,6 +276,10 @@ class AgentLoop:
                     "error_max_budget_usd",
                 )
             notices = background_notices(self.tools)  # background work that ended meanwhile
+            hooks = self.tools.hooks
+            # What async hooks left since the last turn (their additionalContext).
+            left = hooks.take_async_context() if hooks is not None else ()
+            notices += [_hook_text(event, text) for event, text in left]
             if notices:
                 await self._add({"role": "user", "content": notices})
             await self._announce()

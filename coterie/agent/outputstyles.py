@@ -9,7 +9,10 @@ a Markdown file in ``output-styles/`` of the user's Claude folder
 ``.claude``: its body is the style's instructions, its frontmatter may say
 ``name`` (default: the file's name without ``.md``), ``description`` and
 ``keep-coding-instructions`` (default false). A project's style shadows the
-user's of the same name, and either a built-in.
+user's of the same name, and either a built-in. A plugin's styles (its
+``output-styles/*.md``, :meth:`coterie.extensions.plugins.Plugins.style_files`)
+are named after it, ``plugin:style``, as Claude Code names them, so they
+shadow no one's.
 
 What a style does to the system prompt (:func:`coterie.agent.build_system_prompt`):
 any style but ``default`` drops the "be brief" part of coterie's prompt and
@@ -67,7 +70,7 @@ class OutputStyle:
     instructions: str = ""
     #: Whether coterie's coding instructions stay in the prompt.
     keep_coding_instructions: bool = False
-    #: ``built-in``, ``user`` or ``project``.
+    #: ``built-in``, ``user``, ``project`` or ``plugin``.
     source: str = "built-in"
     #: The file it was read from (None for a built-in).
     path: Path | None = attrs.field(default=None, eq=False)
@@ -158,7 +161,8 @@ def styles_from_files(
     """The styles a run knows, by name: the built-ins, then each of *files*
     (``(source, path, text)``, the user's before the project's, a later one
     shadowing an earlier of the same name; text None: it could not be read as
-    UTF-8 text), with one notice per file skipped."""
+    UTF-8 text), with one notice per file skipped. A source ``plugin:NAME`` is
+    plugin NAME's: its style is named ``NAME:style``."""
     styles = {style.name: style for style in BUILTIN_STYLES}
     notices: list[str] = []
     for source, path, text in files:
@@ -166,11 +170,14 @@ def styles_from_files(
             notices.append(f"output style not loaded: {path}: not UTF-8 text")
             continue
         stem = path.name[:-3] if path.name.endswith(".md") else path.name
+        kind, _, plugin = source.partition(":")
         try:
-            style = parse_style(text, stem, source, path)
+            style = parse_style(text, stem, kind, path)
         except FrontmatterError as exc:
             notices.append(f"output style not loaded: {path}: {exc}")
             continue
+        if kind == "plugin":
+            style = attrs.evolve(style, name=f"{plugin}:{style.name}")
         styles[style.name] = style
     return styles, tuple(notices)
 

@@ -226,6 +226,8 @@ def load_extensions(
             styles.append((scope, path, texts[path] if path in texts else _text(path)))
     for plugin in plugins.plugins if plugins is not None else ():
         _add_plugin(plugin, agents, skills, commands, notices)
+    if plugins is not None:  # named plugin:style, after the user's and the project's
+        styles.extend(plugins.style_files())
     if plugins is not None:
         notices[:0] = plugins.notices
     if agents_json:

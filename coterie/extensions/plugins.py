@@ -16,7 +16,11 @@ them:
   themselves), both;
 - ``.mcp.json`` and the manifest's ``mcpServers`` (a file, or the servers
   themselves), both; a server is named ``plugin_<plugin>_<server>``, so that
-  its tools are ``mcp__plugin_<plugin>_<server>__<tool>`` as in Claude Code.
+  its tools are ``mcp__plugin_<plugin>_<server>__<tool>`` as in Claude Code;
+- ``output-styles/*.md`` and the manifest's ``outputStyles`` (folders or
+  files, added to it): styles named ``plugin:style``
+  (:meth:`Plugins.style_files`, read as :mod:`coterie.agent.outputstyles` reads
+  the user's).
 
 ``${CLAUDE_PLUGIN_ROOT}`` (the plugin's folder) and ``${CLAUDE_PLUGIN_DATA}``
 (a folder of its own under the coterie home) are substituted in a command's
@@ -61,11 +65,19 @@ __all__ = ["MANIFEST", "Plugin", "PluginError", "Plugins", "load_plugins", "plug
 #: Where a plugin's manifest is, in its folder.
 MANIFEST: Final = Path(".claude-plugin") / "plugin.json"
 #: What marks a folder as one plugin (else it is a folder of plugins).
-_MARKS: Final = (".claude-plugin", "commands", "agents", "skills", "hooks", ".mcp.json")
+_MARKS: Final = (
+    ".claude-plugin",
+    "commands",
+    "agents",
+    "skills",
+    "hooks",
+    ".mcp.json",
+    "output-styles",
+)
 #: A plugin's name: it prefixes its commands (``name:command``) and its servers'
 #: names (``plugin_<name>_<server>``, which must stay an MCP server's name).
 NAME: Final = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?=[A-Za-z0-9-])){0,63}$")
-_PATH_KEYS: Final = ("commands", "agents", "skills")
+_PATH_KEYS: Final = ("commands", "agents", "skills", "outputStyles")
 
 
 class PluginError(CoterieError, ValueError):
@@ -92,6 +104,8 @@ class Plugin:
     commands: tuple[Path, ...] = ()
     agents: tuple[Path, ...] = ()
     skills: tuple[Path, ...] = ()
+    #: The output style folders (or files).
+    output_styles: tuple[Path, ...] = ()
 
     @property
     def env(self) -> dict[str, str]:
@@ -139,6 +153,26 @@ class Plugins:
     def to_json(self) -> list[dict[str, Any]]:
         """``system/init``'s ``plugins``."""
         return [p.to_json() for p in self.plugins]
+
+    def style_files(self) -> list[tuple[str, Path, str | None]]:
+        """Every plugin's output style files as
+        :func:`~coterie.agent.outputstyles.styles_from_files` takes them: source
+        ``plugin:<name>``, path, text (None: not UTF-8); each file once."""
+        found: list[tuple[str, Path, str | None]] = []
+        seen: set[Path] = set()
+        for plugin in self.plugins:
+            for place in plugin.output_styles:
+                paths = sorted(place.glob("*.md")) if place.is_dir() else [place]
+                for path in paths:
+                    if path in seen or not path.is_file():
+                        continue
+                    seen.add(path)
+                    try:
+                        text: str | None = path.read_text(encoding="utf-8")
+                    except (OSError, UnicodeDecodeError):
+                        text = None
+                    found.append((f"plugin:{plugin.name}", path, text))
+        return found
 
 
 def plugin_env(name: str, root: Path, source: str = "inline") -> dict[str, str]:
@@ -240,6 +274,7 @@ def read_plugin(
         commands=paths["commands"] or (root / "commands",),
         agents=paths["agents"] or (root / "agents",),
         skills=(root / "skills", *paths["skills"]),
+        output_styles=(root / "output-styles", *paths["outputStyles"]),
     )
 
 

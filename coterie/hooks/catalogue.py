@@ -9,7 +9,15 @@ from __future__ import annotations
 
 from typing import Final, Literal, get_args
 
-__all__ = ["BLOCKING", "EVENTS", "MATCHED_ON", "STDOUT_IS_CONTEXT", "HookEvent"]
+__all__ = [
+    "BLOCKING",
+    "EVENTS",
+    "JUDGE_FAILS_CLOSED",
+    "MATCHED_ON",
+    "MODEL_JUDGED",
+    "STDOUT_IS_CONTEXT",
+    "HookEvent",
+]
 
 HookEvent = Literal[
     "SessionStart",
@@ -68,3 +76,26 @@ MATCHED_ON: Final[dict[HookEvent, str]] = {
 
 #: Events where a plain (non-JSON) stdout of an exit-0 hook is context for the model.
 STDOUT_IS_CONTEXT: Final[frozenset[HookEvent]] = frozenset({"UserPromptSubmit", "SessionStart"})
+
+#: Events a ``prompt`` or ``agent`` hook may judge (a model answers ``ok``): those
+#: with something to allow or refuse. Elsewhere such a hook is refused on loading.
+MODEL_JUDGED: Final[frozenset[HookEvent]] = frozenset(
+    {
+        "UserPromptSubmit",
+        "PreToolUse",
+        "PermissionRequest",
+        "PostToolUse",
+        "PostToolUseFailure",
+        "Stop",
+        "SubagentStop",
+        "TaskCreated",
+        "TaskCompleted",
+    }
+)
+
+#: Where a model judge that gave no usable answer (malformed, missing, timed out)
+#: blocks: the events whose block keeps an action from happening. Elsewhere (a
+#: Stop asked to go on, a tool that ran already) its failure is only a notice.
+JUDGE_FAILS_CLOSED: Final[frozenset[HookEvent]] = frozenset(
+    {"UserPromptSubmit", "PreToolUse", "PermissionRequest", "TaskCreated", "TaskCompleted"}
+)

@@ -6,11 +6,17 @@ Claude Code's shape::
         {"matcher": "Bash", "hooks": [{"type": "command", "command": "...", "timeout": 30}]}
     ]}}
 
-Handlers are ``command`` (run with ``sh -c``) or ``http`` (the input POSTed as
-JSON to ``url``, with optional ``headers``); ``timeout`` is in seconds
-(default 60). Anything else is refused with :class:`HooksConfigError` naming
-the file and the place, one line: a hook that silently did not run would be
-a guard that silently did not guard. The files of every layer are merged in
+Handlers are ``command`` (run with ``sh -c``; ``async: true`` runs it in the
+background, :mod:`.background`), ``http`` (the input POSTed as JSON to
+``url``, with optional ``headers``), ``prompt`` (the ``prompt``, its
+``$ARGUMENTS`` replaced by the input, judged by a model: the hook's ``model``,
+else a small one) or ``agent`` (the same, judged by a subagent that may Read,
+Grep and Glob first: :mod:`.judge`); ``prompt`` and ``agent`` only on the
+events a model may judge (:data:`~coterie.hooks.catalogue.MODEL_JUDGED`).
+``timeout`` is in seconds (default 60; 30 for ``prompt``). Anything else is
+refused with :class:`HooksConfigError` naming the file and the place, one
+line: a hook that silently did not run would be a guard that silently did not
+guard. The files of every layer are merged in
 order (user, project, local); a file that does not apply (the project's and
 the local file of an untrusted workspace) is only noted.
 
@@ -30,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import attrs
 
 from coterie.errors import CoterieError
-from coterie.hooks.catalogue import EVENTS, MATCHED_ON, HookEvent
+from coterie.hooks.catalogue import EVENTS, MATCHED_ON, MODEL_JUDGED, HookEvent
 from coterie.hooks.matching import check_matcher, matches
 
 if TYPE_CHECKING:
@@ -49,10 +55,19 @@ __all__ = [
 
 #: Seconds a hook may run unless its ``timeout`` says otherwise (Claude Code's).
 DEFAULT_TIMEOUT = 60.0
+#: A ``prompt`` handler's default (Claude Code's); an ``agent`` has :data:`DEFAULT_TIMEOUT`.
+PROMPT_TIMEOUT = 30.0
 
 _GROUP_KEYS = frozenset({"matcher", "hooks"})
-_COMMAND_KEYS = frozenset({"type", "command", "timeout"})
-_HTTP_KEYS = frozenset({"type", "url", "headers", "timeout"})
+#: The keys of each handler type (``statusMessage``, the spinner's text, is accepted
+#: and unused: coterie shows the hook's name).
+_KEYS: dict[str, frozenset[str]] = {
+    "command": frozenset({"type", "command", "timeout", "async", "statusMessage"}),
+    "http": frozenset({"type", "url", "headers", "timeout", "statusMessage"}),
+    "prompt": frozenset({"type", "prompt", "model", "timeout", "statusMessage"}),
+    "agent": frozenset({"type", "prompt", "model", "timeout", "statusMessage"}),
+}
+_TARGET = {"command": "command", "http": "url", "prompt": "prompt", "agent": "prompt"}
 
 
 class HooksConfigError(CoterieError, ValueError):
@@ -61,21 +76,30 @@ class HooksConfigError(CoterieError, ValueError):
 
 @attrs.frozen
 class Handler:
-    """One hook handler: a command to run, a URL to POST to, or a Python callback of
-    the program embedding the run (never from a settings file)."""
+    """One hook handler: a command to run, a URL to POST to, a prompt a model judges
+    (``prompt``, or ``agent`` with read-only tools), or a Python callback of the
+    program embedding the run (never from a settings file)."""
 
-    type: Literal["command", "http", "callback"]
-    #: The command line (``command``), the URL (``http``) or the callback's id.
+    type: Literal["command", "http", "prompt", "agent", "callback"]
+    #: The command line (``command``), the URL (``http``), the prompt (``prompt``,
+    #: ``agent``) or the callback's id.
     target: str
     timeout: float = DEFAULT_TIMEOUT
     headers: tuple[tuple[str, str], ...] = ()
     #: Variables set in a command's environment (a plugin's ``CLAUDE_PLUGIN_ROOT``):
     #: two plugins' identical command lines are two handlers.
     env: tuple[tuple[str, str], ...] = ()
+    #: ``async: true`` (a command only): run in the background, never blocking.
+    background: bool = False
+    #: The model a ``prompt`` or ``agent`` handler asks (None: a small one).
+    model: str | None = None
 
     @property
     def label(self) -> str:
         """How events and messages name this handler."""
+        if self.type in ("prompt", "agent"):
+            first = (self.target.strip().splitlines() or [""])[0]
+            return f"{self.type} {first[:60]}"
         if self.type == "callback":
             return f"callback {self.target}"
         return self.target if self.type == "command" else f"POST {self.target}"
@@ -230,31 +254,40 @@ def _group(event: HookEvent, entry: Any, path: Path, where: str) -> HookGroup:
     return HookGroup(
         event,
         matcher,
-        tuple(_handler(h, path, f"{where}.hooks[{i}]") for i, h in enumerate(handlers)),
+        tuple(_handler(event, h, path, f"{where}.hooks[{i}]") for i, h in enumerate(handlers)),
     )
 
 
-def _handler(data: Any, path: Path, where: str) -> Handler:
+def _handler(event: HookEvent, data: Any, path: Path, where: str) -> Handler:
     if not isinstance(data, dict):
         raise _error(path, where, "must be an object")
     kind = data.get("type")
-    if kind not in ("command", "http"):
+    if kind not in _KEYS:
         raise _error(
-            path, f"{where}.type", f"{kind!r} is not supported (coterie runs command and http)"
+            path,
+            f"{where}.type",
+            f"{kind!r} is not supported (coterie runs {', '.join(_KEYS)})",
         )
-    allowed = _COMMAND_KEYS if kind == "command" else _HTTP_KEYS
+    if kind in ("prompt", "agent") and event not in MODEL_JUDGED:
+        raise _error(
+            path,
+            f"{where}.type",
+            f"{event} hooks cannot be {kind} hooks (a model judges only"
+            f" {', '.join(sorted(MODEL_JUDGED))}); use a command hook",
+        )
+    allowed = _KEYS[kind]
     unknown = sorted(set(data) - allowed)
     if unknown:
         raise _error(
             path, where, f"unknown key {unknown[0]!r} (expected {', '.join(sorted(allowed))})"
         )
-    key = "command" if kind == "command" else "url"
+    key = _TARGET[kind]
     target = data.get(key)
     if not isinstance(target, str) or not target.strip():
         raise _error(path, f"{where}.{key}", "must be a non-empty string")
     if kind == "http" and not target.startswith(("http://", "https://")):
         raise _error(path, f"{where}.url", "must be an http:// or https:// URL")
-    timeout = data.get("timeout", DEFAULT_TIMEOUT)
+    timeout = data.get("timeout", PROMPT_TIMEOUT if kind == "prompt" else DEFAULT_TIMEOUT)
     if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
         raise _error(path, f"{where}.timeout", "must be a positive number of seconds")
     headers = data.get("headers", {})
@@ -262,4 +295,20 @@ def _handler(data: Any, path: Path, where: str) -> Handler:
         isinstance(k, str) and isinstance(v, str) for k, v in headers.items()
     ):
         raise _error(path, f"{where}.headers", "must be an object of strings")
-    return Handler(kind, target, float(timeout), tuple(sorted(headers.items())))
+    background = data.get("async", False)
+    if not isinstance(background, bool):
+        raise _error(path, f"{where}.async", "must be true or false")
+    model = data.get("model")
+    if model is not None and (not isinstance(model, str) or not model.strip()):
+        raise _error(path, f"{where}.model", "must be a model name")
+    for text in ("statusMessage",):
+        if text in data and not isinstance(data[text], str):
+            raise _error(path, f"{where}.{text}", "must be a string")
+    return Handler(
+        kind,
+        target,
+        float(timeout),
+        tuple(sorted(headers.items())),
+        background=background,
+        model=model,
+    )

@@ -14,6 +14,12 @@ combined in configuration order (:func:`~coterie.hooks.outcome.combine`).
 handlers run. A SessionStart handler gets ``CLAUDE_ENV_FILE``
 (:mod:`coterie.hooks.sessionenv`) when the run has an :attr:`Hooks.env_dir`;
 what the handlers write there comes back as the verdict's ``env``.
+
+``prompt`` and ``agent`` handlers ask the run's :attr:`Hooks.judge` (their
+answers read by :mod:`coterie.hooks.judgement`); ``async: true`` handlers are
+started in the background (:mod:`coterie.hooks.background`) and take no part
+in the verdict: what they leave for the agent it takes with
+:meth:`AgentHooks.take_async_context`.
 """
 
 from __future__ import annotations
@@ -27,7 +33,9 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import trio
 
+from coterie.hooks.background import Background
 from coterie.hooks.catalogue import MATCHED_ON
+from coterie.hooks.judgement import judge_failed, read_judgement
 from coterie.hooks.outcome import Outcome, Verdict, combine, failed, read_result
 from coterie.hooks.runner import HookCallback, Ran, run_handler
 from coterie.hooks.sessionenv import env_files, read_env_files
@@ -41,6 +49,7 @@ if TYPE_CHECKING:
     from coterie.eventtypes import EventType
     from coterie.hooks.catalogue import HookEvent
     from coterie.hooks.config import Handler, HookConfig
+    from coterie.hooks.judge import Judge
 
 __all__ = ["Actor", "AgentHooks", "Hooks"]
 
@@ -83,6 +92,11 @@ class Hooks:
     #: Where SessionStart handlers' ``CLAUDE_ENV_FILE`` files are made (the run's
     #: ``session-env/``); None: no ``CLAUDE_ENV_FILE``.
     env_dir: Path | None = None
+    #: Asks the model what ``prompt`` and ``agent`` handlers need (None: they
+    #: cannot be answered, and fail as a hook that could not run).
+    judge: Judge | None = None
+    #: The ``async: true`` handlers running, and what they left for each agent.
+    background: Background = attrs.field(factory=Background)
 
     def for_agent(self, actor: Actor, transcript_path: Path | None = None) -> AgentHooks:
         """The hooks as *actor* fires them: every input names the JSONL view of its
@@ -109,9 +123,10 @@ class Hooks:
         """Run *event*'s matching handlers on an input of *fields*; their verdict."""
         key = MATCHED_ON.get(event)
         matched = str(fields.get(key, "")) if key else None
-        handlers = self.config.handlers(event, matched)
-        if not handlers:
+        every = self.config.handlers(event, matched)
+        if not every:
             return Verdict()
+        handlers = tuple(h for h in every if not h.background)
         # Written before the hooks run, so a Stop hook finds the last answer in it.
         transcript_path = transcript.refresh() if transcript is not None else None
         data: dict[str, Any] = {
@@ -136,6 +151,20 @@ class Hooks:
         # Claude Code names a hook by its event and what it matched ("PreToolUse:Bash").
         name = f"{event}:{matched}" if matched else event
         who = actor.name if actor is not None else None
+        for handler in every:
+            if handler.background:
+                self.background.start(
+                    event,
+                    handler,
+                    payload,
+                    cwd=self.cwd,
+                    env={**env, **dict(handler.env)},
+                    records=self.process_groups,
+                    agent=who,
+                    emit=self._emit,
+                )
+        if not handlers:
+            return Verdict()
 
         async def one(i: int, handler: Handler) -> None:
             hook_id = str(uuid.uuid4())
@@ -152,6 +181,8 @@ class Hooks:
                 env={**env, **env_of[i], **dict(handler.env)},  # a plugin's CLAUDE_PLUGIN_ROOT
                 callbacks=self.callbacks,
                 records=self.process_groups,
+                judge=self.judge,
+                agent=who or "lead",
             )
             outcome = outcomes[i] = self._outcome(event, handler, ran, started, actor)
             if self.events is None:
@@ -185,8 +216,10 @@ class Hooks:
     ) -> Outcome:
         ms = int((time.monotonic() - started) * 1000)
         who = actor.name if actor is not None else None
+        judged = handler.type in ("prompt", "agent")
         if ran.exit_code is None:
-            outcome = failed(event, ran.error or "no answer")
+            why = ran.error or "no answer"
+            outcome = judge_failed(event, why) if judged else failed(event, why)
             self._emit(
                 "hook.failed",
                 event=event,
@@ -197,7 +230,10 @@ class Hooks:
                 actor=who,
             )
             return outcome
-        outcome = read_result(event, ran.exit_code, ran.stdout, ran.stderr)
+        if judged:
+            outcome = read_judgement(event, ran.stdout)
+        else:
+            outcome = read_result(event, ran.exit_code, ran.stdout, ran.stderr)
         self._emit(
             "hook.ran",
             event=event,
@@ -239,6 +275,11 @@ class AgentHooks:
         if verdict.stop and self._stop is None:
             self._stop = verdict.stop_reason or f"A {event} hook stopped the agent."
         return verdict
+
+    def take_async_context(self) -> tuple[tuple[HookEvent, str], ...]:
+        """What this actor's ``async: true`` hooks left for the model since the last
+        take (their ``additionalContext``), each with its event, for its next turn."""
+        return self.hooks.background.take(self.actor.name)
 
     def take_stop(self) -> str | None:
         """Why a hook asked the agent to stop (``continue: false``), once; else None."""

@@ -15,7 +15,10 @@ stdout, any other status is a non-blocking error. A ``callback`` handler
 calls the run's Python callback of that id with the input (a dict) and reads
 what it returns as a command's JSON output; past its timeout, or when it
 raises, it has failed as a command that could not run has (a PreToolUse
-hook's failure then blocks the call: fail-closed).
+hook's failure then blocks the call: fail-closed). A ``prompt`` or ``agent``
+handler asks the run's :class:`~coterie.hooks.judge.Judge` within its timeout;
+the model's text is its stdout (read by :mod:`coterie.hooks.judgement`), and a
+run without a judge, a failed call or a timeout is no answer.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import attrs
 import trio
 
+from coterie.errors import CoterieError
 from coterie.processes import open_group
 
 if TYPE_CHECKING:
@@ -36,6 +40,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from coterie.hooks.config import Handler
+    from coterie.hooks.judge import Judge
 
 __all__ = ["HookCallback", "Ran", "run_handler"]
 
@@ -71,10 +76,15 @@ async def run_handler(
     env: Mapping[str, str],
     callbacks: Mapping[str, HookCallback] | None = None,
     records: Path | None = None,
+    judge: Judge | None = None,
+    agent: str = "lead",
 ) -> Ran:
     """Run *handler* on *payload* (the hook input, JSON) and say what it did; a
     command's process group is recorded in *records* (the run's ``procgroups/``)
-    before it runs."""
+    before it runs; a ``prompt`` or ``agent`` handler asks *judge* on behalf of
+    *agent*."""
+    if handler.type in ("prompt", "agent"):
+        return await _judged(handler, payload, judge, agent)
     if handler.type == "http":
         return await _post(handler, payload)
     if handler.type == "callback":
@@ -93,6 +103,18 @@ async def _call(handler: Handler, payload: bytes, callbacks: Mapping[str, HookCa
         except Exception as exc:  # the embedder's code: its failure is the hook's
             return Ran(None, error=f"{type(exc).__name__}: {exc}")
         return Ran(0, stdout=json.dumps(output or {}))
+    return Ran(None, error=f"timed out after {handler.timeout:g}s")
+
+
+async def _judged(handler: Handler, payload: bytes, judge: Judge | None, agent: str) -> Ran:
+    if judge is None:
+        return Ran(None, error="no model to ask in this run")
+    with trio.move_on_after(handler.timeout):
+        try:
+            text = await judge.answer(handler, payload.decode(), agent)
+        except CoterieError as exc:  # the model call failed (network, budget...)
+            return Ran(None, error=f"the model call failed: {exc}")
+        return Ran(0, stdout=text)
     return Ran(None, error=f"timed out after {handler.timeout:g}s")
 
 

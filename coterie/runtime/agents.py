@@ -30,6 +30,8 @@ from coterie.context import Funnel, FunnelConfig, TokenCounter, TranscriptLog
 from coterie.fsutil import atomic_write
 from coterie.home import coterie_home
 from coterie.hooks import Actor, HookConfig, Hooks
+from coterie.hooks.judge import Judge
+from coterie.hooks.readtools import ReadOnlyTools
 from coterie.mailbox import Durability
 from coterie.mcpclient import McpServers
 from coterie.procgroups import records_dir
@@ -141,6 +143,10 @@ def run_hooks(
     *callbacks* (their configuration and the functions it names); its id as the
     session id."""
     extra, functions = callbacks if callbacks is not None else (HookConfig(), {})
+    workdir = prepared.options.workdir
+    # prompt and agent hooks ask the run's (metered) model; an agent hook's verifier
+    # may Read, Grep and Glob the workspace, under the policy's Read deny rules.
+    tools = ReadOnlyTools.of(workdir, prepared.extra_dirs, prepared.policy.read_filter(workdir))
     return Hooks(
         HookConfig.merge([prepared.hooks, extra]),
         session_id=prepared.run_id,
@@ -150,6 +156,7 @@ def run_hooks(
         callbacks=functions,
         process_groups=records_dir(prepared.run_dir),
         env_dir=prepared.run_dir / "session-env",
+        judge=Judge(prepared.model, tools=tools),
     )
 
 

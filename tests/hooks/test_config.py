@@ -55,7 +55,7 @@ def test_events_without_a_matcher_take_every_group(tmp_path: Path) -> None:
         ({"PreToolUse": {}}, "hooks.PreToolUse: must be a list"),
         ({"Stop": [{"hooks": []}]}, "hooks.Stop[0].hooks: must be a non-empty list"),
         ({"Stop": [{"hook": [command("a")]}]}, "unknown key 'hook'"),
-        ({"Stop": [{"hooks": [{"type": "prompt", "prompt": "x"}]}]}, "'prompt' is not supported"),
+        ({"Stop": [{"hooks": [{"type": "mcp_tool"}]}]}, "'mcp_tool' is not supported"),
         ({"Stop": [{"hooks": [command("")]}]}, "hooks.Stop[0].hooks[0].command: must be"),
         ({"Stop": [{"hooks": [command("a", timeout=0)]}]}, "timeout: must be a positive"),
         ({"PreToolUse": [{"matcher": "(", "hooks": [command("a")]}]}, "invalid regular"),
