@@ -91,6 +91,7 @@ EventType = Literal[
     "team.message",  # a message between team members (lead, teammates)
     "team.message_ignored",  # the lead dropped a message of a kind it does not take
     "team.shutdown_timeout",  # a teammate did not answer a shutdown request in time
+    "team.shutdown_skipped",  # a teammate with no mailbox (never hosted) was not asked to stop
     "team.task_settled",  # a finished task was already settled (failed, handed back...)
     "workspace.task_branch",  # a teammate's checkout was put on its task's branch
     "workspace.committed",  # the runtime committed (and pushed) a settled task's work

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import trio
 
 from coterie.actors.lead import COMPACT, PROMPT, Lead
+from coterie.errors import UnknownActor
 from coterie.team import _protocol as proto
 from coterie.team._lead_rules import (
     Finish,
@@ -190,6 +191,10 @@ class TeamLead(Lead):
                 )
             except TimeoutError:
                 ctx.emit("team.shutdown_timeout", teammate=name)
+            except UnknownActor:
+                # No mailbox: never hosted (a remote team's teammate no worker took) or
+                # gone with its host. Nothing runs there to stop; the shutdown goes on.
+                ctx.emit("team.shutdown_skipped", teammate=name, reason="no mailbox")
 
         async with trio.open_nursery() as nursery:
             for name in self.team.alive:

@@ -348,3 +348,31 @@ def test_a_worker_keeps_its_owners_deny_rules_whatever_the_run_read(
     assert done.returncode == 0, (done.stderr, out, err)
     assert not (workspace / "copied.txt").exists(), (out, err)
     assert "the owner's secret" not in done.stdout + out
+
+
+def test_a_teammate_no_worker_hosted_does_not_stop_the_shutdown(
+    workspace: Path, home: Path, tmp_path: Path, redis_url: str, mock_server: Any,
+    workers: list[subprocess.Popen[str]],
+) -> None:  # fmt: skip
+    """Issue 32: the lead asked a teammate no worker ever hosted (no mailbox) to stop,
+    crashed on ``UnknownActor`` and was restarted into the same crash; now the
+    shutdown settles it and the run ends."""
+    scenario = write_scenario(
+        tmp_path / "one.json",
+        {"lead": [{"tool_uses": [create("only", "alice")]}, {"text": "planned"}]
+         + [{"text": "all done"}] * 4,
+         "alice": [write("a.txt", "alice"), {"text": "wrote"}]},
+    )  # fmt: skip
+    api = {"ANTHROPIC_BASE_URL": mock_server(scenario), "ANTHROPIC_API_KEY": "k"}
+    # One worker with room for one teammate: bob is never hosted.
+    workers.append(start_worker(home, workspace, redis_url, "--capacity", "1", *BYPASS, env=api))
+    done = coterie(
+        "team", "-p", "--output-format", "json", *BYPASS, "--backend", redis_url, "--remote",
+        "--teammate", "alice", "--teammate", "bob", "go", cwd=workspace, home=home, env=api,
+        timeout=60,
+    )  # fmt: skip
+    stop(workers[0])
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["terminal_reason"] == "completed"
+    skipped = [e.data for e in events_of(workspace) if e.type == "team.shutdown_skipped"]
+    assert skipped == [{"actor": "lead", "teammate": "bob", "reason": "no mailbox"}]
