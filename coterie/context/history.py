@@ -42,6 +42,7 @@ __all__ = [
     "message_chars",
     "note",
     "repair_history",
+    "succeeded_calls",
     "result_text",
     "tool_use_ids",
     "user_texts",
@@ -320,3 +321,27 @@ def _same_or_new(original: Message | None, role: str, content: list[Block]) -> M
     if original is not None:
         return {**original, "role": role, "content": content}
     return {"role": role, "content": content}
+
+
+def succeeded_calls(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The ``tool_use`` blocks of the latest turn in *messages* (since its prompt: the
+    last user message with text) whose results were not errors, latest first."""
+    succeeded: set[str] = set()
+    found: list[dict[str, Any]] = []
+    for message in reversed(messages):
+        content = message.get("content")
+        if not isinstance(content, list):
+            continue
+        if message.get("role") == "user":
+            for block in content:
+                if block.get("type") == "tool_result" and not block.get("is_error"):
+                    succeeded.add(str(block.get("tool_use_id")))
+            if any(b.get("type") == "text" for b in content):
+                return found  # reached the prompt of the turn
+            continue
+        found += [
+            block
+            for block in reversed(content)
+            if block.get("type") == "tool_use" and block.get("id") in succeeded
+        ]
+    return found

@@ -60,6 +60,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from coterie.board import Task, TaskStatus
+from coterie.context.history import succeeded_calls
 from coterie.team import _protocol as proto
 from coterie.team.turns import LEAD_TURNS_MODES, LeadTurns
 
@@ -201,29 +202,12 @@ def final_result(result: RunResult, tasks: list[Task]) -> RunResult:
 def answered_plan(messages: list[dict[str, Any]], teammate: str, task_id: str) -> bool:
     """Whether the lead's latest turn (since its last prompt) approved or rejected
     *teammate*'s plan for *task_id* with a successful ``ApprovePlan`` call."""
-    calls: set[str] = set()
-    for message in reversed(messages):
-        content = message.get("content")
-        if not isinstance(content, list):
-            continue
-        if message.get("role") == "user":
-            for block in content:
-                if block.get("type") == "tool_result" and not block.get("is_error"):
-                    calls.add(str(block.get("tool_use_id")))
-            if any(b.get("type") == "text" for b in content):
-                return False  # reached the prompt of the turn
-            continue
-        for block in content:
-            data = block.get("input") or {}
-            if (
-                block.get("type") == "tool_use"
-                and block.get("name") == "ApprovePlan"
-                and block.get("id") in calls
-                and data.get("teammate") == teammate
-                and data.get("task_id") == task_id
-            ):
-                return True
-    return False
+    return any(
+        call.get("name") == "ApprovePlan"
+        and (call.get("input") or {}).get("teammate") == teammate
+        and (call.get("input") or {}).get("task_id") == task_id
+        for call in succeeded_calls(messages)
+    )
 
 
 class LeadMachine:

@@ -39,6 +39,7 @@ from typing import Any, Literal
 
 import attrs
 
+from coterie.context.history import succeeded_calls
 from coterie.team import _protocol as proto
 
 __all__ = [
@@ -187,26 +188,8 @@ class TeammateMachine:
 def presented_plan(messages: list[dict[str, Any]]) -> str | None:
     """The plan of the last ExitPlanMode call of the latest turn in *messages* that
     succeeded (a teammate presenting its plan), or None if it made none."""
-    succeeded: set[str] = set()
-    for message in reversed(messages):
-        content = message.get("content")
-        if not isinstance(content, list):
-            continue
-        if message.get("role") == "user":
-            for block in content:
-                if block.get("type") == "tool_result" and not block.get("is_error"):
-                    succeeded.add(str(block.get("tool_use_id")))
-            if any(b.get("type") == "text" for b in content):
-                return None  # reached the prompt of the turn
-            continue
-        for block in reversed(content):
-            plan = (block.get("input") or {}).get("plan")
-            if (
-                block.get("type") == "tool_use"
-                and block.get("name") == "ExitPlanMode"
-                and block.get("id") in succeeded
-                and isinstance(plan, str)
-                and plan.strip()
-            ):
-                return plan.strip()
+    for call in succeeded_calls(messages):
+        plan = (call.get("input") or {}).get("plan")
+        if call.get("name") == "ExitPlanMode" and isinstance(plan, str) and plan.strip():
+            return plan.strip()
     return None

@@ -6,12 +6,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import attrs
-import pytest
-
-from coterie.tools.permissions import Answer
 from tests.agent.conftest import home, workspace
 from tests.agent.test_resume_cli import write_scenario
+from tests.tools.questions import EXTRAS, QUESTION
 from tests.ui.terminal import plain, run_in_pty
 
 if TYPE_CHECKING:
@@ -20,35 +17,8 @@ if TYPE_CHECKING:
 __all__ = ["home", "workspace"]  # the fixtures, used by name below
 
 TRUST = ("trust this folder? [y/N]", "n\n")
-#: The person's choice of mode reaches the run once the gate's Answer carries it
-#: (the change to coterie/tools/permissions/gate.py proposed with issue 27).
-NEEDS_ANSWER_MODE = pytest.mark.xfail(
-    "mode" not in attrs.fields_dict(Answer),
-    reason="the permission gate does not set Answer.mode yet",
-    strict=True,
-)
 PICK = "or type an answer"
-QUESTIONS: list[dict[str, Any]] = [
-    {
-        "question": "Which database should we use?",
-        "header": "Database",
-        "multiSelect": False,
-        "options": [
-            {"label": "Postgres", "description": "relational"},
-            {"label": "SQLite", "description": "one file"},
-        ],
-    },
-    {
-        "question": "Which extras?",
-        "header": "Extras",
-        "multiSelect": True,
-        "options": [
-            {"label": "Docs", "description": "write docs"},
-            {"label": "Tests", "description": "write tests"},
-            {"label": "Bench", "description": "a benchmark"},
-        ],
-    },
-]
+QUESTIONS: list[dict[str, Any]] = [QUESTION, EXTRAS]
 
 
 def run(workspace: Path, home: Path, turns: list[dict[str, Any]],
@@ -85,7 +55,6 @@ def test_other_takes_the_persons_own_words(workspace: Path, home: Path) -> None:
     assert "Over." in shown
 
 
-@NEEDS_ANSWER_MODE
 def test_an_approved_plan_leaves_plan_mode_for_the_mode_chosen(workspace: Path, home: Path) -> None:
     turns: list[dict[str, Any]] = [
         {"tool_uses": [{"name": "ExitPlanMode", "input": {"plan": "1. write a.txt"}}]},
@@ -112,7 +81,6 @@ def test_keep_planning_gives_the_model_the_persons_feedback(workspace: Path, hom
     assert not (workspace / "a.txt").exists()  # still in plan mode
 
 
-@NEEDS_ANSWER_MODE
 def test_yes_to_plan_mode_makes_the_run_read_only(workspace: Path, home: Path) -> None:
     turns: list[dict[str, Any]] = [
         {"tool_uses": [{"name": "EnterPlanMode", "input": {}}]},

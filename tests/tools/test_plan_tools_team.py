@@ -3,10 +3,7 @@ to a person, and the lead's ApprovePlan lets it work (issue 27)."""
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
-
-import pytest
 
 from tests.agent.conftest import home, workspace
 from tests.team.test_plan_approval_cli import alice_writes, plan_messages, plan_run, verdict
@@ -62,12 +59,6 @@ def test_a_teammates_exit_plan_mode_reaches_the_lead_not_a_person(
     assert summary["result"] == "the report is done"
 
 
-@pytest.mark.xfail(
-    not hasattr(importlib.import_module("coterie.team._teammate_rules"), "presented_plan"),
-    reason="the teammate sends its final text, not ExitPlanMode's plan, until the change"
-    " to coterie/team/ proposed with issue 27",
-    strict=True,
-)
 def test_the_plan_the_lead_reads_is_the_one_exit_plan_mode_presented(
     workspace: Path, home: Path, tmp_path: Path
 ) -> None:

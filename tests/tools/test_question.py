@@ -3,7 +3,6 @@ the answers read from a typed line, and the results the model reads (issue 27)."
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -17,19 +16,11 @@ from coterie.tools.permissions.interaction import PERSON_RULE, asks_person
 from coterie.tools.plan import EnterPlanModeTool, ExitPlanModeTool
 from coterie.tools.question import AskUserQuestionTool, format_answers
 from coterie.ui.question import option_lines, parse_options
+from tests.tools.questions import QUESTION
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-QUESTION: dict[str, Any] = {
-    "question": "Which database should we use?",
-    "header": "Database",
-    "multiSelect": False,
-    "options": [
-        {"label": "Postgres", "description": "relational"},
-        {"label": "SQLite", "description": "one file"},
-    ],
-}
 
 #: Claude Code 2.1.332's schemas of these tools, as it sends them (facts: names,
 #: JSON types, required), captured with an SDK host (``--permission-prompt-tool
@@ -206,11 +197,6 @@ def test_the_mode_a_hosts_yes_sets(tool: str, updates: Any, mode: str | None) ->
     assert mode_after(tool, updates) == mode
 
 
-@pytest.mark.xfail(
-    not hasattr(importlib.import_module("coterie.tools.task"), "asks_person"),
-    reason="subagents still get them until issue 27's change to coterie/tools/task.py",
-    strict=True,
-)
 @pytest.mark.parametrize("kind", ["general-purpose", "Explore"])
 def test_a_subagent_has_none_of_them_as_in_claude_code(kind: str) -> None:
     """Claude Code 2.1.332 sends its subagents neither AskUserQuestion nor the plan

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-import attrs
 import pytest
 from claude_agent_sdk import (
     PermissionResultAllow,
@@ -16,9 +15,9 @@ from claude_agent_sdk import (
     ToolPermissionContext,
 )
 
-from coterie.tools.permissions import Answer
 from tests.agent.conftest import coterie, home, mock_server, workspace
 from tests.sdk.test_python_sdk import ask_once, options, scenario
+from tests.tools.questions import QUESTION
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -31,15 +30,6 @@ UNCLOSED = (
     " (Query|ClaudeSDKClient).receive_messages:pytest.PytestUnraisableExceptionWarning"
 )
 
-QUESTION: dict[str, Any] = {
-    "question": "Which database should we use?",
-    "header": "Database",
-    "multiSelect": False,
-    "options": [
-        {"label": "Postgres", "description": "relational"},
-        {"label": "SQLite", "description": "one file"},
-    ],
-}
 ASK = {"tool_uses": [{"name": "AskUserQuestion", "input": {"questions": [QUESTION]}}]}
 PLAN = {"tool_uses": [{"name": "ExitPlanMode", "input": {"plan": "1. write a.txt"}}]}
 
@@ -115,11 +105,6 @@ async def test_the_hosts_no_to_a_plan_keeps_planning_with_its_words(
     assert "split step 1 in two" in str(block.content)
 
 
-@pytest.mark.xfail(
-    "mode" not in attrs.fields_dict(Answer),
-    reason="the permission gate does not set Answer.mode yet (issue 27's gate.py change)",
-    strict=True,
-)
 @pytest.mark.filterwarnings(UNCLOSED)
 async def test_the_hosts_yes_to_a_plan_leaves_plan_mode_for_the_mode_it_sets(
     tmp_path: Path, workspace: Path, home: Path, mock_server: Callable[[Path], str]

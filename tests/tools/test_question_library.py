@@ -6,30 +6,17 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-import attrs
-import pytest
 import trio
 
-from coterie import toolpermission
 from coterie.session import open_agent
 from coterie.toolpermission import Allow
-from coterie.tools.permissions import Answer
+from tests.tools.questions import QUESTION
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from coterie.agent import RunResult
     from coterie.toolpermission import PermissionContext
-
-QUESTION: dict[str, Any] = {
-    "question": "Which database should we use?",
-    "header": "Database",
-    "multiSelect": False,
-    "options": [
-        {"label": "Postgres", "description": "relational"},
-        {"label": "SQLite", "description": "one file"},
-    ],
-}
 
 
 async def run(tmp_path: Path, decide: Any, turns: list[dict[str, Any]], **options: Any) -> Path:
@@ -59,12 +46,6 @@ async def test_the_callbacks_answers_are_what_the_model_reads(tmp_path: Path) ->
     assert seen == ["AskUserQuestion"]
 
 
-@pytest.mark.xfail(
-    "mode" not in attrs.fields_dict(Answer) or not hasattr(toolpermission, "mode_after"),
-    reason="the gate and CallbackAsker do not set Answer.mode yet (issue 27's changes to"
-    " gate.py and toolpermission.py)",
-    strict=True,
-)
 async def test_the_callbacks_yes_to_a_plan_leaves_plan_mode(tmp_path: Path) -> None:
     """Then the run is in ``default``: the Write after it is asked about, and allowed."""
     seen: list[str] = []
