@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
-from coterie.errors import CoterieError
+from coterie.errors import BackendLost, CoterieError
 from coterie.fsutil import is_storage_error
 from coterie.tools._base import ToolResult
 from coterie.tools._schema import validate
@@ -315,10 +315,11 @@ async def execute_tool_call(
     try:
         result = await tool.run(input, ctx)
     except Exception as exc:
-        if is_storage_error(exc):
+        if is_storage_error(exc) or isinstance(exc, BackendLost):
             # A full or read-only disk a tool did not answer for itself (its own
-            # files' errors it reports) is the run's own state failing: the board,
-            # a mailbox. Not the model's to work around: the run stops, resumable.
+            # files' errors it reports), or a server that lost the run's data, is
+            # the run's own state failing: the board, a mailbox. Not the model's
+            # to work around: the run stops.
             raise
         # A bug in one tool must not end the agent's turn loop; cancellation
         # and KeyboardInterrupt are BaseExceptions and pass through untouched.

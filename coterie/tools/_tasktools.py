@@ -30,7 +30,7 @@ from coterie.board import (
     UnknownTask,
     check_task_id,
 )
-from coterie.errors import InvalidActorName
+from coterie.errors import BackendLost, InvalidActorName
 from coterie.tools._base import ToolResult
 from coterie.tools._teamview import describe_changes, format_task, format_task_list
 from coterie.tools.capabilities import Capabilities, Effect
@@ -141,6 +141,8 @@ class TaskCreateTool:
             return ToolResult(f"Could not create the task: {refused}", is_error=True)
         try:
             task = await team.board.create(input["subject"], input["description"], blockers, owner)
+        except BackendLost:
+            raise  # the server lost the run's board: not the model's to work around
         except _REFUSED as exc:
             return ToolResult(f"Could not create the task: {exc}", is_error=True)
         extra = [f"owner {task.owner}"] if task.owner else []
@@ -219,6 +221,8 @@ class TaskUpdateTool:
                 add_blocked_by=input.get("add_blocked_by", ()),
                 result=input.get("result"),
             )
+        except BackendLost:
+            raise  # the server lost the run's board: not the model's to work around
         except _REFUSED as exc:
             return ToolResult(f"Could not update {task_id}: {exc}", is_error=True)
         return _updated(before, after)
@@ -349,6 +353,8 @@ class TaskListTool:
             return no_team(self.name)
         try:
             tasks = await team.board.list()
+        except BackendLost:
+            raise  # the server lost the run's board: not the model's to work around
         except BoardError as exc:
             return ToolResult(f"Could not read the board: {exc}", is_error=True)
         return ToolResult(format_task_list(tasks, team.me))
@@ -382,6 +388,8 @@ class TaskGetTool:
         try:
             task = await team.board.get(task_id)
             tasks = await team.board.list()
+        except BackendLost:
+            raise  # the server lost the run's board: not the model's to work around
         except _REFUSED as exc:
             return ToolResult(f"Could not get {task_id}: {exc}", is_error=True)
         return ToolResult(format_task(task, tasks, team.me))

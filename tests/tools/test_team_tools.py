@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import pytest
 
-from coterie.board import AsyncBoard, TaskStatus, open_board
+from coterie.board import AsyncBoard, BoardLost, TaskStatus, open_board
 from coterie.errors import UnknownActor
 from coterie.tools import (
     PermissionPolicy,
@@ -565,3 +565,28 @@ def test_team_tools_need_no_permission_prompt(workspace: Path, mode: Any) -> Non
     ctx = ToolContext(workspace=workspace)
     decisions = {t.name: policy.check(t, {}, ctx).behavior for t in team_tools()}
     assert set(decisions.values()) == {"allow"}, decisions
+
+
+@attrs.define
+class LostBoard:
+    """A board whose server lost the run's log: every call says so."""
+
+    async def create(self, *args: Any) -> Any:
+        raise BoardLost("the Redis server no longer holds the task board this run read")
+
+    list = create
+
+
+@pytest.mark.parametrize(
+    ("name", "input"),
+    [("TaskCreate", {"subject": "s", "description": "d"}), ("TaskList", {})],
+)
+async def test_a_board_the_server_lost_stops_the_run_not_the_tool(
+    workspace: Path, outbox: Outbox, registry: ToolRegistry, name: str, input: dict[str, Any]
+) -> None:
+    """Not a tool error the model works around (it went on planning with no tasks):
+    the loss reaches the run, which stops with one line (docs/reliability.md)."""
+    team = TeamContext(board=LostBoard(), me="lead", members=MEMBERS, send=outbox.send)  # type: ignore[arg-type]
+    ctx = ToolContext(workspace=workspace, agent="lead", team=team)
+    with pytest.raises(BoardLost):
+        await execute_tool_call(registry, None, name, input, ctx)
