@@ -34,6 +34,7 @@ import trio
 
 from coterie.backendchoice import Backend
 from coterie.board import open_board, open_redis_board
+from coterie.errors import BackendLost
 from coterie.eventstream import forward_events
 from coterie.mailbox import PostOffice, open_redis_post_office
 from coterie.redisclient import RedisTarget, connect
@@ -77,6 +78,12 @@ def _documents(run_dir: Path) -> list[str]:
             continue
         found += sorted(f"{folder}{p.name}" for p in (run_dir / folder).iterdir() if p.is_file())
     return found
+
+
+def _ran_before(run_dir: Path) -> bool:
+    """Whether the run in *run_dir* has run already: a transcript holds something."""
+    folder = run_dir / "transcripts"
+    return folder.is_dir() and any(p.is_file() and p.stat().st_size > 0 for p in folder.iterdir())
 
 
 def _shared(rel: str) -> bool:
@@ -188,6 +195,15 @@ async def _opened(
         # went on (what this host wrote and never got there did not happen).
         await mirror.materialize(run_dir, only=bring)
     elif holds_run:  # a new run: what this host has is what the server keeps
+        if _ran_before(run_dir):
+            # Its transcripts say it ran, yet the server has nothing of it: the
+            # mailboxes (the pending prompt with them) and the board are gone, and a
+            # resume would wait forever for them. One line instead.
+            raise BackendLost(
+                f"the Redis server at {target.url} no longer holds run {run_id}"
+                " (restarted without its data, or flushed): it cannot go on from there;"
+                f" what this host kept of it is in {run_dir}"
+            )
         for rel in _documents(run_dir):
             mirror.put(rel, (run_dir / rel).read_bytes())
         await mirror.flush()

@@ -13,12 +13,16 @@ waits for the server first.
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 import time
 from typing import TYPE_CHECKING
 
-from tests.agent.conftest import coterie
+from tests.agent.conftest import clean_env, coterie, wait_for
+from tests.agent.test_resume_cli import write_scenario
 from tests.redis_server import redis_server
 from tests.scaleout.test_faults_cli import start_team_on
+from tests.team.test_team_cli import BYPASS
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -35,12 +39,19 @@ def test_a_server_back_empty_stops_the_run_with_one_line(
         server.directory = tmp_path / "redis-empty"
         server.start()
         _, stderr = proc.communicate(timeout=120)
-    assert proc.returncode == 1
-    assert "Traceback" not in stderr
-    lines = [line for line in stderr.splitlines() if line.startswith("error:")]
-    assert len(lines) == 1, stderr
-    assert "no longer holds run" in lines[0]
-    assert "restarted without its data" in lines[0]
+        assert proc.returncode == 1
+        assert "Traceback" not in stderr
+        lines = [line for line in stderr.splitlines() if line.startswith("error:")]
+        assert len(lines) == 1, stderr
+        assert "no longer holds run" in lines[0]
+        assert "restarted without its data" in lines[0]
+        # A resume says so in one line too, never waits for a prompt the server lost.
+        (run_id,) = re.findall(r"run (\d{8}-\d{6}-[0-9a-f]{6})", lines[0])
+        done = coterie("resume", run_id, "-p", cwd=workspace, home=home, timeout=60)
+    assert done.returncode in (1, 2), done.stderr
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    (line,) = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert "no longer holds run" in line or "lost" in line
 
 
 def _refusals(server: RedisServer) -> int:
@@ -70,3 +81,34 @@ def test_a_server_out_of_memory_is_waited_out_and_said_once(
     assert "gave up" not in stderr
     runs = coterie("runs", cwd=workspace, home=home)
     assert "completed" in runs.stdout, runs.stdout
+
+
+def test_a_resume_on_a_server_that_lost_the_run_is_one_line(
+    workspace: Path, home: Path, tmp_path: Path
+) -> None:
+    """One agent on Redis, the server back empty while its tool runs: the resume
+    used to wait forever for the prompt the server had lost."""
+    scenario = write_scenario(
+        tmp_path / "one.json",
+        {"lead": [{"tool_uses": [{"name": "Bash", "input": {"command": "touch began; sleep 2"}}]},
+                  {"text": "done"}]},
+    )  # fmt: skip
+    with redis_server(tmp_path / "redis") as server:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "coterie", "run", "-p", *BYPASS, "--scenario", str(scenario),
+             "--backend", server.url, "go"],
+            cwd=workspace, env=clean_env(HOME=str(home)), stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        wait_for(workspace / "began", proc, "the tool never began", settle=0.1)
+        server.kill()
+        server.directory = tmp_path / "redis-empty"
+        server.start()
+        _, stderr = proc.communicate(timeout=120)
+        assert proc.returncode == 1, stderr
+        (run_id,) = {m for m in re.findall(r"\d{8}-\d{6}-[0-9a-f]{6}", stderr)}
+        done = coterie("resume", run_id, "-p", cwd=workspace, home=home, timeout=60)
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    (line,) = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert f"no longer holds run {run_id}" in line
