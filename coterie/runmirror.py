@@ -10,7 +10,9 @@ takes an actor over, or resumes the run, first calls :meth:`RunMirror.
 materialize`: the server's copy replaces the local files it names.
 
 Writes are queued in order and copied by :meth:`RunMirror.run` in batches
-(one MULTI/EXEC each, so a batch is on the server whole or not at all);
+(one script each, so a batch is on the server whole or not at all, and only on a
+server that still holds the run: one that lost it is a
+:class:`~coterie.errors.BackendLost`, never a partial copy);
 :meth:`RunMirror.flush` waits until everything queued before it is there.
 Whoever must not go on before its write is on the server (a transcript's
 ``tool_started`` before the tool runs; a request recorded before it is
@@ -31,6 +33,7 @@ from typing import TYPE_CHECKING, Literal
 import attrs
 import trio
 
+from coterie.errors import BackendLost
 from coterie.fsutil import atomic_write
 from coterie.redisclient import accepted, refused, server_errors
 
@@ -47,6 +50,33 @@ __all__ = ["LogReplica", "RunMirror"]
 RETRY_FIRST, RETRY_LAST = 0.05, 2.0
 #: Writes copied in one round trip at most.
 BATCH = 256
+
+
+#: One batch of writes, all at once, and only to a server that still holds the run.
+#: KEYS: the files hash, the run's ``config.json`` document, then each write's key;
+#: ARGV: kind (``log``, ``doc``), path and bytes per write. Returns 1, or 0 (nothing
+#: written) when the server has no ``config.json`` of the run and the batch does not
+#: bring it: the server lost the run (restarted empty), and copying on would leave a
+#: partial run there that a resume would take for the whole.
+_COPY = """
+local brings = false
+for i = 1, #ARGV, 3 do
+  if ARGV[i] == 'doc' and ARGV[i + 1] == 'config.json' then brings = true end
+end
+if not brings and redis.call('EXISTS', KEYS[2]) == 0 then
+  return 0
+end
+for i = 1, #ARGV, 3 do
+  local key = KEYS[3 + (i - 1) / 3]
+  redis.call('HSET', KEYS[1], ARGV[i + 1], ARGV[i])
+  if ARGV[i] == 'log' then
+    redis.call('RPUSH', key, ARGV[i + 2])
+  else
+    redis.call('SET', key, ARGV[i + 2])
+  end
+end
+return 1
+"""
 
 
 @attrs.frozen
@@ -79,6 +109,7 @@ class RunMirror:
         self._moved = trio.Event()
         #: Copies that failed (the server away) and were tried again.
         self.failures = 0
+        self._copier = client.register_script(_COPY)
 
     def _key(self, *parts: str) -> str:
         return self._target.key("run", self.run_id, *parts)
@@ -133,14 +164,13 @@ class RunMirror:
         delay = RETRY_FIRST
         while self._queue:
             batch = [self._queue[i] for i in range(min(BATCH, len(self._queue)))]
+            keys = [self._key("files"), self._key("doc", "config.json")]
+            args: list[str | bytes] = []
+            for write in batch:
+                keys.append(self._key(write.kind, write.rel))
+                args += [write.kind, write.rel, write.data]
             try:
-                async with self._client.pipeline(transaction=True) as pipe:
-                    for write in batch:
-                        pipe.hset(self._key("files"), {write.rel: write.kind})
-                        if write.kind == "log":
-                            pipe.rpush(self._key("log", write.rel), [write.data])
-                        else:
-                            pipe.set(self._key("doc", write.rel), write.data)
+                copied: int = await self._copier(keys=keys, args=args)
             except server_errors() as exc:
                 self.failures += 1
                 refused(exc)  # a server out of memory is said once
@@ -149,6 +179,12 @@ class RunMirror:
                 continue
             if delay != RETRY_FIRST:
                 accepted()
+            if not copied:
+                raise BackendLost(
+                    f"the Redis server at {self._target.url} no longer holds run {self.run_id}"
+                    " (restarted without its data, or flushed); the run stopped: what the"
+                    " server kept for it is gone"
+                )
             delay = RETRY_FIRST
             for _ in batch:
                 self._queue.popleft()

@@ -4,12 +4,13 @@ only delays."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import trio
 
 from coterie.context import TranscriptLog
+from coterie.errors import BackendLost
 from coterie.journal import Durability
 from coterie.redisclient import connect, parse_backend
 from coterie.runmirror import RunMirror, check_rel
@@ -17,6 +18,8 @@ from tests.redis_server import LOSES_SERVER, collect_failed_connections, redis_s
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from coterie.redisclient import RedisTarget
 
 
 async def test_a_transcript_taken_over_by_another_host_is_the_same(
@@ -27,6 +30,7 @@ async def test_a_transcript_taken_over_by_another_host_is_the_same(
     async with connect(target) as client, trio.open_nursery() as nursery:
         mirror = RunMirror(client, target, "r1")
         await nursery.start(mirror.run)
+        mirror.put("config.json", b"{}")  # as the run's holder brings it first
         rel = "transcripts/alice.log"
         log = TranscriptLog.open(here / rel, Durability.NONE, replica=mirror.replica(rel))
         await log.append_message({"role": "user", "content": "do it"}, prompt_id="p1")
@@ -46,7 +50,7 @@ async def test_a_transcript_taken_over_by_another_host_is_the_same(
         elsewhere = RunMirror(client, target, "r1")
         written = await elsewhere.materialize(there)
         nursery.cancel_scope.cancel()
-    assert written == ["state.json", "transcripts/alice.log"]
+    assert written == ["config.json", "state.json", "transcripts/alice.log"]
     assert (there / rel).read_bytes() == (here / rel).read_bytes()
     assert (there / "state.json").read_text() == '{"state": "running"}'
     taken = TranscriptLog.open(there / rel, Durability.NONE)
@@ -65,6 +69,7 @@ async def test_an_append_waits_while_the_server_is_away_and_then_goes_on(
             async with trio.open_nursery() as nursery:
                 mirror = RunMirror(client, target, "r2")
                 await nursery.start(mirror.run)
+                mirror.put("config.json", b"{}")
                 rel = "transcripts/lead.log"
                 log = TranscriptLog.open(
                     tmp_path / rel, Durability.NONE, replica=mirror.replica(rel)
@@ -89,6 +94,35 @@ async def test_an_append_waits_while_the_server_is_away_and_then_goes_on(
             collect_failed_connections()
             copy = await RunMirror(client, target, "r2").read(rel)
     assert copy == (tmp_path / rel).read_bytes()
+
+
+async def test_a_server_that_lost_the_run_gets_no_partial_copy(redis_url: str) -> None:
+    """The server restarted empty (here: flushed) while the run went on: the mirror
+    writes nothing more there (a resume would take a partial copy for the run)."""
+    target = parse_backend(redis_url)
+    async with connect(target) as client:
+        with pytest.raises((BaseExceptionGroup, trio.TooSlowError)) as caught:
+            await _copy_after_the_loss(client, target)
+        lost = (
+            caught.value.subgroup(BackendLost)
+            if isinstance(caught.value, BaseExceptionGroup)
+            else None
+        )
+        assert lost is not None, caught.value  # not TooSlowError: the mirror copied on
+        assert "no longer holds run r3" in str(lost.exceptions[0])
+        assert await RunMirror(client, target, "r3").files() == {}
+
+
+async def _copy_after_the_loss(client: Any, target: RedisTarget) -> None:
+    with trio.fail_after(10):  # a mirror that copied on would leave this waiting
+        async with trio.open_nursery() as nursery:
+            mirror = RunMirror(client, target, "r3")
+            await nursery.start(mirror.run)
+            mirror.put("config.json", b"{}")
+            await mirror.flush()
+            await client.flushall()
+            mirror.append("transcripts/lead.log", b"after the loss")
+            await mirror.flush()  # never returns: the copier stops the run first
 
 
 @pytest.mark.parametrize("rel", ["", "/etc/passwd", "../x", "a/../b", "a//b", "./a"])
