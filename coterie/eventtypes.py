@@ -80,6 +80,10 @@ EventType = Literal[
     # -- subagents (coterie/actors/subagent.py) --------------------------------
     "subagent.started",  # the Agent/Task tool started a one-shot subagent
     "subagent.finished",  # that subagent ended and its result went to its parent
+    # -- workflows (coterie/tools/workflow.py) ---------------------------------
+    "workflow.started",  # the Workflow tool started (or resumed) a workflow run
+    "workflow.progress",  # an agent of it started, finished, failed or was reused; a log; a phase
+    "workflow.finished",  # the workflow's script returned or failed
     # -- background commands (coterie/runtime/background.py) -----------------
     "background.started",  # Bash run_in_background or Monitor started a command for the run
     "background.finished",  # it ended (exit, TaskStop, the run's end, expiry)

@@ -71,8 +71,8 @@ SURFACES: dict[str, set[str]] = {
         "parse_loop_spec", "schedule_hint"
     },
     "coterie.board": {
-        "UNSET", "AsyncBoard", "Board", "BoardCorruption", "BoardError", "BoardLost", "BoardRefusal",
-        "BoardStatistics", "InvalidOwnerName", "InvalidTaskField", "InvalidTaskId",
+        "UNSET", "AsyncBoard", "Board", "BoardCorruption", "BoardError", "BoardLost",
+        "BoardRefusal", "BoardStatistics", "InvalidOwnerName", "InvalidTaskField", "InvalidTaskId",
         "InvalidTransition", "Lease", "LogEntry", "NotTaskOwner", "RedisBoard", "Task", "TaskBoard",
         "TaskCycle", "TaskStatus", "UnknownTask", "Unset", "check_task_id", "open_board",
         "open_redis_board", "read_log", "read_redis_log"
@@ -214,6 +214,12 @@ SURFACES: dict[str, set[str]] = {
         "NotARepository", "Repository", "Status", "TeammateWorkspace", "base_branch",
         "check_repository", "commit_message", "merge_message", "merge_task", "parse_status",
         "task_branch", "task_of_branch", "workspaces_root",
+    },
+    "coterie.workflows": {
+        "CONCURRENCY", "MAX_AGENTS", "MAX_ITEMS", "AgentOutcome", "Done", "Failed", "Meta",
+        "Note", "Progress", "Replay", "Request", "ScriptError", "ScriptMachine", "Summary",
+        "WorkflowJournal", "call_key", "check_syntax", "label_of", "new_run_id", "read_meta",
+        "run_workflow", "script_body", "unfinished_like",
     },
     "coterie.commands": set(),
     "coterie.demos": set(),

@@ -19,6 +19,7 @@ held by both and can never do more than its parent.
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import attrs
@@ -79,6 +80,7 @@ class SubagentHost(Protocol):
         agent_type: str | None = ...,
         model_name: str | None = ...,
         workspace: Path | None = ...,
+        schema: Mapping[str, Any] | None = ...,
     ) -> AgentLoop: ...
 
     async def start_subagent(self, spec: ChildSpec) -> None: ...
@@ -108,7 +110,35 @@ class Subagents:
     #: teammate's own checkout): its subagents work there too.
     workspace: Path | None = None
 
-    async def __call__(self, description: str, prompt: str, kind: str) -> ToolResult:
+    async def __call__(
+        self,
+        description: str,
+        prompt: str,
+        kind: str,
+        *,
+        schema: Mapping[str, Any] | None = None,
+        model: str | None = None,
+        workspace: Path | None = None,
+    ) -> ToolResult:
+        """Run a subagent of type *kind* on *prompt*; its final text, or with *schema*
+        the answer it gave through StructuredOutput as JSON text (an error result if
+        it gave none). *model* is the model it asks for (over a custom type's);
+        *workspace* where its tools are rooted (a worktree of its own; default: its
+        parent's)."""
+        # An unknown *kind* raises here, before anything starts.
+        role_prompt = SUBAGENT_PROMPT.format(parent=self.parent.name)
+        gate, model_name = self.gate, None
+        custom = self.host.custom_agents.get(kind)
+        if custom is None:
+            registry = subagent_registry(self.registry, kind)
+        else:
+            registry = custom_registry(self.registry, custom.tools)
+            role_prompt = f"{role_prompt}\n\n{custom.prompt}"
+            model_name = custom.model
+            narrow = narrower_mode(self.gate.policy.mode, custom.permission_mode)
+            if narrow is not None:
+                policy = attrs.evolve(self.gate.policy, mode=cast("Mode", narrow))
+                gate = NarrowedGate(policy, self.gate.asker, outer=self.gate)
         name = f"{self.parent.name[:40]}-sub-{new_id()[-8:].lower()}"
         # The request's id is known from the start, so that whoever reads the event
         # can stop the subagent's work (an ``interrupt`` naming it: stop_task).
@@ -128,19 +158,6 @@ class Subagents:
                     "</hook-feedback>"
                 )
         request = self.parent.request(name, PROMPT, {"text": prompt}, id=request_id)
-        role_prompt = SUBAGENT_PROMPT.format(parent=self.parent.name)
-        gate, model_name = self.gate, None
-        custom = self.host.custom_agents.get(kind)
-        if custom is None:
-            registry = subagent_registry(self.registry, kind)
-        else:
-            registry = custom_registry(self.registry, custom.tools)
-            role_prompt = f"{role_prompt}\n\n{custom.prompt}"
-            model_name = custom.model
-            narrow = narrower_mode(self.gate.policy.mode, custom.permission_mode)
-            if narrow is not None:
-                policy = attrs.evolve(self.gate.policy, mode=cast("Mode", narrow))
-                gate = NarrowedGate(policy, self.gate.asker, outer=self.gate)
 
         def make(ctx: ActorContext) -> Lead:
             loop = self.host.loop(
@@ -152,8 +169,9 @@ class Subagents:
                 depth=self.depth + 1,
                 parent=self.parent.name,
                 agent_type=kind,
-                model_name=model_name,
-                workspace=self.workspace,
+                model_name=model if model is not None else model_name,
+                workspace=workspace if workspace is not None else self.workspace,
+                schema=schema,
             )
             return Subagent(loop)
 
@@ -171,7 +189,14 @@ class Subagents:
         await self.parent.done(delivery)
         body: dict[str, Any] = delivery.message.body
         self.parent.emit("subagent.finished", subagent=name, is_error=bool(body["is_error"]))
-        return ToolResult(str(body["result"]), is_error=bool(body["is_error"]))
+        if schema is None or body["is_error"]:
+            return ToolResult(str(body["result"]), is_error=bool(body["is_error"]))
+        answer = body.get("structured_output")
+        if answer is None:
+            return ToolResult(
+                f"The subagent gave no answer fitting the schema: {body['result']}", is_error=True
+            )
+        return ToolResult(json.dumps(answer, ensure_ascii=False))
 
 
 __all__ = ["MAX_DEPTH", "Subagent", "SubagentHost", "Subagents"]

@@ -227,12 +227,15 @@ class Agents:
         """Start a subagent's (isolated) spec under the subagents supervisor."""
         await self.subagents.start_child(spec)
 
-    def tools(self, registry: ToolRegistry, role: str) -> ToolRegistry:
+    def tools(
+        self, registry: ToolRegistry, role: str, schema: Mapping[str, Any] | None = None
+    ) -> ToolRegistry:
         """*registry* with the run's extensions: its Agent tool listing the custom
         subagents, and (but for a subagent, which has what its parent gives it) the
         Skill tool when there are skills; only the built-in tools ``--tools`` names.
         The lead of a run with ``--json-schema`` gets a StructuredOutput tool of its
-        own, its final answer's way out (whatever ``--tools`` says). Its deferred
+        own, its final answer's way out (whatever ``--tools`` says); so does an agent
+        whose answer must fit *schema* (a workflow's ``agent()`` call). Its deferred
         tools are those ``ENABLE_TOOL_SEARCH`` (the settings' ``env`` over the
         process's) defers, measured against the run's context window."""
         extensions = self.prepared.extensions
@@ -245,9 +248,10 @@ class Agents:
         ]
         if extensions.skills and role != "subagent" and "Skill" not in registry:
             tools.append(SkillTool(extensions.skills.values()))
-        schema = self.prepared.options.json_schema
-        if schema is not None and role == "lead":
-            tools.append(StructuredOutputTool(schema))
+        if schema is None and role == "lead":
+            schema = self.prepared.options.json_schema
+        if schema is not None:
+            tools.append(StructuredOutputTool(dict(schema)))
         prepared = self.prepared
         search = ToolSearchMode.from_env({**os.environ, **prepared.settings.env})
         return ToolRegistry.of(tools, search=search, window=prepared.budget().window)
@@ -311,6 +315,7 @@ class Agents:
         agent_type: str | None = None,
         model_name: str | None = None,
         workspace: Path | None = None,
+        schema: Mapping[str, Any] | None = None,
     ) -> AgentLoop:
         """The loop of actor *ctx* in *role*, with *registry*'s tools.
 
@@ -324,7 +329,8 @@ class Agents:
         subagent's), as hooks are told; *model_name* is the model the agent's
         calls ask for (a custom subagent's). *workspace* is where the agent's tools
         are rooted instead of the run's workspace (a teammate's own checkout:
-        its sandbox, permission rules and Bash sandbox follow).
+        its sandbox, permission rules and Bash sandbox follow). *schema*: the
+        JSON Schema the agent's final answer must fit (given as StructuredOutput).
         """
         prepared, options = self.prepared, self.prepared.options
         root = options.workdir if workspace is None else workspace
@@ -332,7 +338,7 @@ class Agents:
         if workspace is not None:
             policy = rooted_policy(policy, options.workdir, workspace)
             sandbox = rooted_sandbox(sandbox, workspace, prepared.extra_dirs)
-        registry = self.tools(registry, role)
+        registry = self.tools(registry, role, schema)
         output = registry.get(STRUCTURED_OUTPUT) if STRUCTURED_OUTPUT in registry else None
         name = ctx.name
         base = self.subagent_system if role == "subagent" else self.system
@@ -371,10 +377,13 @@ class Agents:
                 *(p.root for p in prepared.extensions.plugins),  # ${CLAUDE_PLUGIN_ROOT}/...
                 # The background commands' output files, which the model Reads.
                 *((self.background.directory,) if self.background is not None else ()),
+                # Workflow's scripts and journals, which the model Reads.
+                prepared.run_dir / "workflows",
             ),
             env={**prepared.settings.env, **self.session_env},
             ask_model=SideCalls(prepared.model, name),
             background=self.background,
+            workflows=prepared.run_dir / "workflows",
         )
         funnel = Funnel(
             prepared.run_dir / "context" / name,

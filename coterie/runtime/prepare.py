@@ -466,6 +466,7 @@ def _sandbox(
         policy,
         sandbox_auto_allow=wanted.auto_allow_bash,
         sandbox_excluded=wanted.excluded_commands,  # type: ignore[arg-type]  # attrs converter
+        sandbox_escapable=wanted.allow_unsandboxed_commands,
     )
     return sandbox, policy, (*notices, *(f"sandbox: {note}" for note in wanted.notes))
 

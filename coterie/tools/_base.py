@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import attrs
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Iterable, Sequence
+    from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
     from pathlib import Path
 
     from coterie.board import TaskBoard
@@ -100,9 +100,9 @@ class ToolContext:
     # Set from the permission policy (``policy.read_denied``) so that Glob and
     # Grep leave out files a Read deny rule covers, as Claude Code does.
     read_denied: Callable[[Path], bool] | None = None
-    #: Starts a subagent: (description, prompt, subagent_type) -> its final text.
-    #: Set by the runtime; None where subagents are not allowed (nesting limit).
-    subagents: Callable[[str, str, str], Awaitable[ToolResult]] | None = None
+    #: Starts a subagent (:class:`SubagentStarter`). Set by the runtime; None
+    #: where subagents are not allowed (nesting limit).
+    subagents: SubagentStarter | None = None
     # The board and mailboxes of a team run, for the team tools; None for a solo agent.
     team: TeamContext | None = None
     #: Directories no tool may write, in any mode (the run's own state, under
@@ -138,6 +138,29 @@ class ToolContext:
     #: The run's owner of background commands (Bash's ``run_in_background``,
     #: Monitor, TaskStop); None where the agent has no run to own them.
     background: BackgroundHost | None = None
+    #: The run's ``workflows/`` folder, where Workflow keeps each run's script and
+    #: journal; None where the agent has no run to keep them.
+    workflows: Path | None = None
+
+
+class SubagentStarter(Protocol):
+    """Starts a subagent for a tool (Agent, Workflow): the runtime's, on ``ToolContext``."""
+
+    async def __call__(
+        self,
+        description: str,
+        prompt: str,
+        kind: str,
+        *,
+        schema: Mapping[str, Any] | None = None,
+        model: str | None = None,
+        workspace: Path | None = None,
+    ) -> ToolResult:
+        """Run a subagent of type *kind* on *prompt* and return its final text; with
+        *schema*, its answer given through StructuredOutput as JSON text (an error
+        result if it gave none). *model*: the model it asks for; *workspace*: where
+        its tools are rooted (default: where its parent's are)."""
+        ...
 
 
 class ShellSandbox(Protocol):
@@ -150,10 +173,13 @@ class ShellSandbox(Protocol):
         *,
         command: str | None = None,
         cwd: Path | None = None,
+        unsandboxed: bool = False,
     ) -> list[str]:
         """The argv that runs *argv* inside the sandbox, for the agent of *ctx*, in
         *cwd* (default: the workspace); *command* is the command the user asked for
-        (default: that of ``bash -c COMMAND``), which decides an exclusion."""
+        (default: that of ``bash -c COMMAND``), which decides an exclusion.
+        *unsandboxed*: the call asks to run outside (Bash's
+        ``dangerouslyDisableSandbox``), which the settings may allow."""
         ...
 
 

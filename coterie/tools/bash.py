@@ -78,7 +78,7 @@ _BASH_SCHEMA: dict[str, Any] = {
     "properties": {
         "command": {"type": "string", "minLength": 1, "description": "The command to execute"},
         "timeout": {
-            "type": "integer",
+            "type": "number",
             "minimum": 1,
             "maximum": MAX_TIMEOUT_MS,
             "description": f"Optional timeout in milliseconds (max {MAX_TIMEOUT_MS})",
@@ -92,6 +92,14 @@ _BASH_SCHEMA: dict[str, Any] = {
             "description": (
                 "Run it in the background: the call returns at once with the task's id and"
                 " output file, and you are told when it finishes"
+            ),
+        },
+        "dangerouslyDisableSandbox": {
+            "type": "boolean",
+            "description": (
+                "Run outside the OS sandbox (only where the settings allow it, and asked"
+                " about as any command outside it is); only when the sandbox stops a"
+                " command that must run"
             ),
         },
     },
@@ -137,12 +145,12 @@ class BashTool:
         refused = _refused(input["command"])
         if refused is not None:
             return refused
-        timeout_ms = int(input.get("timeout") or self.default_timeout_ms)
+        timeout_ms = max(1, round(input.get("timeout") or self.default_timeout_ms))
         timeout_ms = min(timeout_ms, MAX_TIMEOUT_MS)
         cwd, reset = start_dir(ctx)
         with _DirReport.open() as report:
             argv = ["bash", "-c", _reporting(input["command"], report.write_fd)]
-            wrapped = await _sandboxed(argv, input["command"], cwd, ctx)
+            wrapped = await _sandboxed(argv, input["command"], cwd, ctx, _out_of_sandbox(input))
             if isinstance(wrapped, ToolResult):
                 return wrapped
             outcome = await run_shell(
@@ -195,17 +203,17 @@ def command_output(result: ToolResult) -> str:
 
 
 async def shell_argv(
-    command: str, ctx: ToolContext
+    command: str, ctx: ToolContext, *, unsandboxed: bool = False
 ) -> tuple[list[str], Path, dict[str, str]] | ToolResult:
     """How *ctx*'s agent runs *command* apart from a Bash call (a background command,
-    a Monitor): its argv (in the OS sandbox if there is one), directory and
-    environment; or the refusal the model gets (the hard deny list, a command the
-    sandbox cannot run)."""
+    a Monitor): its argv (in the OS sandbox if there is one, unless *unsandboxed*
+    and the settings allow that), directory and environment; or the refusal the
+    model gets (the hard deny list, a command the sandbox cannot run)."""
     refused = _refused(command)
     if refused is not None:
         return refused
     cwd, _ = start_dir(ctx)
-    wrapped = await _sandboxed(["bash", "-c", command], command, cwd, ctx)
+    wrapped = await _sandboxed(["bash", "-c", command], command, cwd, ctx, unsandboxed)
     if isinstance(wrapped, ToolResult):
         return wrapped
     return wrapped, cwd, _env(ctx)
@@ -221,7 +229,7 @@ async def _background(input: dict[str, Any], ctx: ToolContext) -> ToolResult:
             is_error=True,
         )
     command = input["command"]
-    prepared = await shell_argv(command, ctx)
+    prepared = await shell_argv(command, ctx, unsandboxed=_out_of_sandbox(input))
     if isinstance(prepared, ToolResult):
         return prepared
     argv, cwd, env = prepared
@@ -252,13 +260,19 @@ def _refused(command: str) -> ToolResult | None:
     )
 
 
+def _out_of_sandbox(input: dict[str, Any]) -> bool:
+    """Whether the call asks to run outside the OS sandbox (``dangerouslyDisableSandbox``)."""
+    return input.get("dangerouslyDisableSandbox") is True
+
+
 async def _sandboxed(
-    argv: list[str], command: str, cwd: Path, ctx: ToolContext
+    argv: list[str], command: str, cwd: Path, ctx: ToolContext, unsandboxed: bool = False
 ) -> list[str] | ToolResult:
-    """*argv* inside *ctx*'s OS sandbox, if it has one; a refusal if it cannot be."""
+    """*argv* inside *ctx*'s OS sandbox, if it has one (not if *unsandboxed* and the
+    sandbox's settings allow commands out of it); a refusal if it cannot be."""
     if ctx.sandbox is None:
         return argv
-    wrap = functools.partial(ctx.sandbox.wrap, command=command, cwd=cwd)
+    wrap = functools.partial(ctx.sandbox.wrap, command=command, cwd=cwd, unsandboxed=unsandboxed)
     try:
         # Wrapping may look through the workspace for Read-denied files.
         return await trio.to_thread.run_sync(wrap, argv, ctx)

@@ -117,6 +117,9 @@ class Capabilities:
     #: The permission mode a call makes sense in (ExitPlanMode: ``plan``); in any
     #: other the policy refuses it without asking (None: any mode).
     only_in_mode: str | None = None
+    #: Whether a subagent may be given it (False: Workflow, which stays with the
+    #: agent that fans work out, as in Claude Code: its agents never start another).
+    for_subagents: bool = True
 
     def __attrs_post_init__(self) -> None:
         # Declarations that contradict each other would make the policy's

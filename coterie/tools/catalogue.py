@@ -40,6 +40,7 @@ from coterie.tools.team import (
 )
 from coterie.tools.todo import TodoWriteTool
 from coterie.tools.web import WebFetchTool, WebSearchTool
+from coterie.tools.workflow import WorkflowTool
 from coterie.tools.worktree import EnterWorktreeTool, ExitWorktreeTool
 
 if TYPE_CHECKING:
@@ -90,6 +91,7 @@ BUILTIN_TOOLS: tuple[Callable[[], Tool], ...] = (
     SendMessageTool,
     ScheduleWakeupTool,
     TaskTool,
+    WorkflowTool,
     ApprovePlanTool,
     MergeTaskTool,
 )

@@ -295,15 +295,21 @@ class Bubblewrap:
         *,
         command: str | None = None,
         cwd: Path | None = None,
+        unsandboxed: bool = False,
     ) -> list[str]:
         """The ``bwrap`` command line running *argv* sandboxed in *cwd* (default
         ``ctx.workspace``); an excluded *command* (default: that of ``bash -c
-        COMMAND``) comes back unchanged. Raises :class:`SandboxError` when the Read
-        deny rules or the protection of configuration cannot be applied (too many
-        files, or a protected file with another name): then do not run."""
+        COMMAND``) comes back unchanged, and so does any when *unsandboxed* (the
+        call's ``dangerouslyDisableSandbox``) and ``allowUnsandboxedCommands`` is
+        not false (with it false the flag is ignored, as in Claude Code). Raises
+        :class:`SandboxError` when the Read deny rules or the protection of
+        configuration cannot be applied (too many files, or a protected file with
+        another name): then do not run."""
         if command is None and len(argv) == 3 and argv[:2] == ["bash", "-c"]:
             command = argv[2]
         if command is not None and self.settings.excludes(command):
+            return list(argv)
+        if unsandboxed and self.settings.allow_unsandboxed_commands:
             return list(argv)
         hidden = [*self.hidden, *(_real(p) for p in ctx.protected_paths)]
         denied = ctx.read_denied if self.read_deny_rules else None

@@ -3,7 +3,10 @@
 It exists only during a dynamic loop (the runtime registers it then). The
 call itself only answers; the runtime reads the last ``ScheduleWakeup`` of a
 tick from the agent's history (:func:`last_wakeup`), so a resumed run finds
-it in the durable transcript. Not calling it ends the loop ("converged").
+it in the durable transcript. Not calling it ends the loop ("converged"), and
+so does calling it with ``stop: true``. Claude Code's inputs: none required (a
+missing ``delaySeconds`` is the minimum); ``noop: true`` says the pass changed
+nothing, which Claude Code folds away on screen and coterie accepts and ignores.
 """
 
 from __future__ import annotations
@@ -30,8 +33,13 @@ _SCHEMA: dict[str, Any] = {
         },
         "reason": {"type": "string", "description": "Why then"},
         "prompt": {"type": "string", "description": "What to do next time (default: the same)"},
+        "stop": {"type": "boolean", "description": "true: end the loop after this pass"},
+        "noop": {
+            "type": "boolean",
+            "description": "true: this pass changed nothing and has nothing new to report",
+        },
     },
-    "required": ["delaySeconds", "reason"],
+    "required": [],
     "additionalProperties": False,
 }
 
@@ -43,13 +51,15 @@ class ScheduleWakeupTool:
     description = (
         "You are running in a loop. Call this to be woken up again after delaySeconds"
         " (clamped to 60..3600 seconds) with prompt (default: the same prompt). If you do not"
-        " call it, the loop ends: do that when the work has converged and nothing needs"
-        " checking again."
+        " call it (or call it with stop: true), the loop ends: do that when the work has"
+        " converged and nothing needs checking again."
     )
     input_schema = _SCHEMA
     capabilities = Capabilities(Effect.RUN_STATE, needs="loop")
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        if input.get("stop") is True:
+            return ToolResult(f"The loop ends after this pass: {input.get('reason', '')}".strip())
         delay = clamp_delay(input.get("delaySeconds"))
         return ToolResult(f"Wake-up scheduled in {delay} s: {input.get('reason', '')}".strip())
 
@@ -57,7 +67,8 @@ class ScheduleWakeupTool:
 def last_wakeup(messages: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
     """The last ``ScheduleWakeup`` of the current request (since its prompt), clamped;
     only a call that succeeded counts (one the tool was not there for, or that was
-    denied or blocked, scheduled nothing)."""
+    denied or blocked, scheduled nothing); a last one with ``stop: true`` schedules
+    nothing either."""
     succeeded: set[str] = set()
     for message in reversed(messages):
         content = message.get("content")
@@ -83,6 +94,8 @@ def last_wakeup(messages: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
                 and str(block.get("id")) in succeeded
             ):
                 data = block.get("input") or {}
+                if data.get("stop") is True:
+                    return None
                 return {
                     "delaySeconds": clamp_delay(data.get("delaySeconds")),
                     "reason": str(data.get("reason", "")),

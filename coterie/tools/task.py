@@ -12,12 +12,19 @@ Without one (or past the nesting limit) the tool is an error result.
 ``run_in_background`` is Claude Code's: false (or absent) runs the subagent
 in the foreground, as always; true is an error result for now, since coterie
 has no background subagents yet (the model can call again without it).
+``model`` names the model the subagent asks for (an alias such as ``haiku``
+or a model id; default: its type's, else the run's). ``isolation:
+"worktree"`` runs it in a git worktree of its own (``.worktrees/NAME`` on a
+new branch, as EnterWorktree makes one): removed afterwards if the subagent
+changed nothing, else kept and named in the result. ``effort`` is accepted
+and not applied: a subagent thinks as the run's ``--effort`` says.
 
 The subagent types are declared here, each by which of its parent's tools it
 admits, judged on the tools' capabilities: :func:`subagent_registry` gives a
 subagent its tools. No subagent is a member of its parent's team, so no type
 admits a ``team_only`` tool; nor a question to the person (``asks_person``:
-AskUserQuestion, the plan tools), which stays with its parent, as in Claude Code.
+AskUserQuestion, the plan tools), which stays with its parent, as in Claude Code;
+nor one declared not ``for_subagents`` (Workflow).
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ import copy
 from typing import TYPE_CHECKING, Any
 
 import attrs
+import trio
 
 from coterie.errors import CoterieError
 from coterie.tools._base import ToolResult
@@ -118,9 +126,11 @@ def custom_registry(parent: ToolRegistry, tools: tuple[str, ...] | None) -> Tool
 
 def _parents_own(tool: Tool) -> bool:
     """Whether *tool* stays with the parent: a team tool (a subagent works for its
-    parent, not on the team's board), or a question to the person (AskUserQuestion,
-    the plan tools: a subagent reports to its parent, as in Claude Code)."""
-    return tool.capabilities.team_only or asks_person(tool)
+    parent, not on the team's board), a question to the person (AskUserQuestion,
+    the plan tools: a subagent reports to its parent, as in Claude Code), or one
+    declared not for subagents (Workflow)."""
+    caps = tool.capabilities
+    return caps.team_only or asks_person(tool) or not caps.for_subagents
 
 
 @attrs.frozen
@@ -143,6 +153,18 @@ _SCHEMA: dict[str, Any] = {
         "run_in_background": {
             "type": "boolean",
             "description": "Run it in the background (not available yet: leave it false)",
+        },
+        "model": {
+            "type": "string",
+            "description": "The model it uses (sonnet, opus, haiku or a model id; default:"
+            " its type's, else yours)",
+        },
+        "effort": {"type": "string", "description": "Accepted; the run's effort applies"},
+        "isolation": {
+            "type": "string",
+            "enum": ["worktree"],
+            "description": "worktree: work in a git worktree of its own, kept if it changed"
+            " anything",
         },
     },
     "required": ["description", "prompt"],
@@ -201,4 +223,44 @@ class TaskTool:
             return ToolResult(
                 "Subagents are not available here (the nesting limit is reached).", is_error=True
             )
-        return await ctx.subagents(input["description"], input["prompt"], kind)
+        model = input.get("model") if isinstance(input.get("model"), str) else None
+        if input.get("isolation") == "worktree":
+            return await _in_worktree(input, kind, model, ctx)
+        return await ctx.subagents(input["description"], input["prompt"], kind, model=model)
+
+
+async def _in_worktree(
+    input: dict[str, Any], kind: str, model: str | None, ctx: ToolContext
+) -> ToolResult:
+    """Run the subagent in a fresh worktree of the workspace; remove it after if the
+    subagent left nothing in it, else keep it (unlocked) and say where."""
+    from coterie.workspaces.agentworktree import (
+        open_worktree,
+        release_worktree,
+        remove_worktree,
+        unfinished_work,
+    )
+    from coterie.workspaces.git import GitError
+
+    assert ctx.subagents is not None
+    try:
+        tree = await open_worktree(ctx.workspace)
+    except (GitError, ValueError) as exc:
+        return ToolResult(f"No worktree made for the subagent: {exc}", is_error=True)
+    try:
+        result = await ctx.subagents(
+            input["description"], input["prompt"], kind, model=model, workspace=tree.path
+        )
+    finally:
+        with trio.CancelScope(shield=True):
+            left = await unfinished_work(tree.path, tree.branch, tree.origin)
+            if left:
+                await release_worktree(tree.path)
+            else:
+                await remove_worktree(tree.path, tree.branch, tree.origin)
+    if not left:
+        return result
+    return result.with_note(
+        f"\n\n[The subagent worked in the worktree {tree.path} on branch {tree.branch}"
+        f" ({left.changed} changed files, {left.commits} commits): its work is there.]"
+    )

@@ -10,7 +10,17 @@ __all__ = ["tool_label"]
 
 def tool_label(name: str, data: dict[str, Any]) -> str:
     """A one-line label for a tool call, as Claude Code shows it."""
-    for key in ("command", "file_path", "pattern", "query", "description", "subject", "to"):
+    for key in (
+        "command",
+        "file_path",
+        "pattern",
+        "query",
+        "description",
+        "subject",
+        "to",
+        "title",
+        "name",
+    ):
         if isinstance(data.get(key), str):
             text = data[key].splitlines()[0] if data[key] else ""
             return f"{name}({text[:100]})"

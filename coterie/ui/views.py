@@ -36,6 +36,14 @@ if TYPE_CHECKING:
     from coterie.events import Event
 
 PREVIEW_LINES = 4
+#: How a workflow's progress is shown, by step (agents started are not: too many).
+_WORKFLOW_MARKS = {
+    "phase": "[bold magenta]◆[/]",
+    "log": "[dim]  ·[/]",
+    "agent.finished": "[green]  ✓[/]",
+    "agent.failed": "[red]  ✗[/]",
+    "agent.reused": "[dim]  ↺ reused:[/]",
+}
 #: The results whose text is an error, not the agent's answer.
 NO_ANSWER = frozenset({"error_model", "error_during_execution"})
 
@@ -160,6 +168,15 @@ class ConsoleView:
                     self.console.print(f"[{style}]{lead}{escape(line[:160])}[/]")
                 if more > 0:
                     self.console.print(f"[dim]    … +{more} lines[/]")
+            case "workflow.progress" if d.get("step") in _WORKFLOW_MARKS:
+                self._end_text()
+                mark = _WORKFLOW_MARKS[str(d["step"])]
+                self.console.print(f"{mark} {escape(str(d.get('text', ''))[:160])}")
+            case "workflow.finished":
+                self._end_text()
+                ran, reused = d.get("ran", 0), d.get("reused", 0)
+                said = f"{ran} agents ran" + (f", {reused} answers reused" if reused else "")
+                self.console.print(f"[dim]  workflow {escape(str(d.get('workflow')))}: {said}[/]")
             case "actor.crashed":
                 self._end_text()
                 self.console.print(

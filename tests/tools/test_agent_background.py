@@ -26,7 +26,7 @@ def test_the_schema_takes_run_in_background_as_a_boolean() -> None:
 async def test_in_the_foreground_the_subagent_runs(tmp_path: Path) -> None:
     started: list[str] = []
 
-    async def subagents(description: str, prompt: str, kind: str) -> ToolResult:
+    async def subagents(description: str, prompt: str, kind: str, **_: object) -> ToolResult:
         started.append(prompt)
         return ToolResult("hi")
 
@@ -38,7 +38,7 @@ async def test_in_the_foreground_the_subagent_runs(tmp_path: Path) -> None:
 async def test_in_the_background_it_is_an_error_and_nothing_starts(tmp_path: Path) -> None:
     started: list[str] = []
 
-    async def subagents(description: str, prompt: str, kind: str) -> ToolResult:
+    async def subagents(description: str, prompt: str, kind: str, **_: object) -> ToolResult:
         started.append(prompt)
         return ToolResult("hi")
 

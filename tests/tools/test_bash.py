@@ -93,6 +93,14 @@ async def test_a_timeout_above_the_maximum_is_rejected(ctx: ToolContext) -> None
     assert "at most 600000" in result.content
 
 
+async def test_a_fractional_timeout_is_taken_as_claude_code_takes_it(ctx: ToolContext) -> None:
+    """Claude Code's timeout is a number: 300.4 ms is a timeout of 300 ms."""
+    registry = ToolRegistry.of([bash])
+    input = {"command": "sleep 30", "timeout": 300.4}
+    result = await execute_tool_call(registry, None, "Bash", input, ctx)
+    assert "timed out after 300 ms" in result.content
+
+
 async def test_timeout_kills_the_command_and_a_background_grandchild(ctx: ToolContext) -> None:
     command = "( sleep 30 & echo $! ); sleep 30"  # the subshell's child is a grandchild
     started = time.monotonic()

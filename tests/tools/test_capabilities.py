@@ -58,6 +58,7 @@ DECLARED: dict[str, tuple[Effect, tuple[str, Access] | None, bool, bool, str | N
     "ListAgents": (Effect.READ_ONLY, None, False, False, None),
     "ScheduleWakeup": (Effect.RUN_STATE, None, False, False, "loop"),
     "Agent": (Effect.RUN_STATE, None, False, False, "subagents"),
+    "Workflow": (Effect.RUN_STATE, ("scriptPath", Access.READ), False, False, "subagents"),
     "ApprovePlan": (Effect.RUN_STATE, None, True, True, None),
     "MergeTask": (Effect.WORKSPACE, None, True, False, "workspaces"),
 }
@@ -87,6 +88,7 @@ CORE = [
     "ListAgents",
 ]
 TEAM = ["TaskCreate", "TaskUpdate", "TaskList", "TaskGet", "SendMessage"]
+SUB = ["Agent", "Workflow"]
 
 
 def test_every_built_in_tool_declares_its_capabilities() -> None:
@@ -182,10 +184,10 @@ def test_team_tools_are_the_team_only_tools_but_the_leads() -> None:
 @pytest.mark.parametrize(
     ("provides", "names"),
     [
-        (Provides(subagents=True), [*CORE, "Agent"]),
-        (Provides(subagents=True, loop=True), [*CORE, "ScheduleWakeup", "Agent"]),
-        (Provides(team=True, subagents=True), [*CORE, *TEAM, "Agent"]),
-        (Provides(team=True, lead=True, subagents=True), [*CORE, *TEAM, "Agent", "ApprovePlan"]),
+        (Provides(subagents=True), [*CORE, *SUB]),
+        (Provides(subagents=True, loop=True), [*CORE, "ScheduleWakeup", *SUB]),
+        (Provides(team=True, subagents=True), [*CORE, *TEAM, *SUB]),
+        (Provides(team=True, lead=True, subagents=True), [*CORE, *TEAM, *SUB, "ApprovePlan"]),
         (Provides(lead=True), CORE),  # a lead-only tool is a team tool too
         (Provides(team=True, workspaces=True), [*CORE, *TEAM, "MergeTask"]),
         (Provides(workspaces=True), CORE),  # MergeTask is a team tool too

@@ -24,12 +24,7 @@ from coterie.tools.catalogue import builtin_tools
 CAPTURED = json.loads((Path(__file__).parent / "claude_code_tools.json").read_text())
 
 #: Tools of coterie that still differ from Claude Code 2.1.332's, and why.
-KNOWN: dict[str, str] = {
-    "Bash": "timeout is an integer (ms) in coterie, a number in Claude Code; no"
-    " dangerouslyDisableSandbox (coterie's OS sandbox has no per-call way out)",
-    "Agent": "no model, effort or isolation per call yet",
-    "ScheduleWakeup": "delaySeconds and reason are required, and there is no stop or noop",
-}
+KNOWN: dict[str, str] = {}
 
 
 def offered() -> list[Any]:

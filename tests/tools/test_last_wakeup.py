@@ -50,3 +50,23 @@ def test_a_failed_or_unanswered_call_schedules_nothing() -> None:
 def test_a_call_of_an_earlier_request_does_not_count() -> None:
     older = [PROMPT, call("a", 90, "x"), result("a"), DONE]
     assert last_wakeup([*older, PROMPT, DONE]) is None
+
+
+def test_a_last_call_with_stop_ends_the_loop() -> None:
+    stop = call("b", 90, "x")
+    stop["content"][0]["input"] = {"stop": True, "reason": "converged"}
+    assert (
+        last_wakeup([PROMPT, call("a", 90, "first"), result("a"), stop, result("b"), DONE]) is None
+    )
+    # An earlier stop changed its mind: the later call schedules.
+    assert last_wakeup([PROMPT, stop, result("b"), call("a", 90, "go"), result("a"), DONE])
+
+
+async def test_the_tool_takes_claude_codes_inputs(tmp_path: Any) -> None:
+    from coterie.tools import ScheduleWakeupTool, ToolContext
+
+    ctx = ToolContext(workspace=tmp_path)
+    tool = ScheduleWakeupTool()
+    assert (await tool.run({}, ctx)).content == "Wake-up scheduled in 60 s:"
+    said = await tool.run({"stop": True, "reason": "done", "noop": True}, ctx)
+    assert said.content == "The loop ends after this pass: done"

@@ -169,6 +169,20 @@ def test_an_excluded_command_is_not_wrapped(workspace: Path) -> None:
     assert wrapped[-3:] == ["bash", "-c", "docker ps; id"]
 
 
+@pytest.mark.parametrize(("allowed", "wrapped"), [(True, False), (False, True)])
+def test_dangerously_disable_sandbox_leaves_only_where_the_settings_allow_it(
+    workspace: Path, allowed: bool, wrapped: bool
+) -> None:
+    """Bash's ``dangerouslyDisableSandbox``: out of the sandbox, unless
+    ``allowUnsandboxedCommands`` is false, which makes the flag ignored."""
+    settings = SandboxSettings(enabled=True, allow_unsandboxed_commands=allowed)
+    sandbox = Bubblewrap.from_settings(settings, workspace)
+    ctx = ToolContext(workspace=workspace, sandbox=sandbox)
+    argv = ["bash", "-c", "id"]
+    assert (sandbox.wrap(argv, ctx, unsandboxed=True)[0] == "bwrap") is wrapped
+    assert sandbox.wrap(argv, ctx)[0] == "bwrap"
+
+
 def test_the_command_line_isolates_by_default(workspace: Path, tmp_path: Path) -> None:
     home = tmp_path / "home"
     (home / ".ssh").mkdir(parents=True)

@@ -40,7 +40,7 @@ READ_ONLY = ("ls -la", "cat secret/k.txt")
 NEWER = {
     "MergeTask", "WebFetch", "NotebookEdit", "TaskStop", "Monitor", "BashOutput",
     "WebSearch", "AskUserQuestion", "EnterPlanMode", "ExitPlanMode", "CronCreate", "CronList",
-    "CronDelete", "EnterWorktree", "ExitWorktree", "ListAgents",
+    "CronDelete", "EnterWorktree", "ExitWorktree", "ListAgents", "Workflow",
 }  # fmt: skip
 
 

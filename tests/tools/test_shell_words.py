@@ -332,6 +332,21 @@ def test_sandbox_auto_allow_allows_what_no_rule_stops(ws: Path) -> None:
     assert decide("npm test", ws, mode="plan", sandbox_auto_allow=True)[0] == "deny"
 
 
+def test_a_command_out_of_the_sandbox_is_never_allowed_for_being_sandboxed(ws: Path) -> None:
+    """``dangerouslyDisableSandbox`` runs the command outside, so auto-allow does not
+    cover it: it is asked (as Claude Code asks), unless the settings keep it inside."""
+    policy = PermissionPolicy.from_rules()
+    policy.sandbox_auto_allow = True
+    ctx = ToolContext(workspace=ws)
+    out = {"command": "npm test", "dangerouslyDisableSandbox": True}
+    assert policy.check(TOOLS["Bash"], out, ctx).behavior == "ask"
+    assert policy.check(TOOLS["Bash"], {**out, "dangerouslyDisableSandbox": False}, ctx).rule == (
+        "sandbox"
+    )
+    policy.sandbox_escapable = False  # allowUnsandboxedCommands: false ignores the flag
+    assert policy.check(TOOLS["Bash"], out, ctx).rule == "sandbox"
+
+
 @pytest.mark.parametrize(
     ("command", "excluded"),
     [

@@ -129,6 +129,10 @@ class PermissionPolicy:
     #: Claude Code's ``sandbox.excludedCommands``: commands (``docker``, ``git:*``)
     #: that run outside the sandbox, so auto-allow never covers them.
     sandbox_excluded: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    #: Claude Code's ``sandbox.allowUnsandboxedCommands`` (default true): a Bash call
+    #: with ``dangerouslyDisableSandbox`` runs outside the sandbox, so auto-allow
+    #: never covers it (false: the flag is ignored, and the command stays inside).
+    sandbox_escapable: bool = True
     #: Claude Code's ``--allow-dangerously-skip-permissions``: the run may be switched
     #: to ``bypassPermissions`` later, though it did not start in it.
     bypass_available: bool = False
@@ -340,6 +344,7 @@ class PermissionPolicy:
             command is not None
             and self.sandbox_auto_allow
             and not excluded_command(command, self.sandbox_excluded)
+            and not (self.sandbox_escapable and input.get("dangerouslyDisableSandbox") is True)
         ):
             return Decision(
                 "allow", "Bash runs in the OS sandbox (autoAllowBashIfSandboxed).", "sandbox"
