@@ -51,7 +51,7 @@ import h11
 import trio
 
 from coterie.h11io import read_request
-from coterie.models._base import ScenarioError
+from coterie.models._base import ScenarioError, Usage
 from coterie.models._player import (
     ScenarioPlayer,
     ScriptedCrashTurn,
@@ -69,6 +69,7 @@ from coterie.models._wire import (
     sse_events,
 )
 from coterie.models.latency import Latency, Pacer
+from coterie.models.promptcache import PromptCache
 from coterie.models.scenario import CRASH_STATUS, Scenario, load_scenario
 from coterie.models.thinking import thinking_enabled
 
@@ -125,6 +126,9 @@ class MockServer:
     requests: collections.deque[RecordedRequest] = attrs.field(
         factory=lambda: collections.deque(maxlen=KEEP_REQUESTS)
     )
+    #: What the server has cached: replies whose turn gives no ``usage`` report
+    #: their prompt split into cache reads, cache writes and input.
+    cache: PromptCache = attrs.field(factory=PromptCache)
     _served: int = 0
 
     def handle(self, method: str, target: str, headers: dict[str, str], body: bytes) -> _Response:
@@ -146,6 +150,7 @@ class MockServer:
             validate_request(data, betas=betas)
         except RequestInvalid as exc:
             return _error(400, "invalid_request_error", str(exc))
+        sent = data  # as the client sent it: its cache breakpoints decide what is cached
         data = {**data, "messages": _conversation(data["messages"])}
         prompt = estimate_usage(data.get("system"), data["messages"], data.get("tools"), [])
         if self.context_window is not None and prompt.input_tokens > self.context_window:
@@ -175,8 +180,8 @@ class MockServer:
         content = outcome.content
         if not thinking_enabled(data.get("thinking")):  # the API thinks only when asked to
             content = [block for block in content if block["type"] != "thinking"]
-        usage = outcome.usage or estimate_usage(
-            data.get("system"), data["messages"], data.get("tools"), content
+        usage = outcome.usage or self._cached(
+            sent, estimate_usage(data.get("system"), data["messages"], data.get("tools"), content)
         )
         self._served += 1
         message_id = f"msg_mock_{self._served:06d}"
@@ -194,6 +199,19 @@ class MockServer:
             body = response.chunks[0]
             return attrs.evolve(response, chunks=[body[: len(body) // 2]], fault=fault.kind)
         return response
+
+    def _cached(self, sent: dict[str, Any], usage: Usage) -> Usage:
+        """*usage* (an estimate) with its prompt split as the API's cache would
+        split it: what *sent* reads from the server's cache, what it writes, and
+        the rest (:class:`~coterie.models.promptcache.PromptCache`)."""
+        split = self.cache.usage(sent)
+        cached = split.cache_read_input_tokens + split.cache_creation_input_tokens
+        return attrs.evolve(
+            usage,
+            input_tokens=max(0, usage.input_tokens - cached),
+            cache_read_input_tokens=split.cache_read_input_tokens,
+            cache_creation_input_tokens=split.cache_creation_input_tokens,
+        )
 
     def _count_tokens(self, data: object) -> _Response:
         if not isinstance(data, dict) or not isinstance(data.get("messages"), list):

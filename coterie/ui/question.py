@@ -179,7 +179,8 @@ def parse_options(line: str, question: dict[str, Any]) -> Picked | None:
     """The answer *line* gives to *question*: a number, several (``1,3``) when it
     takes several, or words of the person's own (``other``; empty when "Other" was
     chosen by its number, whose words are asked next); None to ask again (an
-    empty line, a number out of range, several for a single choice)."""
+    empty line or one of separators only, a number out of range, several for a
+    single choice)."""
     text = line.rstrip("\r\n")
     if text.startswith(ESC):
         return Picked(escaped=True)
@@ -188,6 +189,8 @@ def parse_options(line: str, question: dict[str, Any]) -> Picked | None:
         return None
     labels = [str(o.get("label", "")) for o in question.get("options") or () if isinstance(o, dict)]
     parts = [p.strip() for p in text.replace(" ", ",").split(",") if p.strip()]
+    if not parts:
+        return None  # only separators: nothing chosen, ask again
     if not all(p.isascii() and p.isdigit() for p in parts):
         return Picked(other=text)  # the person's own words
     numbers = list(dict.fromkeys(int(p) for p in parts))

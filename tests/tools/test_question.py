@@ -155,6 +155,7 @@ def test_parse_options() -> None:
     assert parse_options("3", QUESTION).other == ""  # type: ignore[union-attr]
     assert parse_options("MySQL please", QUESTION).text == "MySQL please"  # type: ignore[union-attr]
     assert parse_options("\x1b", QUESTION).escaped  # type: ignore[union-attr]
+    assert parse_options(" , ,", {**QUESTION, "multiSelect": True}) is None  # found by Hypothesis
 
 
 @given(st.text())
