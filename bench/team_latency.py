@@ -59,7 +59,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
@@ -69,6 +69,10 @@ sys.path.insert(0, str(REPO))
 from coterie.team import LEAD_TURNS_MODES, default_names  # noqa: E402
 
 NAMES = default_names(8)
+T = TypeVar("T")
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 # -- the work --------------------------------------------------------------------
@@ -166,7 +170,12 @@ def start_server(scenario: Path, latency: float, env: dict[str, str]) -> subproc
     )  # fmt: skip
 
 
-def run_once(size: int | None, tasks: int, turns: int, latency: float, lead_turns: str) -> Run:
+def run_cli(
+    size: int | None, tasks: int, turns: int, latency: float, lead_turns: str,
+    read: Callable[[Path], T],
+) -> tuple[float, T]:
+    """One run of the work (one agent, or a team of *size*) against its own mock server,
+    in a fresh workspace and home: its wall time, and what *read* finds in the home."""
     with tempfile.TemporaryDirectory(prefix="coterie-team-latency-") as tmp:
         root = Path(tmp)
         workspace, home = root / "ws", root / "home"
@@ -202,9 +211,15 @@ def run_once(size: int | None, tasks: int, turns: int, latency: float, lead_turn
             server.communicate(timeout=10)
         if done.returncode != 0:
             raise SystemExit(f"{args[0]} failed ({done.returncode}): {done.stderr[-2000:]}")
-        calls, lead_input, lead_prompts, inner = read_run(home)
-        prompts = max(lead_prompts - 1, 0)
-        return Run(size, tasks, turns, latency, wall, calls, lead_input, prompts, inner)
+        return wall, read(home)
+
+
+def run_once(size: int | None, tasks: int, turns: int, latency: float, lead_turns: str) -> Run:
+    wall, (calls, lead_input, lead_prompts, inner) = run_cli(
+        size, tasks, turns, latency, lead_turns, read_run
+    )
+    prompts = max(lead_prompts - 1, 0)
+    return Run(size, tasks, turns, latency, wall, calls, lead_input, prompts, inner)
 
 
 def measure(

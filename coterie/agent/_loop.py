@@ -121,6 +121,9 @@ class AgentLoop:
     #: the date): what changes between runs goes there, so the system prompt stays
     #: byte-stable for the prompt cache.
     context: str | None = None
+    #: The leading characters of :attr:`system` every agent of the run has alike
+    #: (``ModelRequest.shared_system``); 0: none.
+    shared_system: int = 0
     #: With ``--json-schema``: the StructuredOutput tool of :attr:`registry` the final
     #: answer must come through (the rule: :mod:`coterie.agent._structured`).
     output: StructuredOutputTool | None = None
@@ -405,6 +408,7 @@ class AgentLoop:
                 actor=self.actor,
                 role=self.role,
                 model=self.model_name,
+                shared_system=self.shared_system,
             )
             self._emit("model.requested", turn=self.turns + 1)
             return self.model.complete(request, on_text=self._stream, on_retry=self._retrying)

@@ -34,6 +34,12 @@ class ModelRequest:
     role: str = "lead"
     #: The model this call asks for (a custom subagent's); None: the client's own.
     model: str | None = None
+    #: How many leading characters of ``system`` every agent of the run sends alike
+    #: (coterie's own prompt, before the agent's role and name): a client with
+    #: prompt caching makes them a block of their own with a breakpoint, so that
+    #: what one agent's first call writes to the cache every other agent reads.
+    #: 0: none (the whole prompt is one block).
+    shared_system: int = 0
 
 
 @attrs.frozen

@@ -273,11 +273,12 @@ class AnthropicModel:
             headers["anthropic-beta"] = ",".join(dict.fromkeys(betas))
         # Breakpoints on the stable prefix: tools, then the system prompt
         # (the API caches in that order), so every turn of an agent re-reads
-        # them from the cache instead of paying for them again.
+        # them from the cache instead of paying for them again; with a part
+        # every agent of the run shares, one after it too, so that the first
+        # agent's cache write is every other agent's read (four in all, with
+        # the conversation's: the API's limit).
         if request.system:
-            params["system"] = [
-                {"type": "text", "text": request.system, "cache_control": _EPHEMERAL}
-            ]
+            params["system"] = system_blocks(request.system, request.shared_system)
         if request.tools:
             tools = [dict(tool) for tool in request.tools]
             tools[-1]["cache_control"] = _EPHEMERAL
@@ -387,6 +388,18 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
             return max(0.0, when.timestamp() - time.time())
     except (ValueError, TypeError, OverflowError):
         return None
+
+
+def system_blocks(system: str, shared: int) -> list[dict[str, Any]]:
+    """*system* as the request's blocks, each a cache breakpoint: the first *shared*
+    characters (what every agent of the run sends alike) and the rest, or one
+    block when nothing or everything is shared."""
+    if not 0 < shared < len(system):
+        return [{"type": "text", "text": system, "cache_control": _EPHEMERAL}]
+    return [
+        {"type": "text", "text": system[:shared], "cache_control": _EPHEMERAL},
+        {"type": "text", "text": system[shared:], "cache_control": _EPHEMERAL},
+    ]
 
 
 def _with_conversation_breakpoint(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

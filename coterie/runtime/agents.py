@@ -343,6 +343,9 @@ class Agents:
         name = ctx.name
         base = self.subagent_system if role == "subagent" else self.system
         system = base if role_prompt is None else f"{base}\n\n{role_prompt}"
+        # What every agent of the run sends alike: coterie's own prompt; the role,
+        # the name and a checkout's note come after it (a cache breakpoint between).
+        shared = len(base) + 2 if role_prompt is not None else 0
         if workspace is not None:
             system += ROOTED_NOTE.format(workspace=workspace, lead=options.workdir)
         transcript = self.transcript(name)
@@ -414,4 +417,5 @@ class Agents:
             model_name=model_name,
             context=self.context,
             output=output if isinstance(output, StructuredOutputTool) else None,
+            shared_system=shared,
         )

@@ -44,45 +44,58 @@ __all__ = ["WorkflowTool", "saved_workflows"]
 MAX_SCRIPT_BYTES = 1_000_000
 _RUN_ID = re.compile(r"^wf[a-z0-9]{10}$")
 
+#: What the model is told in every request (kept short: it is sent with every call).
 _DESCRIPTION = """\
-Run a workflow: a JavaScript script that orchestrates many subagents, for work \
-too wide for one turn (a review across many files, a migration, research \
-checked from several sides). Call it only when the user asked for a workflow \
-or for agents fanned out, or a skill or command says to.
+Run a workflow: a JavaScript script that fans work out to many subagents and \
+combines their answers. Call it only when the user asked for a workflow or for \
+agents fanned out, or a skill or command says to. The script begins with \
+`export const meta = {name: '...', description: '...'}`; its body is async and \
+uses agent(prompt, {label, schema, agentType, model}) (the agent's final text, or \
+the object fitting `schema`; null if it failed), parallel([() => agent(...), ...]), \
+pipeline(items, stage1, stage2, ...), phase(title), log(text), args and budget. \
+No files, network, Date.now() or Math.random(). Give it as `script`, `scriptPath` \
+or a saved workflow's `name`. The result names a run id: `resumeFromRunId` resumes \
+a run cut short without running a finished agent again. Call with no input for \
+the full reference."""
 
-The script begins with `export const meta = {name: '...', description: \
-'...', phases: [{title: '...'}]}` (a literal), then a body that runs as an \
-async function (await and return work at the top level):
-- agent(prompt, {label, phase, schema, agentType, model}): runs a subagent \
-with a fresh context; resolves to its final text, or, with `schema` (a JSON \
-Schema of an object), to the object it answered. Null if the agent failed.
-- parallel([() => agent(...), ...]): runs them all, waits for all; a thunk \
-that throws gives null.
-- pipeline(items, stage1, stage2, ...): each item goes through the stages on \
-its own, with no wait between stages; each stage gets (previous, item, index).
+#: The authoring reference, the answer to a call with no input.
+REFERENCE = """\
+Workflow reference. The script begins with `export const meta = {name: '...', \
+description: '...', phases: [{title: '...'}]}` (a literal), then a body that runs \
+as an async function (await and return work at the top level):
+- agent(prompt, {label, phase, schema, agentType, model}): runs a subagent with a \
+fresh context (it sees only the prompt: put everything it needs there); resolves \
+to its final text, or, with `schema` (a JSON Schema of an object), to the object \
+it answered. Null if the agent failed. Bad options make the call throw.
+- parallel([() => agent(...), ...]): runs them all and waits for all; a thunk \
+that throws gives null; never rejects. Use it only when the next step needs every \
+result together.
+- pipeline(items, stage1, stage2, ...): each item goes through the stages on its \
+own, with no wait between stages; each stage gets (previous, item, index); a \
+stage that throws makes that item null. The default for several stages.
 - phase(title), log(message): progress shown to the user.
-- args: the `args` input, as given. budget: {total, spent(), remaining()}.
-Plain JavaScript only: no files, network, modules, Date.now(), Math.random() \
-or `new Date()` without arguments (a resumed run must make the same calls).
+- args: the `args` input, as given (pass arrays and objects as JSON, not text).
+- budget: {total, spent(), remaining()}: total is null (no token target is set).
+Plain JavaScript only: no files, network, modules, Date.now(), Math.random() or \
+`new Date()` without arguments (a resumed run must make the same calls). At most \
+1,000 agents per workflow and 1,000 items per parallel() or pipeline() call.
 
-Give the script inline as `script`, or a file as `scriptPath`, or a saved \
-workflow's `name` (.claude/workflows/*.js). The result names the run id: a \
-run cut short is resumed with `resumeFromRunId` (and `scriptPath` to change \
-the script); agents that finished are not run again."""
+Give the script inline as `script`, a file as `scriptPath`, or a saved \
+workflow's `name` (.claude/workflows/*.js, by meta.name). The result names the \
+run id, the script and the journal of each agent's answer: a run cut short is \
+resumed with `resumeFromRunId` (and `scriptPath` to change the script), or by \
+the same call again; agents that finished are not run again."""
 
 _SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "script": {"type": "string", "description": "The workflow's JavaScript, inline"},
+        "script": {"type": "string", "description": "The script, inline"},
         "scriptPath": {"type": "string", "description": "A file holding the script"},
         "name": {"type": "string", "description": "A saved workflow's meta.name"},
-        "args": {"description": "Any JSON value: the script's `args`"},
-        "description": {"type": "string", "description": "What this run does, in a few words"},
-        "title": {"type": "string", "description": "A short title to show"},
-        "resumeFromRunId": {
-            "type": "string",
-            "description": "Resume this run: its finished agents' answers are reused",
-        },
+        "args": {"description": "The script's `args` (any JSON)"},
+        "description": {"type": "string"},
+        "title": {"type": "string"},
+        "resumeFromRunId": {"type": "string", "description": "The run to resume"},
     },
     "required": [],
     "additionalProperties": False,
@@ -176,7 +189,9 @@ class WorkflowTool:
             meta = read_meta(source)
             check_syntax(source)
         except ScriptError as exc:
-            return ToolResult(f"The workflow script cannot run: {exc}", is_error=True)
+            return ToolResult(
+                f"The workflow script cannot run: {exc}\n\n{REFERENCE}", is_error=True
+            )
         if previous is None:
             previous = unfinished_like(root, script=source, args=args)
         replay = Replay.of(previous.results()) if previous is not None else Replay()
@@ -257,7 +272,9 @@ class WorkflowTool:
                 return ToolResult(
                     f"The script of run {previous.run_id} cannot be read: {exc}", is_error=True
                 )
-        return ToolResult("Give the workflow as script, scriptPath or name.", is_error=True)
+        return ToolResult(
+            f"Give the workflow as script, scriptPath or name.\n\n{REFERENCE}", is_error=True
+        )
 
     async def _agent(self, request: Request, ctx: ToolContext) -> AgentOutcome:
         """Run one ``agent()`` call as a subagent of the calling agent."""

@@ -185,3 +185,11 @@ async def test_without_subagents_or_a_run_there_is_no_workflow(tmp_path: Path) -
     assert "nesting limit" in (await run(ToolContext(workspace=tmp_path), script=PAIR)).content
     bare = ToolContext(workspace=tmp_path, subagents=Subagents())
     assert "no run keeps them" in (await run(bare, script=PAIR)).content
+
+
+async def test_a_call_with_no_input_gets_the_whole_reference(ctx: ToolContext) -> None:
+    """The description sent with every request is short; the reference comes on demand."""
+    result = await run(ctx)
+    assert "Workflow reference." in result.content
+    assert "pipeline(items, stage1, stage2, ...)" in result.content
+    assert len(WorkflowTool.description) < len(result.content) / 2

@@ -1,0 +1,76 @@
+"""Every agent of a team sends the same bytes up to the breakpoint after coterie's own
+system prompt: the tools and that prompt, so what the first agent writes to the prompt
+cache every other agent reads (the team's name, role and task come after it)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from typing import TYPE_CHECKING, Any
+
+import trio
+
+from coterie.models.anthropic_model import system_blocks
+from tests.models.conftest import scenario
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+    from pathlib import Path
+
+    from coterie.models import MockServer, Scenario
+
+
+def team_tracks() -> dict[str, list[dict[str, Any]]]:
+    create = [
+        {"name": "TaskCreate", "input": {"subject": f"t{i}", "description": "x", "owner": name}}
+        for i, name in enumerate(["alice", "bob"])
+    ]
+    write = {"name": "Write", "input": {"file_path": "f.txt", "content": "x"}}
+    mate = [{"tool_uses": [write]}, {"text": "did it"}]
+    lead = [{"tool_uses": create}, {"text": "planned"}, {"text": "all done"}, {"text": "all done"}]
+    return {"lead": lead, "alice": mate, "bob": mate}
+
+
+def up_to_first_system_breakpoint(body: dict[str, Any]) -> bytes:
+    """The request's bytes up to and including its first system block (tools first)."""
+    return json.dumps([body["tools"], body["system"][0]], sort_keys=True).encode()
+
+
+async def test_every_agents_first_request_shares_its_prefix(
+    serve: Callable[[Scenario], Awaitable[MockServer]], tmp_path: Path
+) -> None:
+    server = await serve(scenario(team_tracks()))
+    workspace, home = tmp_path / "ws", tmp_path / "home"
+    workspace.mkdir()
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    env |= {"HOME": str(home), "ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "test"}
+    done = await trio.run_process(
+        [sys.executable, "-m", "coterie", "team", "-p", "--teammates", "2",
+         "--permission-mode", "bypassPermissions", "go"],
+        cwd=workspace, env=env, capture_stdout=True, capture_stderr=True,
+        stdin=subprocess.DEVNULL, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr.decode()
+    first: dict[str, dict[str, Any]] = {}
+    for request in server.requests:
+        if request.path == "/v1/messages":
+            first.setdefault(request.headers["x-coterie-actor"], request.json())
+    assert set(first) == {"lead", "alice", "bob"}
+    prefixes = {actor: up_to_first_system_breakpoint(body) for actor, body in first.items()}
+    assert len(set(prefixes.values())) == 1, "the agents' prefixes differ"
+    for body in first.values():
+        shared, own = body["system"]
+        assert shared["cache_control"] == own["cache_control"] == {"type": "ephemeral"}
+        assert body["tools"][-1]["cache_control"] == {"type": "ephemeral"}
+    # The role and the name are the agent's own, after the breakpoint.
+    assert "alice" in first["alice"]["system"][1]["text"]
+    assert "alice" not in first["alice"]["system"][0]["text"]
+
+
+def test_a_system_prompt_with_nothing_shared_is_one_block() -> None:
+    assert len(system_blocks("abc", 0)) == 1
+    assert len(system_blocks("abc", 3)) == 1
+    assert [b["text"] for b in system_blocks("abc", 1)] == ["a", "bc"]
