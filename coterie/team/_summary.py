@@ -14,18 +14,31 @@ if TYPE_CHECKING:
     from coterie.board import Task
 
 
+#: The token counts each actor's row adds up, as the API's ``usage`` names them.
+_TOKENS = (
+    "input_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+    "output_tokens",
+)
+
+
 def team_summary(run_dir: Path, result: dict[str, Any], tasks: list[Task]) -> dict[str, Any]:
     """*result* (the lead's, as a dict) with the board's tasks and per-actor figures
     taken from the run's whole event log (every process that worked on it).
 
-    ``actors`` maps each agent to ``{turns, input_tokens, output_tokens,
-    cost_usd, restarts, tasks_completed}``; ``num_turns``, ``usage`` and
-    ``total_cost_usd`` become the team's totals.
+    ``actors`` maps each agent to ``{turns, input_tokens,
+    cache_creation_input_tokens, cache_read_input_tokens, output_tokens,
+    cost_usd, restarts, tasks_completed}`` (input is the uncached part, as the
+    API counts it); ``num_turns``, ``usage`` and ``total_cost_usd`` become the
+    team's totals.
     """
     actors: dict[str, dict[str, Any]] = defaultdict(
         lambda: {
             "turns": 0,
             "input_tokens": 0,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
             "output_tokens": 0,
             "cost_usd": 0.0,
             "restarts": 0,
@@ -40,8 +53,8 @@ def team_summary(run_dir: Path, result: dict[str, Any], tasks: list[Task]) -> di
             row = actors[name]
             row["turns"] += 1
             usage = event.data.get("usage") or {}
-            row["input_tokens"] += int(usage.get("input_tokens", 0))
-            row["output_tokens"] += int(usage.get("output_tokens", 0))
+            for key in _TOKENS:
+                row[key] += int(usage.get(key) or 0)
         elif event.type == "agent.result":
             # Each loop's cost is a running total, restored on resume.
             actors[name]["cost_usd"] = float(event.data.get("total_cost_usd", 0.0))
@@ -52,8 +65,8 @@ def team_summary(run_dir: Path, result: dict[str, Any], tasks: list[Task]) -> di
             actors[task.owner]["tasks_completed"] += 1
     rows = dict(actors)
     usage = dict(result.get("usage") or {})
-    usage["input_tokens"] = sum(r["input_tokens"] for r in rows.values())
-    usage["output_tokens"] = sum(r["output_tokens"] for r in rows.values())
+    for key in _TOKENS:
+        usage[key] = sum(r[key] for r in rows.values())
     return {
         **result,
         "num_turns": sum(r["turns"] for r in rows.values()),

@@ -219,7 +219,8 @@ def render_summary(summary: Mapping[str, Any]) -> RenderableType:
     actors: Mapping[str, Mapping[str, Any]] = summary.get("actors", {})
     if actors:
         who = Table(box=box.SIMPLE_HEAD, title="actors", title_justify="left", show_edge=False)
-        for column in ("actor", "tasks done", "turns", "in tokens", "out tokens", "cost"):
+        columns = ("actor", "tasks done", "turns", "in tokens", "cache write", "cache read")
+        for column in (*columns, "out tokens", "cost"):
             who.add_column(column, justify="left" if column == "actor" else "right")
         who.add_column("restarts", justify="right")
         for name, a in actors.items():
@@ -229,6 +230,8 @@ def render_summary(summary: Mapping[str, Any]) -> RenderableType:
                 str(a.get("tasks_completed", 0)),
                 str(a.get("turns", 0)),
                 f"{int(a.get('input_tokens', 0)):,}",
+                f"{int(a.get('cache_creation_input_tokens', 0)):,}",
+                f"{int(a.get('cache_read_input_tokens', 0)):,}",
                 f"{int(a.get('output_tokens', 0)):,}",
                 f"${float(a.get('cost_usd', 0.0)):.4f}",
                 Text(str(restarts), style="yellow" if restarts else ""),

@@ -82,9 +82,13 @@ def test_a_team_run_prints_its_summary_as_json(workspace: Path, home: Path, tmp_
                 {"text": "both done"},
             ],
             "alice": [write("one.txt", "1"), {"text": "one written"}],
-            "bob": [write("two.txt", "2"), {"text": "two written"}],
+            "bob": [
+                write("two.txt", "2"),
+                {"text": "two written", "usage": {"input_tokens": 7, "output_tokens": 3,
+                 "cache_creation_input_tokens": 11, "cache_read_input_tokens": 5000}},
+            ],
         },
-    )
+    )  # fmt: skip
     done = coterie(
         "team", "-p", "--output-format", "json", *BYPASS, "--scenario", str(scenario), "go",
         cwd=workspace, home=home,
@@ -92,6 +96,10 @@ def test_a_team_run_prints_its_summary_as_json(workspace: Path, home: Path, tmp_
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
     assert summary["result"] == "both done"
+    # Each actor's tokens as the API bills them: uncached input, cache writes and reads.
+    assert summary["actors"]["bob"]["cache_read_input_tokens"] == 5000
+    assert summary["actors"]["bob"]["cache_creation_input_tokens"] == 11
+    assert summary["usage"]["cache_read_input_tokens"] >= 5000
     assert [(t["id"], t["status"], t["owner"]) for t in summary["tasks"]] == [
         ("task_1", "completed", "alice"),
         ("task_2", "completed", "bob"),

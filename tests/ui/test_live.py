@@ -56,7 +56,8 @@ SUMMARY = {
         "lead": {"turns": 4, "input_tokens": 1200, "output_tokens": 300, "cost_usd": 0.012},
         "alice": {"turns": 3, "input_tokens": 800, "output_tokens": 200, "cost_usd": 0.008,
                   "restarts": 0, "tasks_completed": 1},
-        "bob": {"turns": 5, "input_tokens": 1000, "output_tokens": 100, "cost_usd": 0.01,
+        "bob": {"turns": 5, "input_tokens": 1000, "cache_creation_input_tokens": 300,
+                "cache_read_input_tokens": 4000, "output_tokens": 100, "cost_usd": 0.01,
                 "restarts": 1, "tasks_completed": 1},
     },
 }  # fmt: skip
@@ -128,7 +129,7 @@ def test_the_summary_shows_tasks_who_did_what_and_the_totals() -> None:
     text = text_of(render_summary(SUMMARY))
     assert "wrote b.py" in text
     bob = next(line for line in text.splitlines() if line.lstrip().startswith("bob "))
-    assert bob.split() == ["bob", "1", "5", "1,000", "100", "$0.0100", "1"]
+    assert bob.split() == ["bob", "1", "5", "1,000", "300", "4,000", "100", "$0.0100", "1"]
     closing = text.strip().splitlines()[-1]
     assert closing == (
         "● 2/3 tasks completed · 12 turns · 3,000 in / 600 out tokens · $0.0300 · 1 restart · 4.2s"
