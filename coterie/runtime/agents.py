@@ -228,7 +228,12 @@ class Agents:
         await self.subagents.start_child(spec)
 
     def tools(
-        self, registry: ToolRegistry, role: str, schema: Mapping[str, Any] | None = None
+        self,
+        registry: ToolRegistry,
+        role: str,
+        schema: Mapping[str, Any] | None = None,
+        *,
+        team: bool = False,
     ) -> ToolRegistry:
         """*registry* with the run's extensions: its Agent tool listing the custom
         subagents, and (but for a subagent, which has what its parent gives it) the
@@ -237,7 +242,8 @@ class Agents:
         own, its final answer's way out (whatever ``--tools`` says); so does an agent
         whose answer must fit *schema* (a workflow's ``agent()`` call). Its deferred
         tools are those ``ENABLE_TOOL_SEARCH`` (the settings' ``env`` over the
-        process's) defers, measured against the run's context window."""
+        process's) defers, measured against the run's context window; a member of a
+        team (*team*) defers those declared ``deferred_in_team`` too."""
         extensions = self.prepared.extensions
         custom = [CustomType(d.name, d.description) for d in extensions.agents.values()]
         chosen = tool_choice(self.prepared.options.tools)
@@ -254,6 +260,7 @@ class Agents:
             tools.append(StructuredOutputTool(dict(schema)))
         prepared = self.prepared
         search = ToolSearchMode.from_env({**os.environ, **prepared.settings.env})
+        search = attrs.evolve(search, team=team)
         return ToolRegistry.of(tools, search=search, window=prepared.budget().window)
 
     def transcript(self, actor: str) -> TranscriptLog:
@@ -338,7 +345,7 @@ class Agents:
         if workspace is not None:
             policy = rooted_policy(policy, options.workdir, workspace)
             sandbox = rooted_sandbox(sandbox, workspace, prepared.extra_dirs)
-        registry = self.tools(registry, role, schema)
+        registry = self.tools(registry, role, schema, team=team is not None)
         output = registry.get(STRUCTURED_OUTPUT) if STRUCTURED_OUTPUT in registry else None
         name = ctx.name
         base = self.subagent_system if role == "subagent" else self.system

@@ -106,6 +106,11 @@ class Capabilities:
     #: (these, and every MCP tool) are deferred: :mod:`coterie.tools.toolsearch`.
     #: A deferred tool is still run when called by name without being loaded.
     deferred: bool = False
+    #: Deferred for the members of a team (its lead and teammates) though not for
+    #: one agent alone: a tool a team's agents seldom need (a question to the
+    #: person, Workflow), whose schema would otherwise go with every call of
+    #: every member (docs/teams.md, "What a team costs").
+    deferred_in_team: bool = False
     #: Every call is a question to a person (AskUserQuestion, the plan tools: Claude
     #: Code's ``requires_user_interaction``): asked in every mode (``dontAsk``
     #: denies it), answered only by a person or the run's host, never a rule or the

@@ -120,7 +120,8 @@ class AskUserQuestionTool:
     )
     input_schema = _SCHEMA
     # Run state: it changes nothing; each call is a question the person answers.
-    capabilities = Capabilities(Effect.RUN_STATE, asks_person=True)
+    # Not offered up front to a team's members (loaded with ToolSearch if needed).
+    capabilities = Capabilities(Effect.RUN_STATE, asks_person=True, deferred_in_team=True)
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """The answers the approved input carries (an error if it carries none)."""

@@ -88,6 +88,9 @@ class ToolSearchMode:
     #: With ``auto``: defer when the deferrable tools would take more than this
     #: percentage of the context window.
     percent: int = 10
+    #: Whether the agent is a member of a team (its tools declared
+    #: ``deferred_in_team`` are deferrable too).
+    team: bool = False
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> ToolSearchMode:
@@ -105,7 +108,7 @@ class ToolSearchMode:
         """Those of *tools* deferred under this mode (none, or every deferrable one)."""
         if self.when == "never":
             return []
-        candidates = [t for t in tools if deferrable(t)]
+        candidates = [t for t in tools if deferrable(t, team=self.team)]
         if self.when == "auto":
             tokens = sum(_estimated_tokens(t) for t in candidates)
             if tokens * 100 <= window * self.percent:
@@ -113,10 +116,12 @@ class ToolSearchMode:
         return candidates
 
 
-def deferrable(tool: Tool) -> bool:
-    """Whether *tool* may be deferred: it says so, or it is an MCP server's."""
+def deferrable(tool: Tool, *, team: bool = False) -> bool:
+    """Whether *tool* may be deferred: it says so (for a member of a team, *team*, or
+    for every agent), or it is an MCP server's."""
     caps = tool.capabilities
-    return caps.offered and (caps.deferred or tool.name.startswith(MCP_PREFIX))
+    says = caps.deferred or (team and caps.deferred_in_team)
+    return caps.offered and (says or tool.name.startswith(MCP_PREFIX))
 
 
 def _estimated_tokens(tool: Tool) -> int:

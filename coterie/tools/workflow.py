@@ -143,6 +143,7 @@ class WorkflowTool:
         path=PathInput("scriptPath", Access.READ),
         needs="subagents",
         for_subagents=False,
+        deferred_in_team=True,
     )
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:

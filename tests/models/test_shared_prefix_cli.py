@@ -65,7 +65,14 @@ async def test_every_agents_first_request_shares_its_prefix(
         shared, own = body["system"]
         assert shared["cache_control"] == own["cache_control"] == {"type": "ephemeral"}
         assert body["tools"][-1]["cache_control"] == {"type": "ephemeral"}
-    # The role and the name are the agent's own, after the breakpoint.
+    # Tools a team's members seldom need are deferred: named, not sent.
+    for body in first.values():
+        names = {tool["name"] for tool in body["tools"]}
+        assert not names & {"AskUserQuestion", "Workflow"}
+        said = json.dumps(body["messages"][0])
+        assert "AskUserQuestion" in said
+        assert "Workflow" in said
+        # The role and the name are the agent's own, after the breakpoint.
     assert "alice" in first["alice"]["system"][1]["text"]
     assert "alice" not in first["alice"]["system"][0]["text"]
 

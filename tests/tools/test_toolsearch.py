@@ -230,3 +230,15 @@ def test_the_history_says_what_was_loaded_and_announced() -> None:
     # A user's text quoting a reference is not a result.
     quoted = [{"role": "user", "content": "tool_reference A"}]
     assert loaded_tools(quoted) == set() == announced_tools(quoted)
+
+
+def test_a_team_member_defers_what_one_agent_alone_does_not() -> None:
+    """AskUserQuestion and Workflow go with every call of one agent, as in Claude
+    Code; a team's members load them with ToolSearch when they need them."""
+    from coterie.tools.catalogue import builtin_tools
+
+    tools = builtin_tools()
+    alone = {t.name for t in ToolSearchMode("always").deferred(tools)}
+    member = {t.name for t in ToolSearchMode("always", team=True).deferred(tools)}
+    assert member - alone == {"AskUserQuestion", "Workflow"}
+    assert not {t.name for t in ToolSearchMode("never", team=True).deferred(tools)}
