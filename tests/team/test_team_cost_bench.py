@@ -3,29 +3,23 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
+from typing import TYPE_CHECKING
 
-from tests.agent.conftest import REPO, clean_env
+from tests.benches import run_bench
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
-def test_the_team_cost_bench_prices_both_with_cache_figures() -> None:
-    done = subprocess.run(
-        [sys.executable, str(REPO / "bench" / "team_cost.py"), "--quick"],
-        capture_output=True,
-        text=True,
-        env=clean_env(),
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
+def test_the_team_cost_bench_prices_both_with_cache_figures(tmp_path: Path) -> None:
+    out = run_bench("team_cost.py", "--quick", home=tmp_path / "home")
     rows = {
         m.group(1): (int(m.group(2).replace(",", "")), int(m.group(3).replace(",", "")))
         for m in re.finditer(
-            r"^  (one agent|team of 2) .*? ([\d,]+) write +([\d,]+) read", done.stdout, re.M
+            r"^  (one agent|team of 2) .*? ([\d,]+) write +([\d,]+) read", out, re.M
         )
     }
     assert set(rows) == {"one agent", "team of 2"}
     # The mock server's cache: each run writes its prefix once and reads it after.
     assert all(write > 1000 and read > write for write, read in rows.values())
-    assert "team / one agent: cost" in done.stdout
+    assert "team / one agent: cost" in out

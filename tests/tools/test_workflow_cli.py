@@ -5,15 +5,13 @@ with no finished agent run again."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from coterie.runs import runs_root
-from tests.agent.conftest import clean_env, coterie, home, mock_server, wait_for, workspace
-from tests.agent.test_resume_cli import write_scenario
+from tests.agent.conftest import coterie, home, mock_server, wait_for, workspace
+from tests.agent.test_resume_cli import start, write_scenario
 from tests.team.test_team_cli import events_of
 
 if TYPE_CHECKING:
@@ -112,15 +110,7 @@ def test_a_run_killed_mid_workflow_resumes_without_running_a_finished_agent_agai
         ],
     }
     scenario = write_scenario(workspace.parent / "s.json", tracks)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "coterie", "run", "-p", *BYPASS, "--scenario", str(scenario), "go"],
-        cwd=workspace,
-        env=clean_env(HOME=str(home)),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = start(["run", "-p", *BYPASS, "--scenario", str(scenario), "go"], workspace, home)
     try:
         wait_for(workspace / "second.started", proc, "the second agent never started")
     finally:
