@@ -254,6 +254,43 @@ def command_parser() -> tuple[argparse.ArgumentParser, frozenset[str]]:
     compact.add_argument("run_id", metavar="RUN_ID", help="the run to compact")
     compact.add_argument("focus", nargs="?", help="what the summary should focus on")
     _add_workdir(compact)
+    points = sub.add_parser(
+        "checkpoints",
+        help="list a run's checkpoints: each prompt, and the files changed after it",
+        description=(
+            "List the checkpoints of run RUN_ID, numbered from 1: one per prompt (the "
+            "first request, each resume with a prompt, each message of a conversation) "
+            "and per rewind, with its time, the prompt's first line and the files the run "
+            "changed while working on it, with who changed them."
+        ),
+    )
+    points.add_argument("run_id", metavar="RUN_ID", help="the run")
+    points.add_argument("--json", action="store_true", help="one JSON object per checkpoint")
+    _add_workdir(points)
+    rewind = sub.add_parser(
+        "rewind",
+        help="put a stopped run's files and conversation back to a checkpoint",
+        description=(
+            "Rewind run RUN_ID to checkpoint N (see `coterie checkpoints`): every file the "
+            "run changed since N (by its tools, its commands, its subagents and teammates) "
+            "is put back as it was just before prompt N, and the lead's conversation is cut "
+            "back so that `coterie resume RUN_ID \"...\"` goes on as if prompt N had never "
+            "been sent. Files the run never touched are left alone. A file changed outside "
+            "the run since refuses the rewind (exit 1) unless --force. The rewind is a "
+            "checkpoint too: rewind to it to undo it. The run must not be running."
+        ),
+    )
+    rewind.add_argument("run_id", metavar="RUN_ID", help="the run")
+    rewind.add_argument("--to", type=int, required=True, metavar="N", help="the checkpoint")
+    what = rewind.add_mutually_exclusive_group()
+    what.add_argument("--code", action="store_true", help="put back the files only")
+    what.add_argument(
+        "--conversation", action="store_true", help="cut back the conversation only"
+    )
+    rewind.add_argument(
+        "--force", action="store_true", help="rewind files changed outside the run too"
+    )
+    _add_workdir(rewind)
     demo = sub.add_parser(
         "demo",
         help="run a bundled demonstration offline (no API key needed)",
@@ -553,6 +590,17 @@ def _main(argv: list[str] | None) -> int:
             from coterie.commands.stopping import stoppable
 
             return trio.run(stoppable, compact_command, args, console, _err())
+        if args.command == "checkpoints":
+            from coterie.commands.rewind import checkpoints_command
+
+            return checkpoints_command(args, console, _err())
+        if args.command == "rewind":
+            import trio
+
+            from coterie.commands.rewind import rewind_command
+            from coterie.commands.stopping import stoppable
+
+            return trio.run(stoppable, rewind_command, args, console, _err())
         if args.command == "mock-server":
             from coterie.models import mock_server
             from coterie.models.latency import Latency

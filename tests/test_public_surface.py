@@ -215,6 +215,12 @@ SURFACES: dict[str, set[str]] = {
         "check_repository", "commit_message", "merge_message", "merge_task", "parse_status",
         "task_branch", "task_of_branch", "workspaces_root",
     },
+    "coterie.checkpoints": {
+        "BadCheckpoint", "Checkpoint", "CheckpointLog", "CheckpointRow", "DamagedObject",
+        "Entry", "ObjectStore", "RestoreRefused", "RewindPlan", "RewindRefused", "RewindReport",
+        "Snapshot", "Span", "changed_paths", "checkpoint_log", "list_checkpoints",
+        "plan_rewind", "restore", "rewind_run", "scan",
+    },
     "coterie.workflows": {
         "CONCURRENCY", "MAX_AGENTS", "MAX_ITEMS", "AgentOutcome", "Done", "Failed", "Meta",
         "Note", "Progress", "Replay", "Request", "ScriptError", "ScriptMachine", "Summary",

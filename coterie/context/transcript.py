@@ -98,6 +98,10 @@ class _Replay:
     meta: dict[str, Any] = attrs.field(factory=dict)
     prompt_meta: dict[str, dict[str, Any]] = attrs.field(factory=dict)
     ever_started: set[str] = attrs.field(factory=set)  # every tool id started, all rounds
+    # Where the message starting each request is in the history (None: compacted away).
+    prompt_at: dict[str, int | None] = attrs.field(factory=dict)
+    # The stage of the compaction that took each such message away.
+    prompt_gone: dict[str, str] = attrs.field(factory=dict)
 
     def apply(self, entry: dict[str, Any]) -> None:
         kind = entry.get("type")
@@ -109,6 +113,7 @@ class _Replay:
             if entry.get("prompt_id") is not None:
                 self.prompt_ids.add(str(entry["prompt_id"]))
                 self.prompt_meta[str(entry["prompt_id"])] = self.meta
+                self.prompt_at[str(entry["prompt_id"])] = len(self.messages) - 1
             # A new message starts a new round of tool calls.
             self.started.clear()
             self.finished.clear()
@@ -127,6 +132,13 @@ class _Replay:
             start = max(0, min(int(entry["start"]), size))
             end = max(start, min(int(entry["end"]), size))
             self.messages[start:end] = list(entry["messages"])
+            shift = len(entry["messages"]) - (end - start)
+            for prompt, at in self.prompt_at.items():
+                if at is not None and at >= end:
+                    self.prompt_at[prompt] = at + shift
+                elif at is not None and at >= start:
+                    self.prompt_at[prompt] = None
+                    self.prompt_gone[prompt] = str(entry.get("stage", ""))
         else:
             raise ValueError(f"unknown entry type {kind!r}")
 
@@ -315,6 +327,32 @@ class TranscriptLog:
         replay = _replay(self.path.read_bytes(), self.path)
         messages, _ = replay.settled()
         return messages
+
+    def prompt_status(self, prompt_id: str, *, cut: str = "rewind") -> str:
+        """Where request *prompt_id* stands in the history: ``present`` (the message
+        starting it is there), ``cut`` (a compaction of stage *cut* took it away),
+        ``gone`` (a summary replaced it) or ``unknown`` (it never began here)."""
+        replay = _replay(self.path.read_bytes(), self.path)
+        if replay.prompt_at.get(prompt_id) is not None:
+            return "present"
+        if prompt_id in replay.prompt_gone:
+            return "cut" if replay.prompt_gone[prompt_id] == cut else "gone"
+        return "unknown"
+
+    async def cut_before(self, prompt_id: str, *, stage: str = "rewind") -> int:
+        """Drop the history from the message starting request *prompt_id* on (a
+        ``compaction`` entry of *stage* replacing that span by nothing, so the log
+        stays append-only); how many messages went. ``LookupError`` if the history
+        does not hold that message (see :meth:`prompt_status`)."""
+        replay = _replay(self.path.read_bytes(), self.path)
+        at = replay.prompt_at.get(prompt_id)
+        if at is None:
+            raise LookupError(prompt_id)
+        size = len(replay.messages)
+        await self._append(
+            {"type": "compaction", "stage": stage, "start": at, "end": size, "messages": []}
+        )
+        return size - at
 
     # -- appending -------------------------------------------------------------
 

@@ -18,6 +18,7 @@ goes on from its transcript.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +30,7 @@ from coterie.actors.goal import GoalPursuit
 from coterie.actors.lead import COMPACT, INTERRUPT, PROMPT, RUN_TOOLS
 from coterie.actors.scheduler import LOOP, SCHEDULER
 from coterie.agent import RunResult
+from coterie.checkpoints import CheckpointLog, checkpoint_log
 from coterie.context.tokens import Budget
 from coterie.errors import CoterieError, RunCancelled
 from coterie.events import EventLog
@@ -112,6 +114,9 @@ class AgentSession:
     tasks: LiveTasks = attrs.field(factory=LiveTasks)
     #: The run's background commands (None: an embedder's session built without).
     background: BackgroundShells | None = None
+    #: The run's checkpoints: the workspace as each request found it and left it
+    #: (None: none are taken).
+    checkpoints: CheckpointLog | None = None
 
     async def query(
         self, prompt: str, *, model: str | None = None, goal: str | None = None
@@ -245,6 +250,12 @@ class AgentSession:
         """Send a request, recorded in ``state.json`` before it goes (and marked sent
         after), so that a resumed session sends it if it never went; its id."""
         request = self._user.request(to, kind, body)
+        if self.checkpoints is not None:  # the workspace before the work on it
+            await trio.to_thread.run_sync(
+                functools.partial(
+                    self.checkpoints.begin, self.options.workdir, request=request.id, text=text
+                )
+            )
         pending = {"id": request.id, "to": to, "kind": kind, "body": body, "text": text}
         await self._record(state=RUNNING, request={**pending, "sent": False}, result=None)
         await self._user.post.send(request)
@@ -265,8 +276,19 @@ class AgentSession:
             # and the run goes on from it): the run did not fail.
             failed = result.is_error and result.subtype != "error_interrupted"
             await self._record(state=FAILED if failed else COMPLETED, result=result.to_dict())
+            await self._checkpoint_end(request_id)
         await self._user.done(delivery)
         return result
+
+    async def _checkpoint_end(self, request_id: str) -> None:
+        """Record the workspace as the work on request *request_id* left it."""
+        log = self.checkpoints
+        if log is None:
+            return
+        point = next((p for p in log.checkpoints() if p.request == request_id), None)
+        if point is not None and point.end is None:
+            workdir = self.options.workdir
+            await trio.to_thread.run_sync(log.end, workdir, point.n)
 
 
 @contextlib.asynccontextmanager
@@ -404,6 +426,7 @@ async def open_run(
                             meter,
                             tasks,
                             shells,
+                            checkpoint_log(run_dir),
                         )
                     finally:
                         with trio.CancelScope(shield=True):

@@ -1,0 +1,62 @@
+"""Checkpoints: what the workspace held at each prompt of a run, and putting it back.
+
+A checkpoint is a snapshot of the whole workspace (every regular file and
+symbolic link, with its mode; ``.git`` left out), taken whatever changed the
+files: Write and Edit, Bash commands, subagents, teammates. This package owns
+
+- :mod:`.store`: the content-addressed store of file contents in the run
+  directory (``checkpoints/objects/``), each content kept once;
+- :mod:`.snapshot`: taking a snapshot (:func:`~.snapshot.scan`: a stat walk,
+  hashing only files whose size, time or inode moved since the last one) and
+  comparing two (:func:`~.snapshot.changed_paths`);
+- :mod:`.restore`: putting chosen paths back as a snapshot had them;
+- :mod:`.record`: a run's checkpoints on disk (the log, delta-coded snapshots);
+- :mod:`.rewind`: what a rewind puts back and what refuses it (pure);
+- :mod:`.rewinding`: listing a stopped run's checkpoints and rewinding it
+  (files, and the lead's conversation).
+
+The session takes a checkpoint as each request starts and records the
+workspace again when its work ends (:class:`coterie.runtime.AgentSession`).
+
+Snapshots are plain data (:class:`~.snapshot.Snapshot`): the decisions of a
+rewind (what the run changed, what changed outside it) are made on them
+alone.
+"""
+
+from coterie.checkpoints.record import Checkpoint, CheckpointLog
+from coterie.checkpoints.restore import RestoreRefused, restore
+from coterie.checkpoints.rewind import RewindPlan, Span, plan_rewind
+from coterie.checkpoints.rewinding import (
+    BadCheckpoint,
+    CheckpointRow,
+    RewindRefused,
+    RewindReport,
+    checkpoint_log,
+    list_checkpoints,
+    rewind_run,
+)
+from coterie.checkpoints.snapshot import Entry, Snapshot, changed_paths, scan
+from coterie.checkpoints.store import DamagedObject, ObjectStore
+
+__all__ = [
+    "BadCheckpoint",
+    "Checkpoint",
+    "CheckpointLog",
+    "CheckpointRow",
+    "DamagedObject",
+    "Entry",
+    "ObjectStore",
+    "RestoreRefused",
+    "RewindPlan",
+    "RewindRefused",
+    "RewindReport",
+    "Snapshot",
+    "Span",
+    "changed_paths",
+    "checkpoint_log",
+    "list_checkpoints",
+    "plan_rewind",
+    "restore",
+    "rewind_run",
+    "scan",
+]

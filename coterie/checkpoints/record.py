@@ -1,0 +1,204 @@
+"""A run's checkpoints on disk: ``checkpoints/`` in the run directory.
+
+- ``log.jsonl``: one line when a prompt starts (``{"n", "kind", "request",
+  "text", "at", "start"}``: the checkpoint, numbered from 1, with the
+  snapshot taken before the run worked on it) and one when its work ended
+  (``{"n", "end"}``); a rewind is a checkpoint too (``kind: "rewind"``, with
+  ``to``). A line cut off by a crash is ignored.
+- ``snapshots/<id>.json``: each snapshot, written atomically before the line
+  naming it: the first whole, each later one as what changed since the one
+  before (``{"base", "set", "del"}``), a whole one again every
+  :data:`FULL_EVERY`, so that disk per checkpoint follows what changed.
+- ``objects/``: the file contents (:class:`~.store.ObjectStore`).
+
+The files stay with the run, under the coterie home, never in the
+workspace. Nothing here knows of prompts beyond their ids and text.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from coterie.checkpoints.snapshot import Entry, Snapshot, scan
+from coterie.checkpoints.store import ObjectStore
+from coterie.fsutil import atomic_write
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+__all__ = ["FULL_EVERY", "Checkpoint", "CheckpointLog"]
+
+#: A whole snapshot is written after this many deltas (loading replays at most this many).
+FULL_EVERY = 32
+
+
+@attrs.frozen
+class Checkpoint:
+    """One checkpoint: a prompt (or a rewind) and the snapshots around its work."""
+
+    n: int
+    kind: str
+    request: str
+    text: str
+    at: float
+    start: int
+    #: The snapshot once the work ended; None while it runs (or if a crash cut it short).
+    end: int | None = None
+    #: For a rewind: the checkpoint it went back to.
+    to: int | None = None
+
+    @property
+    def first_line(self) -> str:
+        return self.text.strip().splitlines()[0] if self.text.strip() else ""
+
+
+@attrs.define
+class CheckpointLog:
+    """The checkpoints of the run whose directory is *run_dir*."""
+
+    run_dir: Path
+    #: Where file contents are kept (default: ``checkpoints/objects`` of the run).
+    objects: Path | None = None
+    _last: Snapshot | None = None
+    #: The last snapshot written and its id (the base of the next delta).
+    _saved: tuple[int, Snapshot] | None = None
+
+    @property
+    def folder(self) -> Path:
+        return self.run_dir / "checkpoints"
+
+    @property
+    def store(self) -> ObjectStore:
+        return ObjectStore(self.objects if self.objects is not None else self.folder / "objects")
+
+    def checkpoints(self) -> list[Checkpoint]:
+        """Every checkpoint, oldest first."""
+        found: dict[int, Checkpoint] = {}
+        for line in self._lines():
+            n = line.get("n")
+            if not isinstance(n, int):
+                continue
+            if "start" in line and n not in found:
+                found[n] = Checkpoint(
+                    n=n,
+                    kind=str(line.get("kind", "prompt")),
+                    request=str(line.get("request", "")),
+                    text=str(line.get("text", "")),
+                    at=float(line.get("at", 0.0)),
+                    start=int(line["start"]),
+                    to=line.get("to"),
+                )
+            elif "end" in line and n in found:
+                found[n] = attrs.evolve(found[n], end=int(line["end"]))
+        return [found[n] for n in sorted(found)]
+
+    def snapshot_now(self, workspace: Path) -> Snapshot:
+        """A snapshot of *workspace* now (reusing the hashes of the last one taken)."""
+        last = self._last if self._last is not None else self._latest()
+        self._last = scan(workspace, self.store, last)
+        return self._last
+
+    def begin(self, workspace: Path, *, request: str, text: str, kind: str = "prompt",
+              to: int | None = None) -> Checkpoint:  # fmt: skip
+        """Take checkpoint n+1: the snapshot of *workspace* before the work on *request*."""
+        snapshot = self.snapshot_now(workspace)
+        sid = self.save(snapshot)
+        done = self.checkpoints()
+        point = Checkpoint(
+            n=(done[-1].n + 1) if done else 1,
+            kind=kind,
+            request=request,
+            text=text,
+            at=time.time(),
+            start=sid,
+            to=to,
+        )
+        line = {k: v for k, v in attrs.asdict(point).items() if k != "end" and v is not None}
+        self._append(line)
+        return point
+
+    def end(self, workspace: Path, n: int) -> None:
+        """Record the snapshot of *workspace* once the work of checkpoint *n* ended."""
+        self._append({"n": n, "end": self.save(self.snapshot_now(workspace))})
+
+    # -- snapshots -----------------------------------------------------------------
+
+    def save(self, snapshot: Snapshot) -> int:
+        """Write *snapshot* (as a delta on the last one written); its id."""
+        folder = self.folder / "snapshots"
+        folder.mkdir(parents=True, exist_ok=True)
+        ids = self._snapshot_ids()
+        sid = (ids[-1] + 1) if ids else 1
+        data: dict[str, Any]
+        if not ids or sid % FULL_EVERY == 1:
+            data = {"full": snapshot.to_json()}
+        else:
+            cached = self._saved
+            base = cached[1] if cached is not None and cached[0] == ids[-1] else self.load(ids[-1])
+            changed = {
+                path: attrs.asdict(entry)
+                for path, entry in snapshot.files.items()
+                if base.files.get(path) != entry
+            }
+            gone = sorted(set(base.files) - set(snapshot.files))
+            data = {"base": ids[-1], "set": changed, "del": gone}
+        atomic_write(folder / f"{sid}.json", json.dumps(data).encode(), sync=True)
+        self._saved = (sid, snapshot)
+        return sid
+
+    def load(self, sid: int) -> Snapshot:
+        """Snapshot *sid*, rebuilt from its whole ancestor and the deltas since."""
+        chain: list[dict[str, Any]] = []
+        current: int | None = sid
+        while current is not None:
+            data = json.loads((self.folder / "snapshots" / f"{current}.json").read_text())
+            chain.append(data)
+            current = None if "full" in data else int(data["base"])
+        files = {p: Entry(**f) for p, f in chain[-1]["full"].items()}
+        for delta in reversed(chain[:-1]):
+            for path in delta["del"]:
+                files.pop(path, None)
+            files.update({p: Entry(**f) for p, f in delta["set"].items()})
+        return Snapshot(files)
+
+    def _latest(self) -> Snapshot | None:
+        ids = self._snapshot_ids()
+        return self.load(ids[-1]) if ids else None
+
+    def _snapshot_ids(self) -> list[int]:
+        try:
+            names = os.listdir(self.folder / "snapshots")
+        except FileNotFoundError:
+            return []
+        return sorted(int(n[:-5]) for n in names if n.endswith(".json") and n[:-5].isdigit())
+
+    # -- the log -------------------------------------------------------------------
+
+    def _lines(self) -> list[dict[str, Any]]:
+        try:
+            raw = (self.folder / "log.jsonl").read_bytes()
+        except FileNotFoundError:
+            return []
+        lines = []
+        for line in raw.splitlines():
+            with contextlib.suppress(ValueError):
+                value = json.loads(line)
+                if isinstance(value, dict):
+                    lines.append(value)
+        return lines
+
+    def _append(self, line: dict[str, Any]) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        data = (json.dumps(line, ensure_ascii=False) + "\n").encode()
+        fd = os.open(self.folder / "log.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)

@@ -1,0 +1,222 @@
+"""Listing a stopped run's checkpoints, and rewinding it to one.
+
+:func:`rewind_run` holds the run (a running one is refused), plans the
+rewind on the snapshots (:func:`~.rewind.plan_rewind`), records the rewind as
+a checkpoint of its own (so it can be undone), puts back the files the run
+changed since the target checkpoint, and cuts the lead's conversation back to
+before the first prompt from that checkpoint on (a ``compaction`` entry in its
+transcript), so that ``coterie resume RUN_ID "..."`` goes on as if those
+prompts had never been sent. The run's last request is forgotten with them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from coterie.checkpoints.record import Checkpoint, CheckpointLog
+from coterie.checkpoints.restore import restore
+from coterie.checkpoints.rewind import Span, plan_rewind
+from coterie.checkpoints.snapshot import changed_paths
+from coterie.context import TranscriptLog
+from coterie.errors import CoterieError
+from coterie.runs import COMPLETED, find_run, hold_run, transcript_path, write_state
+
+__all__ = [
+    "BadCheckpoint",
+    "CheckpointRow",
+    "RewindRefused",
+    "RewindReport",
+    "checkpoint_log",
+    "list_checkpoints",
+    "rewind_run",
+]
+
+#: The tools whose input names the file they write (what a change is credited to).
+_FILE_TOOLS = {"Write": "file_path", "Edit": "file_path", "NotebookEdit": "notebook_path"}
+_SHELL_TOOLS = frozenset({"Bash", "Monitor"})
+
+
+class BadCheckpoint(CoterieError, ValueError):
+    """No such checkpoint, or it cannot be rewound to the way asked."""
+
+
+class RewindRefused(CoterieError):
+    """A file the rewind would put back was changed outside the run since."""
+
+
+def checkpoint_log(run_dir: Path) -> CheckpointLog:
+    """The checkpoints of the run in *run_dir*, their contents kept with the project's
+    (runs of one workspace share them: a file unchanged between runs is kept once)."""
+    return CheckpointLog(run_dir, objects=run_dir.parent.parent / "checkpoint-objects")
+
+
+@attrs.frozen
+class CheckpointRow:
+    """A checkpoint as ``coterie checkpoints`` lists it."""
+
+    n: int
+    kind: str
+    at: float
+    text: str
+    #: The paths the run changed while working on it, each with who changed it.
+    changed: dict[str, list[str]]
+    to: int | None = None
+
+
+@attrs.frozen
+class RewindReport:
+    """What a rewind did."""
+
+    to: int
+    #: The rewind's own checkpoint (rewind to it to undo this one).
+    checkpoint: int
+    restored: tuple[str, ...]
+    #: Paths changed outside the run too, put back all the same (``force``).
+    overridden: tuple[str, ...]
+    #: Messages dropped from the lead's conversation (None: it was left alone).
+    dropped: int | None
+
+
+def list_checkpoints(workdir: Path, run_id: str) -> list[CheckpointRow]:
+    """The checkpoints of run *run_id* of *workdir*, oldest first."""
+    run_dir = find_run(workdir, run_id)
+    log = checkpoint_log(run_dir)
+    points = log.checkpoints()
+    calls = _tool_calls(run_dir)
+    rows = []
+    for i, point in enumerate(points):
+        until = points[i + 1].at if i + 1 < len(points) else float("inf")
+        changed: set[str] = set()
+        if point.end is not None:
+            changed = changed_paths(log.load(point.start), log.load(point.end))
+        window = [c for c in calls if point.at <= c[0] < until]
+        rows.append(
+            CheckpointRow(
+                point.n,
+                point.kind,
+                point.at,
+                point.text,
+                {p: _credited(p, window, workdir) for p in sorted(changed)},
+                point.to,
+            )
+        )
+    return rows
+
+
+async def rewind_run(
+    workdir: Path,
+    run_id: str,
+    to: int,
+    *,
+    code: bool = True,
+    conversation: bool = True,
+    force: bool = False,
+) -> RewindReport:
+    """Rewind run *run_id* of *workdir* to checkpoint *to* (see the module docstring):
+    :class:`BadCheckpoint` for a checkpoint it does not have, :class:`RewindRefused`
+    for a file changed outside the run since (unless *force*)."""
+    run_dir = find_run(workdir, run_id)
+    with hold_run(run_dir):
+        log = checkpoint_log(run_dir)
+        points = log.checkpoints()
+        if not 1 <= to <= len(points):
+            have = f"1 to {len(points)}" if points else "none"
+            raise BadCheckpoint(f"run {run_dir.name} has no checkpoint {to} (it has {have})")
+        spans = [Span(log.load(p.start), log.load(p.end) if p.end else None) for p in points]
+        now = log.snapshot_now(workdir)
+        plan = plan_rewind(spans, now, to - 1)
+        if code and plan.conflicts and not force:
+            first = sorted(plan.conflicts)[0]
+            more = f" (and {len(plan.conflicts) - 1} more)" if len(plan.conflicts) > 1 else ""
+            raise RewindRefused(
+                f"{first}{more} was changed outside the run after checkpoint {to}; rewinding"
+                " would lose that change (--force to rewind it all the same)"
+            )
+        cut: Checkpoint | None = None
+        transcript = None
+        if conversation:
+            transcript = TranscriptLog.open(transcript_path(run_dir, "lead"))
+            try:
+                cut = _cut_at(transcript, points, to)
+            except BadCheckpoint:
+                transcript.close()
+                raise
+        point = log.begin(workdir, request="", text=f"rewind to {to}", kind="rewind", to=to)
+        restored: tuple[str, ...] = ()
+        if code:
+            restore(workdir, spans[to - 1].start, plan.restore, log.store)
+            restored = tuple(sorted(plan.restore))
+        dropped = None
+        if transcript is not None:
+            with transcript:
+                dropped = await transcript.cut_before(cut.request) if cut is not None else 0
+            write_state(run_dir, state=COMPLETED, request=None, result=None)
+        log.end(workdir, point.n)
+        return RewindReport(
+            to, point.n, restored, tuple(sorted(plan.conflicts)) if code else (), dropped
+        )
+
+
+def _cut_at(transcript: TranscriptLog, points: list[Checkpoint], to: int) -> Checkpoint | None:
+    """The prompt from checkpoint *to* on whose start the lead's conversation is cut
+    back to: the first still in it (those an earlier rewind cut are passed over);
+    None if none is. :class:`BadCheckpoint` when the conversation cannot be cut
+    there exactly (a summary replaced a prompt, or the prompt was not the lead's)."""
+    for point in points:
+        if point.n < to or point.kind != "prompt" or not point.request:
+            continue
+        status = transcript.prompt_status(point.request)
+        if status == "present":
+            return point
+        if status != "cut":
+            why = "a summary replaced it" if status == "gone" else "it was not the lead's"
+            raise BadCheckpoint(
+                f"the conversation from checkpoint {point.n} on cannot be cut back exactly"
+                f" ({why}): rewind the files only (--code)"
+            )
+    return None
+
+
+def _tool_calls(run_dir: Path) -> list[tuple[float, str, str, dict[str, Any]]]:
+    """(time, actor, tool, input) of every tool call the run's events record."""
+    calls = []
+    with contextlib.suppress(OSError):
+        for line in (run_dir / "events.jsonl").read_text().splitlines():
+            with contextlib.suppress(ValueError):
+                event = json.loads(line)
+                data = event.get("data", event)
+                if event.get("type") == "agent.tool_call" and isinstance(data, dict):
+                    raw = data.get("input")
+                    input: dict[str, Any] = raw if isinstance(raw, dict) else {}
+                    actor = str(data.get("actor", ""))
+                    calls.append((float(event.get("ts", 0.0)), actor, str(data.get("name")), input))
+    return calls
+
+
+def _credited(
+    path: str, calls: list[tuple[float, str, str, dict[str, Any]]], workdir: Path
+) -> list[str]:
+    """Who changed *path*: the agents whose file tools named it, else those that ran
+    shell commands meanwhile (a command's files are not named), else nobody known."""
+    named = sorted(
+        {
+            actor
+            for _, actor, tool, input in calls
+            if tool in _FILE_TOOLS and _same_file(input.get(_FILE_TOOLS[tool]), path, workdir)
+        }
+    )
+    if named:
+        return named
+    return sorted({actor for _, actor, tool, _ in calls if tool in _SHELL_TOOLS})
+
+
+def _same_file(raw: Any, path: str, workdir: Path) -> bool:
+    if not isinstance(raw, str):
+        return False
+    given = Path(raw)
+    return (given if given.is_absolute() else workdir / given) == workdir / path

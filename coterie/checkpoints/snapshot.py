@@ -1,0 +1,147 @@
+"""A snapshot of a workspace: each file's mode, size, times and content hash.
+
+:func:`scan` walks the workspace with ``os.scandir`` (symbolic links are
+recorded as links, never followed; directories named ``.git`` are left out,
+as git keeps their history itself) and, for a file whose size, modification
+time, inode and mode are those the previous snapshot recorded, takes its hash
+from there: only files that moved are read, as git's index does. A file's
+content goes to the :class:`~.store.ObjectStore` when it is hashed, so every
+snapshot can be restored. A file that vanishes or cannot be read during the
+walk is left out of the snapshot (its absence is what a restore gives it).
+
+Left out: the folders of :data:`SKIPPED_DIRS` and files over
+:data:`MAX_FILE_BYTES`. A snapshot is plain data, stored as JSON
+(:meth:`Snapshot.to_json`).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from coterie.checkpoints.store import ObjectStore
+
+__all__ = ["MAX_FILE_BYTES", "SKIPPED_DIRS", "Entry", "Snapshot", "changed_paths", "scan"]
+
+#: Directory names never entered: git's own history, agents' worktrees (checkouts of
+#: their own), and the installed dependencies and caches tools rebuild, which would
+#: otherwise be copied whole at a run's first checkpoint.
+SKIPPED_DIRS = frozenset(
+    {
+        ".git",
+        ".worktrees",
+        "node_modules",
+        ".venv",
+        "venv",
+        "__pycache__",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".tox",
+    }
+)
+#: Files larger than this are left out of snapshots (not kept, not rewound).
+MAX_FILE_BYTES = 20 * 1024 * 1024
+
+
+@attrs.frozen
+class Entry:
+    """One path of a snapshot: a regular file (``sha`` of its content) or a symbolic
+    link (``link``: where it points)."""
+
+    mode: int
+    size: int = 0
+    mtime_ns: int = 0
+    ino: int = 0
+    sha: str | None = None
+    link: str | None = None
+
+    def same_content(self, other: Entry) -> bool:
+        """Whether both hold the same thing: content and permissions, or link target."""
+        return (self.sha, self.link, self.mode & 0o7777) == (
+            other.sha,
+            other.link,
+            other.mode & 0o7777,
+        )
+
+
+@attrs.frozen
+class Snapshot:
+    """Every file of a workspace, by its path relative to the workspace (``/``-separated)."""
+
+    files: dict[str, Entry] = attrs.field(factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {path: attrs.asdict(entry) for path, entry in sorted(self.files.items())}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Snapshot:
+        return cls({path: Entry(**fields) for path, fields in data.items()})
+
+
+def changed_paths(before: Snapshot, after: Snapshot) -> set[str]:
+    """The paths whose content, permissions or existence differ between the two."""
+    changed = set(before.files) ^ set(after.files)
+    for path in set(before.files) & set(after.files):
+        if not before.files[path].same_content(after.files[path]):
+            changed.add(path)
+    return changed
+
+
+def scan(workspace: Path, store: ObjectStore, previous: Snapshot | None = None) -> Snapshot:
+    """A snapshot of *workspace* now (see the module docstring)."""
+    known = previous.files if previous is not None else {}
+    files: dict[str, Entry] = {}
+    for rel, full, st in _walk(workspace):
+        if stat.S_ISLNK(st.st_mode):
+            try:
+                files[rel] = Entry(mode=st.st_mode, link=os.readlink(full))
+            except OSError:
+                continue
+            continue
+        old = known.get(rel)
+        if (
+            old is not None
+            and old.sha is not None
+            and (old.size, old.mtime_ns, old.ino, old.mode)
+            == (st.st_size, st.st_mtime_ns, st.st_ino, st.st_mode)
+        ):
+            files[rel] = old
+            continue
+        try:
+            sha = store.put_file(Path(full))
+        except OSError:
+            continue  # gone, or unreadable: not in the snapshot
+        files[rel] = Entry(st.st_mode, st.st_size, st.st_mtime_ns, st.st_ino, sha)
+    return Snapshot(files)
+
+
+def _walk(root: Path) -> Iterator[tuple[str, str, os.stat_result]]:
+    """(relative path, full path, lstat) of every regular file and link under *root*."""
+    stack = [("", str(root))]
+    while stack:
+        prefix, directory = stack.pop()
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            continue
+        for entry in entries:
+            rel = f"{prefix}{entry.name}"
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                if entry.name not in SKIPPED_DIRS:
+                    stack.append((f"{rel}/", entry.path))
+            elif stat.S_ISLNK(st.st_mode) or (
+                stat.S_ISREG(st.st_mode) and st.st_size <= MAX_FILE_BYTES
+            ):
+                yield rel, entry.path, st
