@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import pytest
 import trio.testing
 
+from coterie.checkpoints import SCANS
 from coterie.home import HOME_ENV
 from coterie.journal import DISK
 from coterie.mailbox import Durability, PostOffice, open_redis_post_office
@@ -62,6 +63,16 @@ def inline_fsyncs() -> Iterator[None]:
     DISK.inline_below = math.inf
     yield
     DISK.inline_below = saved
+
+
+@pytest.fixture(autouse=True)
+def inline_scans() -> Iterator[None]:
+    """Take checkpoint snapshots in the Trio thread during tests, for the reason of
+    :func:`inline_fsyncs` (a session takes one as each request starts and ends)."""
+    saved = SCANS.inline_below
+    SCANS.inline_below = math.inf
+    yield
+    SCANS.inline_below = saved
 
 
 @pytest.fixture(params=MAILBOX_KINDS)

@@ -216,10 +216,10 @@ SURFACES: dict[str, set[str]] = {
         "task_branch", "task_of_branch", "workspaces_root",
     },
     "coterie.checkpoints": {
-        "BadCheckpoint", "Checkpoint", "CheckpointLog", "CheckpointRow", "DamagedObject",
+        "SCANS", "BadCheckpoint", "Checkpoint", "CheckpointLog", "CheckpointRow", "DamagedObject",
         "Entry", "ObjectStore", "RestoreRefused", "RewindPlan", "RewindRefused", "RewindReport",
         "Snapshot", "Span", "changed_paths", "checkpoint_log", "list_checkpoints",
-        "plan_rewind", "restore", "rewind_run", "scan",
+        "plan_files", "plan_rewind", "restore", "rewind_files", "rewind_run", "scan",
     },
     "coterie.workflows": {
         "CONCURRENCY", "MAX_AGENTS", "MAX_ITEMS", "AgentOutcome", "Done", "Failed", "Meta",

@@ -23,7 +23,7 @@ rewind (what the run changed, what changed outside it) are made on them
 alone.
 """
 
-from coterie.checkpoints.record import Checkpoint, CheckpointLog
+from coterie.checkpoints.record import SCANS, Checkpoint, CheckpointLog
 from coterie.checkpoints.restore import RestoreRefused, restore
 from coterie.checkpoints.rewind import RewindPlan, Span, plan_rewind
 from coterie.checkpoints.rewinding import (
@@ -33,12 +33,15 @@ from coterie.checkpoints.rewinding import (
     RewindReport,
     checkpoint_log,
     list_checkpoints,
+    plan_files,
+    rewind_files,
     rewind_run,
 )
 from coterie.checkpoints.snapshot import Entry, Snapshot, changed_paths, scan
 from coterie.checkpoints.store import DamagedObject, ObjectStore
 
 __all__ = [
+    "SCANS",
     "BadCheckpoint",
     "Checkpoint",
     "CheckpointLog",
@@ -55,8 +58,10 @@ __all__ = [
     "changed_paths",
     "checkpoint_log",
     "list_checkpoints",
+    "plan_files",
     "plan_rewind",
     "restore",
+    "rewind_files",
     "rewind_run",
     "scan",
 ]

@@ -28,14 +28,19 @@ import attrs
 from coterie.checkpoints.snapshot import Entry, Snapshot, scan
 from coterie.checkpoints.store import ObjectStore
 from coterie.fsutil import atomic_write
+from coterie.journal import SyncRunner
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["FULL_EVERY", "Checkpoint", "CheckpointLog"]
+__all__ = ["FULL_EVERY", "SCANS", "Checkpoint", "CheckpointLog"]
 
 #: A whole snapshot is written after this many deltas (loading replays at most this many).
 FULL_EVERY = 32
+#: Where a session takes its snapshots: in a worker thread (a snapshot may read many
+#: files), never blocking the run's loop. Tests set ``inline_below`` to run them
+#: inline, as they do the journal's fsyncs (a thread looks idle to autojump_clock).
+SCANS = SyncRunner(inline_below=0.0)
 
 
 @attrs.frozen
@@ -52,6 +57,9 @@ class Checkpoint:
     end: int | None = None
     #: For a rewind: the checkpoint it went back to.
     to: int | None = None
+    #: The host's id of the prompt (its stream-json user line's ``uuid``), by which
+    #: the Agent SDK's ``rewind_files`` names it.
+    message: str | None = None
 
     @property
     def first_line(self) -> str:
@@ -93,6 +101,7 @@ class CheckpointLog:
                     at=float(line.get("at", 0.0)),
                     start=int(line["start"]),
                     to=line.get("to"),
+                    message=line.get("message"),
                 )
             elif "end" in line and n in found:
                 found[n] = attrs.evolve(found[n], end=int(line["end"]))
@@ -105,7 +114,7 @@ class CheckpointLog:
         return self._last
 
     def begin(self, workspace: Path, *, request: str, text: str, kind: str = "prompt",
-              to: int | None = None) -> Checkpoint:  # fmt: skip
+              to: int | None = None, message: str | None = None) -> Checkpoint:  # fmt: skip
         """Take checkpoint n+1: the snapshot of *workspace* before the work on *request*."""
         snapshot = self.snapshot_now(workspace)
         sid = self.save(snapshot)
@@ -118,6 +127,7 @@ class CheckpointLog:
             at=time.time(),
             start=sid,
             to=to,
+            message=message,
         )
         line = {k: v for k, v in attrs.asdict(point).items() if k != "end" and v is not None}
         self._append(line)

@@ -20,7 +20,7 @@ import attrs
 
 from coterie.checkpoints.record import Checkpoint, CheckpointLog
 from coterie.checkpoints.restore import restore
-from coterie.checkpoints.rewind import Span, plan_rewind
+from coterie.checkpoints.rewind import RewindPlan, Span, plan_rewind
 from coterie.checkpoints.snapshot import changed_paths
 from coterie.context import TranscriptLog
 from coterie.errors import CoterieError
@@ -33,6 +33,8 @@ __all__ = [
     "RewindReport",
     "checkpoint_log",
     "list_checkpoints",
+    "plan_files",
+    "rewind_files",
     "rewind_run",
 ]
 
@@ -127,16 +129,7 @@ async def rewind_run(
         if not 1 <= to <= len(points):
             have = f"1 to {len(points)}" if points else "none"
             raise BadCheckpoint(f"run {run_dir.name} has no checkpoint {to} (it has {have})")
-        spans = [Span(log.load(p.start), log.load(p.end) if p.end else None) for p in points]
-        now = log.snapshot_now(workdir)
-        plan = plan_rewind(spans, now, to - 1)
-        if code and plan.conflicts and not force:
-            first = sorted(plan.conflicts)[0]
-            more = f" (and {len(plan.conflicts) - 1} more)" if len(plan.conflicts) > 1 else ""
-            raise RewindRefused(
-                f"{first}{more} was changed outside the run after checkpoint {to}; rewinding"
-                " would lose that change (--force to rewind it all the same)"
-            )
+        spans, plan = plan_files(log, workdir, to, refuse=code and not force)
         cut: Checkpoint | None = None
         transcript = None
         if conversation:
@@ -160,6 +153,38 @@ async def rewind_run(
         return RewindReport(
             to, point.n, restored, tuple(sorted(plan.conflicts)) if code else (), dropped
         )
+
+
+def plan_files(
+    log: CheckpointLog, workdir: Path, to: int, *, refuse: bool = True
+) -> tuple[list[Span], RewindPlan]:
+    """The snapshots of *log*'s checkpoints and the plan of putting *workdir*'s files
+    back to checkpoint *to* (1-based); with *refuse*, :class:`RewindRefused` when a
+    file to put back was changed outside the run since."""
+    points = log.checkpoints()
+    spans = [Span(log.load(p.start), log.load(p.end) if p.end else None) for p in points]
+    plan = plan_rewind(spans, log.snapshot_now(workdir), to - 1)
+    if refuse and plan.conflicts:
+        first = sorted(plan.conflicts)[0]
+        more = f" (and {len(plan.conflicts) - 1} more)" if len(plan.conflicts) > 1 else ""
+        raise RewindRefused(
+            f"{first}{more} was changed outside the run after checkpoint {to}; rewinding"
+            " would lose that change (--force to rewind it all the same)"
+        )
+    return spans, plan
+
+
+def rewind_files(log: CheckpointLog, workdir: Path, to: int, *, dry_run: bool = False) -> list[str]:
+    """Put *workdir*'s files back to checkpoint *to* of *log* (a live run's, between
+    its requests: the Agent SDK's ``rewind_files``), recorded as a checkpoint of its
+    own; the paths put back (with *dry_run*, those that would be). Refuses as
+    :func:`rewind_run` does."""
+    spans, plan = plan_files(log, workdir, to)
+    if not dry_run:
+        point = log.begin(workdir, request="", text=f"rewind to {to}", kind="rewind", to=to)
+        restore(workdir, spans[to - 1].start, plan.restore, log.store)
+        log.end(workdir, point.n)
+    return sorted(plan.restore)
 
 
 def _cut_at(transcript: TranscriptLog, points: list[Checkpoint], to: int) -> Checkpoint | None:

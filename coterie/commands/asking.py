@@ -4,6 +4,7 @@ one after the other until a ``/clear`` (:func:`each_turn`)."""
 
 from __future__ import annotations
 
+import uuid
 from typing import TYPE_CHECKING, Any
 
 from coterie.models import Usage
@@ -42,16 +43,20 @@ async def each_turn(
         view.finish(cleared.stamped(last))
     failed = False
     async for turn in turns:
+        # The prompt's id: the host's, else one of ours, the same on its replayed line
+        # and on its checkpoint (the SDK's rewind_files names it).
+        message_id = turn.uuid or str(uuid.uuid4())
         replayed = getattr(view, "replayed", None)
         if turn.replay and replayed is not None:
-            replayed(turn.message or {}, turn.uuid)  # --replay-user-messages: acknowledged
+            replayed(turn.message or {}, message_id)  # --replay-user-messages: acknowledged
         if turn.clears:
             reset = getattr(view, "conversation_reset", None)
             if reset is not None:
                 reset(turn.uuid)
             last = last or _cleared(session)  # a run cleared before any prompt ends well
             break
-        last = await ask_lead(session, turn.text, next_model() if next_model else None)
+        model = next_model() if next_model else None
+        last = await ask_lead(session, turn.text, model, message_id=message_id)
         failed = failed or bool(last["is_error"])
         view.finish(turn.stamped(last))
     if last is None:
@@ -74,8 +79,10 @@ def _cleared(session: AgentSession) -> dict[str, Any]:
     }
 
 
-async def ask_lead(session: AgentSession, prompt: str, model: str | None = None) -> dict[str, Any]:
-    result = (await session.query(prompt, model=model)).to_dict()
+async def ask_lead(
+    session: AgentSession, prompt: str, model: str | None = None, *, message_id: str | None = None
+) -> dict[str, Any]:
+    result = (await session.query(prompt, model=model, message_id=message_id)).to_dict()
     if session.board is None:
         return with_run_id(session, result)
     return await with_summary(session, result)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from coterie.errors import CoterieError
+
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
@@ -37,10 +39,15 @@ def control_handlers(
         return {}
 
     async def rewind_files(request: Request) -> dict[str, Any]:
-        raise ValueError(
-            "rewind_files needs checkpoints of the run's files, which coterie does not"
-            " keep yet; nothing was changed"
-        )
+        message = request.body.get("user_message_id")
+        if not isinstance(message, str) or not message:
+            raise ValueError("rewind_files needs a user_message_id")
+        dry_run = request.body.get("dry_run") is True
+        try:
+            changed = await (await session()).rewind_files(message, dry_run=dry_run)
+        except CoterieError as exc:
+            raise ValueError(str(exc)) from None
+        return {"canRewind": True, "filesChanged": changed}
 
     return {
         "get_context_usage": get_context_usage,

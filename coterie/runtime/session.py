@@ -30,7 +30,7 @@ from coterie.actors.goal import GoalPursuit
 from coterie.actors.lead import COMPACT, INTERRUPT, PROMPT, RUN_TOOLS
 from coterie.actors.scheduler import LOOP, SCHEDULER
 from coterie.agent import RunResult
-from coterie.checkpoints import CheckpointLog, checkpoint_log
+from coterie.checkpoints import SCANS, CheckpointLog, checkpoint_log, rewind_files
 from coterie.context.tokens import Budget
 from coterie.errors import CoterieError, RunCancelled
 from coterie.events import EventLog
@@ -119,11 +119,18 @@ class AgentSession:
     checkpoints: CheckpointLog | None = None
 
     async def query(
-        self, prompt: str, *, model: str | None = None, goal: str | None = None
+        self,
+        prompt: str,
+        *,
+        model: str | None = None,
+        goal: str | None = None,
+        message_id: str | None = None,
     ) -> RunResult:
         """Send *prompt* to the lead and wait for the result of its work (with
         *model*, ``/model``'s choice, from this request on; pursuing *goal*, a
-        conversation's ``/goal``, until the evaluator judges it met or it cannot be)."""
+        conversation's ``/goal``, until the evaluator judges it met or it cannot be).
+        *message_id* is the host's id of the prompt (its user line's ``uuid``), by
+        which :meth:`rewind_files` names its checkpoint."""
         body: dict[str, Any] = {"text": prompt}
         if model is not None:
             body["model"] = model
@@ -135,7 +142,7 @@ class AgentSession:
                 )
             pursuit = GoalPursuit(goal, self.options.max_goal_iterations)
             body["goal"] = attrs.asdict(pursuit)
-        return await self._request("lead", PROMPT, body, prompt)
+        return await self._request("lead", PROMPT, body, prompt, message_id)
 
     def stream(
         self,
@@ -177,6 +184,10 @@ class AgentSession:
         if not pending or state.get("state") in (COMPLETED, FAILED):
             return None
         if not pending.get("sent"):
+            message = pending.get("message")
+            await self._checkpoint_begin(
+                str(pending["id"]), str(pending.get("text", "")), message if message else None
+            )
             to, kind = pending.get("to", "lead"), pending.get("kind", PROMPT)
             body = pending.get("body", {"text": pending["text"]})
             await self._user.post.send(self._user.request(to, kind, body, id=pending["id"]))
@@ -198,6 +209,30 @@ class AgentSession:
             return False
         await self._user.send(str(to), INTERRUPT, {"request": pending["id"]})
         return True
+
+    async def rewind_files(self, message_id: str, *, dry_run: bool = False) -> list[str]:
+        """The Agent SDK's ``rewind_files``: put the workspace's files back as they were
+        before the prompt the host named *message_id* (its user line's ``uuid``, or the
+        request's id), between requests; the paths put back (with *dry_run*, those that
+        would be). The conversation is left as it is, as in Claude Code. Refused (a
+        :class:`~coterie.errors.CoterieError`) while a request is at work, for a prompt
+        with no checkpoint, or when a file to put back was changed outside the run."""
+        log = self.checkpoints
+        points = log.checkpoints() if log is not None else []
+        point = next((p for p in points if message_id in (p.message, p.request)), None)
+        if log is None or point is None:
+            raise CoterieError(f"no checkpoint of this run is the prompt {message_id!r}")
+        state = read_state(self.run_dir)
+        if state.get("state") == RUNNING:
+            raise CoterieError("a request is at work: rewind the files once it has finished")
+        found: list[str] = []
+
+        def rewind() -> None:
+            assert log is not None
+            found.extend(rewind_files(log, self.options.workdir, point.n, dry_run=dry_run))
+
+        await SCANS.run(rewind)
+        return found
 
     def context_usage(self, model: str | None = None) -> dict[str, Any]:
         """How full the lead's context is, in the Agent SDK's ``get_context_usage``
@@ -243,21 +278,23 @@ class AgentSession:
             self.mirror.put("state.json", (self.run_dir / "state.json").read_bytes())
             await self.mirror.flush()
 
-    async def _request(self, to: str, kind: str, body: dict[str, Any], text: str) -> RunResult:
-        return await self._result_of(await self._send(to, kind, body, text))
+    async def _request(
+        self, to: str, kind: str, body: dict[str, Any], text: str, message: str | None = None
+    ) -> RunResult:
+        return await self._result_of(await self._send(to, kind, body, text, message))
 
-    async def _send(self, to: str, kind: str, body: dict[str, Any], text: str) -> str:
+    async def _send(
+        self, to: str, kind: str, body: dict[str, Any], text: str, message: str | None = None
+    ) -> str:
         """Send a request, recorded in ``state.json`` before it goes (and marked sent
-        after), so that a resumed session sends it if it never went; its id."""
+        after), so that a resumed session sends it if it never went; its id. Its
+        checkpoint is taken between the two (*message*: the host's id of it)."""
         request = self._user.request(to, kind, body)
-        if self.checkpoints is not None:  # the workspace before the work on it
-            await trio.to_thread.run_sync(
-                functools.partial(
-                    self.checkpoints.begin, self.options.workdir, request=request.id, text=text
-                )
-            )
         pending = {"id": request.id, "to": to, "kind": kind, "body": body, "text": text}
+        if message is not None:
+            pending["message"] = message
         await self._record(state=RUNNING, request={**pending, "sent": False}, result=None)
+        await self._checkpoint_begin(request.id, text, message)
         await self._user.post.send(request)
         await self._record(request={**pending, "sent": True})
         return request.id
@@ -280,6 +317,20 @@ class AgentSession:
         await self._user.done(delivery)
         return result
 
+    async def _checkpoint_begin(self, request_id: str, text: str, message: str | None) -> None:
+        """Take the checkpoint of request *request_id* (recorded, not yet sent): the
+        workspace before the work on it; once (a request sent again after a crash
+        keeps the checkpoint it had)."""
+        log = self.checkpoints
+        if log is None or any(p.request == request_id for p in log.checkpoints()):
+            return
+        workdir = self.options.workdir
+
+        def take() -> None:
+            log.begin(workdir, request=request_id, text=text, message=message)
+
+        await SCANS.run(take)
+
     async def _checkpoint_end(self, request_id: str) -> None:
         """Record the workspace as the work on request *request_id* left it."""
         log = self.checkpoints
@@ -287,8 +338,7 @@ class AgentSession:
             return
         point = next((p for p in log.checkpoints() if p.request == request_id), None)
         if point is not None and point.end is None:
-            workdir = self.options.workdir
-            await trio.to_thread.run_sync(log.end, workdir, point.n)
+            await SCANS.run(functools.partial(log.end, self.options.workdir, point.n))
 
 
 @contextlib.asynccontextmanager

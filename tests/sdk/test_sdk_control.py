@@ -14,6 +14,7 @@ from claude_agent_sdk import (
     ClaudeSDKClient,
     ResultMessage,
     SystemMessage,
+    UserMessage,
     query,
 )
 
@@ -57,7 +58,7 @@ async def test_the_hosts_subagents_are_the_runs(
         usage = await client.get_context_usage()
         with pytest.raises(Exception, match="no task"):
             await client.stop_task("nobody")
-        with pytest.raises(Exception, match="checkpoints"):
+        with pytest.raises(Exception, match="no checkpoint of this run"):
             await client.rewind_files("some-message")
     init = next(m for m in messages if isinstance(m, SystemMessage) and m.subtype == "init")
     assert "greeter" in init.data["agents"], stderr
@@ -139,3 +140,34 @@ def test_fork_session_without_resume_is_one_line(workspace: Path, home: Path) ->
     done = coterie("-p", "hi", "--fork-session", cwd=workspace, home=home)
     assert (done.returncode, done.stdout) == (2, ""), done.stderr
     assert "--fork-session copies the run --resume names" in done.stderr
+
+
+@pytest.mark.filterwarnings(UNCLOSED)
+async def test_rewind_files_puts_back_what_the_prompt_changed_bash_included(
+    tmp_path: Path, workspace: Path, home: Path, mock_server: Callable[[Path], str]
+) -> None:
+    """The SDK's file checkpointing: each prompt's replayed user message names its
+    checkpoint; rewind_files puts the files back (Bash's changes too, which Claude
+    Code's does not) and leaves the conversation."""
+    (workspace / "keep.txt").write_text("before\n")
+    write = {"name": "Write", "input": {"file_path": "a.txt", "content": "new\n"}}
+    shell = {"name": "Bash", "input": {"command": "echo changed > keep.txt"}}
+    tracks: list[dict[str, Any]] = [
+        {"tool_uses": [write, shell]},
+        {"text": "changed"},
+    ]
+    url = mock_server(scenario(tmp_path, tracks))
+    stderr: list[str] = []
+    opts = options(workspace, home, url, stderr)
+    opts.permission_mode = "bypassPermissions"
+    opts.enable_file_checkpointing = True
+    opts.extra_args = {"replay-user-messages": None}
+    async with ClaudeSDKClient(options=opts) as client:
+        await client.query("change things")
+        messages = [m async for m in client.receive_response()]
+        replayed = [m for m in messages if isinstance(m, UserMessage) and m.uuid]
+        assert replayed, stderr
+        assert (workspace / "a.txt").exists()
+        await client.rewind_files(replayed[0].uuid)
+    assert not (workspace / "a.txt").exists(), stderr
+    assert (workspace / "keep.txt").read_text() == "before\n"
