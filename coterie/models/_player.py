@@ -181,10 +181,11 @@ class ScenarioPlayer:
                 "which the scenario says it must not"
             )
         answers = turn.crash is None and turn.error is None
+        replies = dict(self._served)
         if key is not None and answers:
-            self._served[actor] = [key, track, index]
+            replies[actor] = [key, track, index]
         outcome = self._with_fault(_resolve(turn, track, index, place))
-        self._advance(track, index + 1)
+        self._advance(track, index + 1, replies)
         return outcome
 
     def _with_fault(self, outcome: Outcome) -> Outcome:
@@ -197,14 +198,27 @@ class ScenarioPlayer:
         self._faulted.add(outcome.place)
         return outcome
 
-    def _advance(self, track: str, position: int) -> None:
-        self._cursors[track] = position
-        self._persist()
+    def _advance(self, track: str, position: int, served: dict[str, list[Any]]) -> None:
+        """Move *track*'s cursor to *position* (and the replies served to *served*):
+        on disk first, then in memory, so that a write that fails (a full disk)
+        leaves both as they were and the turn is served again, never skipped on a
+        resume that reads the file."""
+        cursors = {**self._cursors, track: position}
+        self._persist(cursors, served)
+        self._cursors, self._served = cursors, served
 
-    def _persist(self) -> None:
+    def _persist(
+        self,
+        cursors: dict[str, int] | None = None,
+        served: dict[str, list[Any]] | None = None,
+    ) -> None:
         if self.state_path is not None:
             _write_state(
-                self.state_path, self._cursors, self._served, self._faulted, sync=self.fsync
+                self.state_path,
+                self._cursors if cursors is None else cursors,
+                self._served if served is None else served,
+                self._faulted,
+                sync=self.fsync,
             )
 
 
