@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import json
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -44,6 +46,35 @@ def atomic_write(path: Path, data: bytes, *, sync: bool) -> None:
     os.replace(tmp, path)
     if sync:
         fsync_dir(path.parent)  # the rename is durable only once the entry is
+
+
+def append_json_line(path: Path, value: dict[str, Any]) -> None:
+    """Append *value* as one JSON line to *path* (made if missing), fsynced before
+    returning: a crash leaves the line whole, or cut off (which
+    :func:`read_json_lines` leaves out)."""
+    data = (json.dumps(value, ensure_ascii=False) + "\n").encode()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def read_json_lines(path: Path) -> list[dict[str, Any]]:
+    """The JSON objects of *path*, one a line (none if it is missing); a line that
+    is not one (cut off by a crash) is left out."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return []
+    found = []
+    for line in raw.splitlines():
+        with contextlib.suppress(ValueError):
+            value = json.loads(line)
+            if isinstance(value, dict):
+                found.append(value)
+    return found
 
 
 def raise_fd_limit() -> int:

@@ -17,7 +17,6 @@ workspace. Nothing here knows of prompts beyond their ids and text.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import time
@@ -27,7 +26,7 @@ import attrs
 
 from coterie.checkpoints.snapshot import Entry, Snapshot, scan
 from coterie.checkpoints.store import ObjectStore
-from coterie.fsutil import atomic_write
+from coterie.fsutil import append_json_line, atomic_write, read_json_lines
 from coterie.journal import SyncRunner
 
 if TYPE_CHECKING:
@@ -191,24 +190,8 @@ class CheckpointLog:
     # -- the log -------------------------------------------------------------------
 
     def _lines(self) -> list[dict[str, Any]]:
-        try:
-            raw = (self.folder / "log.jsonl").read_bytes()
-        except FileNotFoundError:
-            return []
-        lines = []
-        for line in raw.splitlines():
-            with contextlib.suppress(ValueError):
-                value = json.loads(line)
-                if isinstance(value, dict):
-                    lines.append(value)
-        return lines
+        return read_json_lines(self.folder / "log.jsonl")
 
     def _append(self, line: dict[str, Any]) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
-        data = (json.dumps(line, ensure_ascii=False) + "\n").encode()
-        fd = os.open(self.folder / "log.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        try:
-            os.write(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        append_json_line(self.folder / "log.jsonl", line)

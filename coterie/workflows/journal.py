@@ -22,14 +22,13 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 import secrets
 from collections import Counter, defaultdict
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from coterie.fsutil import atomic_write, fsync_dir
+from coterie.fsutil import append_json_line, atomic_write, fsync_dir, read_json_lines
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -124,17 +123,7 @@ class WorkflowJournal:
 
     def lines(self) -> list[dict[str, Any]]:
         """The journal's whole lines (one cut off by a crash left out)."""
-        try:
-            raw = self.journal_path.read_bytes()
-        except OSError:
-            return []
-        found = []
-        for line in raw.splitlines():
-            with contextlib.suppress(ValueError):
-                value = json.loads(line)
-                if isinstance(value, dict):
-                    found.append(value)
-        return found
+        return read_json_lines(self.journal_path)
 
     def results(self) -> list[tuple[str, Any]]:
         """Each finished agent's (key, answer), oldest first."""
@@ -158,13 +147,7 @@ class WorkflowJournal:
         self._append(line)
 
     def _append(self, line: dict[str, Any]) -> None:
-        data = (json.dumps(line, ensure_ascii=False) + "\n").encode()
-        fd = os.open(self.journal_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        try:
-            os.write(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        append_json_line(self.journal_path, line)
 
 
 def unfinished_like(root: Path, *, script: str, args: Any) -> WorkflowJournal | None:
