@@ -29,6 +29,10 @@ RUN_TOOLS = "run-tools"
 TOOLS_RAN = "tools-ran"
 #: Cancels the work on one request (body ``{"request": id}``): the user's Ctrl-C.
 INTERRUPT = "interrupt"
+#: Cuts the conversation back to before one request (body ``{"prompt": id}``): a
+#: rewind in a live session. Replied with ``rewound``, body ``{"dropped": n}``.
+REWIND = "rewind"
+REWOUND = "rewound"
 
 
 class Lead(Actor):
@@ -79,6 +83,10 @@ class Lead(Actor):
             )
             results = [{"content": r.content, "is_error": r.is_error} for r in ran]
             await ctx.reply(message, TOOLS_RAN, {"results": results})
+            return
+        if message.kind == REWIND:
+            dropped = await self.loop.cut_before(str(message.body["prompt"]))
+            await ctx.reply(message, REWOUND, {"dropped": dropped})
             return
         if message.kind == INTERRUPT:
             return  # its request was answered before it arrived

@@ -369,6 +369,15 @@ class AgentLoop:
             self.messages, focus, todos=self.tools.todos, goal=self.goal
         )
 
+    async def cut_before(self, prompt_id: str) -> int:
+        """Drop the history from the start of request *prompt_id* on (a rewind of the
+        conversation), in the transcript and here; how many messages went."""
+        if self.transcript is None:
+            raise RuntimeError("this agent keeps no transcript to cut")
+        dropped = await self.transcript.cut_before(prompt_id)
+        self.messages = self.transcript.load()
+        return dropped
+
     async def run_tools(
         self, calls: Sequence[Mapping[str, Any]], allow: Sequence[str] = (), by: str = ""
     ) -> list[ToolResult]:

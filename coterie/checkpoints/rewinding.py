@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -23,8 +23,12 @@ from coterie.checkpoints.restore import restore
 from coterie.checkpoints.rewind import RewindPlan, Span, plan_rewind
 from coterie.checkpoints.snapshot import changed_paths
 from coterie.context import TranscriptLog
+from coterie.context.transcript import prompt_status
 from coterie.errors import CoterieError
 from coterie.runs import COMPLETED, find_run, hold_run, transcript_path, write_state
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
 
 __all__ = [
     "BadCheckpoint",
@@ -32,8 +36,10 @@ __all__ = [
     "RewindRefused",
     "RewindReport",
     "checkpoint_log",
+    "cut_point",
     "list_checkpoints",
     "plan_files",
+    "rewind_checkpoints",
     "rewind_files",
     "rewind_run",
 ]
@@ -119,40 +125,73 @@ async def rewind_run(
     conversation: bool = True,
     force: bool = False,
 ) -> RewindReport:
-    """Rewind run *run_id* of *workdir* to checkpoint *to* (see the module docstring):
-    :class:`BadCheckpoint` for a checkpoint it does not have, :class:`RewindRefused`
-    for a file changed outside the run since (unless *force*)."""
+    """Rewind run *run_id* of *workdir*, stopped, to checkpoint *to* (see the module
+    docstring): :class:`BadCheckpoint` for a checkpoint it does not have,
+    :class:`RewindRefused` for a file changed outside the run since (unless *force*)."""
     run_dir = find_run(workdir, run_id)
     with hold_run(run_dir):
-        log = checkpoint_log(run_dir)
-        points = log.checkpoints()
-        if not 1 <= to <= len(points):
-            have = f"1 to {len(points)}" if points else "none"
-            raise BadCheckpoint(f"run {run_dir.name} has no checkpoint {to} (it has {have})")
-        spans, plan = plan_files(log, workdir, to, refuse=code and not force)
-        cut: Checkpoint | None = None
-        transcript = None
+        lead = transcript_path(run_dir, "lead")
+
+        async def cut(prompt_id: str) -> int:
+            with TranscriptLog.open(lead) as transcript:
+                return await transcript.cut_before(prompt_id)
+
+        async def now(job: Callable[[], None]) -> None:
+            job()
+
+        report = await rewind_checkpoints(
+            checkpoint_log(run_dir), workdir, lead, to, code=code,
+            conversation=conversation, force=force, cut=cut, blocking=now,
+        )  # fmt: skip
         if conversation:
-            transcript = TranscriptLog.open(transcript_path(run_dir, "lead"))
-            try:
-                cut = _cut_at(transcript, points, to)
-            except BadCheckpoint:
-                transcript.close()
-                raise
-        point = log.begin(workdir, request="", text=f"rewind to {to}", kind="rewind", to=to)
-        restored: tuple[str, ...] = ()
+            write_state(run_dir, state=COMPLETED, request=None, result=None)
+        return report
+
+
+async def rewind_checkpoints(
+    log: CheckpointLog,
+    workdir: Path,
+    lead: Path,
+    to: int,
+    *,
+    code: bool,
+    conversation: bool,
+    force: bool,
+    cut: Callable[[str], Awaitable[int]],
+    blocking: Callable[[Callable[[], None]], Awaitable[None]],
+) -> RewindReport:
+    """The rewind of a run (stopped, or live between its requests) to checkpoint *to*
+    of *log*: the files of *workdir* put back (with *code*), the conversation of the
+    lead (its transcript at *lead*) cut back by *cut* (given the request's id; how
+    many messages went), the rewind recorded as a checkpoint. *blocking* runs the
+    work on files (a worker thread in a live session)."""
+    points = log.checkpoints()
+    if not 1 <= to <= len(points):
+        have = f"1 to {len(points)}" if points else "none"
+        raise BadCheckpoint(f"run {log.run_dir.name} has no checkpoint {to} (it has {have})")
+    point = cut_point(lead, points, to) if conversation else None
+    done: list[tuple[Checkpoint, RewindPlan]] = []
+
+    def files() -> None:
+        spans, plan = plan_files(log, workdir, to, refuse=code and not force)
+        rewind = log.begin(workdir, request="", text=f"rewind to {to}", kind="rewind", to=to)
         if code:
             restore(workdir, spans[to - 1].start, plan.restore, log.store)
-            restored = tuple(sorted(plan.restore))
-        dropped = None
-        if transcript is not None:
-            with transcript:
-                dropped = await transcript.cut_before(cut.request) if cut is not None else 0
-            write_state(run_dir, state=COMPLETED, request=None, result=None)
-        log.end(workdir, point.n)
-        return RewindReport(
-            to, point.n, restored, tuple(sorted(plan.conflicts)) if code else (), dropped
-        )
+        done.append((rewind, plan))
+
+    await blocking(files)
+    rewind, plan = done[0]
+    dropped = None
+    if conversation:
+        dropped = await cut(point.request) if point is not None else 0
+    await blocking(lambda: log.end(workdir, rewind.n))
+    return RewindReport(
+        to,
+        rewind.n,
+        tuple(sorted(plan.restore)) if code else (),
+        tuple(sorted(plan.conflicts)) if code else (),
+        dropped,
+    )
 
 
 def plan_files(
@@ -187,15 +226,16 @@ def rewind_files(log: CheckpointLog, workdir: Path, to: int, *, dry_run: bool = 
     return sorted(plan.restore)
 
 
-def _cut_at(transcript: TranscriptLog, points: list[Checkpoint], to: int) -> Checkpoint | None:
-    """The prompt from checkpoint *to* on whose start the lead's conversation is cut
-    back to: the first still in it (those an earlier rewind cut are passed over);
-    None if none is. :class:`BadCheckpoint` when the conversation cannot be cut
-    there exactly (a summary replaced a prompt, or the prompt was not the lead's)."""
+def cut_point(transcript: Path, points: list[Checkpoint], to: int) -> Checkpoint | None:
+    """The prompt from checkpoint *to* on whose start the conversation of the log at
+    *transcript* (the lead's) is cut back to: the first still in it (those an
+    earlier rewind cut are passed over); None if none is. :class:`BadCheckpoint`
+    when it cannot be cut there exactly (a summary replaced a prompt, or the prompt
+    was not the lead's)."""
     for point in points:
         if point.n < to or point.kind != "prompt" or not point.request:
             continue
-        status = transcript.prompt_status(point.request)
+        status = prompt_status(transcript, point.request)
         if status == "present":
             return point
         if status != "cut":

@@ -61,7 +61,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from types import TracebackType
 
-__all__ = ["Replica", "TranscriptCorruption", "TranscriptLog", "read_history"]
+__all__ = ["Replica", "TranscriptCorruption", "TranscriptLog", "prompt_status", "read_history"]
 
 
 class Replica(Protocol):
@@ -197,6 +197,19 @@ def _replay(data: bytes, path: Path) -> _Replay:
     return replay
 
 
+def prompt_status(path: Path, prompt_id: str, *, cut: str = "rewind") -> str:
+    """Where request *prompt_id* stands in the history of the log at *path* (read
+    only: the live writer's log may be read): ``present`` (the message starting it
+    is there), ``cut`` (a compaction of stage *cut* took it away), ``gone`` (a
+    summary replaced it) or ``unknown`` (it never began here)."""
+    replay = _replay(path.read_bytes(), path)
+    if replay.prompt_at.get(prompt_id) is not None:
+        return "present"
+    if prompt_id in replay.prompt_gone:
+        return "cut" if replay.prompt_gone[prompt_id] == cut else "gone"
+    return "unknown"
+
+
 def read_history(path: Path) -> list[Message]:
     """The history the transcript at *path* holds, read without opening it for
     writing (nothing is repaired; its writer may be running): for a person's
@@ -329,15 +342,8 @@ class TranscriptLog:
         return messages
 
     def prompt_status(self, prompt_id: str, *, cut: str = "rewind") -> str:
-        """Where request *prompt_id* stands in the history: ``present`` (the message
-        starting it is there), ``cut`` (a compaction of stage *cut* took it away),
-        ``gone`` (a summary replaced it) or ``unknown`` (it never began here)."""
-        replay = _replay(self.path.read_bytes(), self.path)
-        if replay.prompt_at.get(prompt_id) is not None:
-            return "present"
-        if prompt_id in replay.prompt_gone:
-            return "cut" if replay.prompt_gone[prompt_id] == cut else "gone"
-        return "unknown"
+        """:func:`prompt_status` of this log."""
+        return prompt_status(self.path, prompt_id, cut=cut)
 
     async def cut_before(self, prompt_id: str, *, stage: str = "rewind") -> int:
         """Drop the history from the message starting request *prompt_id* on (a

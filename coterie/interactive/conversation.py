@@ -54,6 +54,7 @@ from coterie.agent.outputstyles import (
     switch_reminder,
 )
 from coterie.autonomy import LoopSpecError, parse_loop_spec
+from coterie.checkpoints import list_checkpoints
 from coterie.context.transcript import read_history
 from coterie.errors import CoterieError
 from coterie.extensions.commandrun import complete
@@ -455,6 +456,36 @@ class Conversation:
             return True
         return False
 
+    async def _rewind(self, session: AgentSession, args: str) -> bool:
+        words = args.split()
+        if not words:
+            for row in list_checkpoints(session.options.workdir, session.run_id):
+                what = f"rewind to {row.to}" if row.kind == "rewind" else row.text
+                first = what.strip().splitlines()[0][:60] if what.strip() else ""
+                changed = f"{len(row.changed)} files changed" if row.changed else "no change"
+                self.console.print(f"  {row.n:>3}  {escape(first)}  [dim]{changed}[/]")
+            self.console.print("[dim]/rewind N puts the files and the conversation back[/]")
+            return True
+        flags = set(words[1:])
+        if not words[0].isdigit() or not flags <= {"code", "conversation", "force"}:
+            self.err.print("[red]error:[/] usage: /rewind [N] [code|conversation] [force]")
+            return True
+        code = "conversation" not in flags or "code" in flags
+        conversation = "code" not in flags or "conversation" in flags
+        try:
+            report = await session.rewind(
+                int(words[0]), code=code, conversation=conversation, force="force" in flags
+            )
+        except CoterieError as exc:
+            self.err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
+            return True
+        dropped = "" if report.dropped is None else f", {report.dropped} messages dropped"
+        self.console.print(
+            f"[dim]rewound to checkpoint {report.to}: {len(report.restored)} files put back"
+            f"{dropped} (/rewind {report.checkpoint} undoes it)[/]"
+        )
+        return True
+
     async def _exit(self, session: AgentSession, args: str) -> bool:
         return False
 
@@ -480,6 +511,7 @@ HANDLERS: dict[str, Callable[[Conversation, AgentSession, str], Awaitable[bool]]
     "goal": Conversation._goal,
     "loop": Conversation._loop,
     "resume": Conversation._resume,
+    "rewind": Conversation._rewind,
     "exit": Conversation._exit,
 }
 assert HANDLERS.keys() == BY_NAME.keys(), "every command in the table has its handler"

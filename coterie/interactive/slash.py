@@ -66,6 +66,12 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("tasks", "the task board of this workspace's team runs"),
     SlashCommand("goal", "work on COND until the evaluator judges it met (as --goal)", "COND"),
     SlashCommand("loop", "run a prompt again and again (as --loop SPEC)", "SPEC"),
+    SlashCommand(
+        "rewind",
+        "put files and conversation back to checkpoint N (without N: list them);"
+        " add code or conversation for one only, force over outside changes",
+        "[n] [code|conversation] [force]",
+    ),
     SlashCommand("resume", "switch to run ID (without ID: list the runs)", "[id]"),
     SlashCommand("exit", "leave the session (Ctrl-D does too)"),
 )

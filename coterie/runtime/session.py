@@ -27,10 +27,17 @@ import trio
 
 from coterie.actors import ActorContext
 from coterie.actors.goal import GoalPursuit
-from coterie.actors.lead import COMPACT, INTERRUPT, PROMPT, RUN_TOOLS
+from coterie.actors.lead import COMPACT, INTERRUPT, PROMPT, REWIND, RUN_TOOLS
 from coterie.actors.scheduler import LOOP, SCHEDULER
 from coterie.agent import RunResult
-from coterie.checkpoints import SCANS, CheckpointLog, checkpoint_log, rewind_files
+from coterie.checkpoints import (
+    SCANS,
+    CheckpointLog,
+    RewindReport,
+    checkpoint_log,
+    rewind_checkpoints,
+    rewind_files,
+)
 from coterie.context.tokens import Budget
 from coterie.errors import CoterieError, RunCancelled
 from coterie.events import EventLog
@@ -233,6 +240,27 @@ class AgentSession:
 
         await SCANS.run(rewind)
         return found
+
+    async def rewind(
+        self, to: int, *, code: bool = True, conversation: bool = True, force: bool = False
+    ) -> RewindReport:
+        """``/rewind N``: put the workspace's files (with *code*) and the lead's
+        conversation (with *conversation*) back to checkpoint *to*, between requests
+        (see :func:`coterie.checkpoints.rewind_run`, which does it for a stopped run)."""
+        log = self.checkpoints
+        if log is None:
+            raise CoterieError("this session keeps no checkpoints")
+        if read_state(self.run_dir).get("state") == RUNNING:
+            raise CoterieError("a request is at work: rewind once it has finished")
+
+        async def cut(prompt_id: str) -> int:
+            reply = await self._user.call("lead", REWIND, {"prompt": prompt_id}, timeout=math.inf)
+            return int(reply.body["dropped"])
+
+        return await rewind_checkpoints(
+            log, self.options.workdir, transcript_path(self.run_dir, "lead"), to, code=code,
+            conversation=conversation, force=force, cut=cut, blocking=SCANS.run,
+        )  # fmt: skip
 
     def context_usage(self, model: str | None = None) -> dict[str, Any]:
         """How full the lead's context is, in the Agent SDK's ``get_context_usage``

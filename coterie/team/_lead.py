@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from coterie.actors.lead import COMPACT, PROMPT, Lead
+from coterie.actors.lead import COMPACT, PROMPT, REWIND, Lead
 from coterie.errors import UnknownActor
 from coterie.team import _protocol as proto
 from coterie.team._lead_rules import (
@@ -57,7 +57,7 @@ class TeamLead(Lead):
         self._held: dict[str, Delivery] = {}
 
     async def handle(self, ctx: ActorContext, message: Message) -> None:
-        if message.kind in (COMPACT, PROMPT):
+        if message.kind in (COMPACT, PROMPT, REWIND):
             if message.kind == PROMPT:
                 self.team.request = str(message.body["text"])
             await super().handle(ctx, message)
