@@ -80,6 +80,8 @@ EventType = Literal[
     # -- subagents (coterie/actors/subagent.py) --------------------------------
     "subagent.started",  # the Agent/Task tool started a one-shot subagent
     "subagent.finished",  # that subagent ended and its result went to its parent
+    # -- checkpoints (coterie/checkpoints, taken by the session) ----------------
+    "checkpoint.skipped",  # the workspace is too large to snapshot: no checkpoints this session
     # -- workflows (coterie/tools/workflow.py) ---------------------------------
     "workflow.started",  # the Workflow tool started (or resumed) a workflow run
     "workflow.progress",  # an agent of it started, finished, failed or was reused; a log; a phase

@@ -218,9 +218,9 @@ SURFACES: dict[str, set[str]] = {
     "coterie.checkpoints": {
         "SCANS", "BadCheckpoint", "Checkpoint", "CheckpointLog", "CheckpointRow", "DamagedObject",
         "Entry", "ObjectStore", "RestoreRefused", "RewindPlan", "RewindRefused", "RewindReport",
-        "Snapshot", "Span", "changed_paths", "checkpoint_log", "cut_point", "list_checkpoints",
-        "plan_files", "plan_rewind", "restore", "rewind_checkpoints", "rewind_files",
-        "rewind_run", "scan",
+        "Snapshot", "SnapshotTooLarge", "Span", "changed_paths", "checkpoint_log", "cut_point",
+        "list_checkpoints", "plan_files", "plan_rewind", "restore", "rewind_checkpoints",
+        "rewind_files", "rewind_run", "scan",
     },
     "coterie.workflows": {
         "CONCURRENCY", "MAX_AGENTS", "MAX_ITEMS", "AgentOutcome", "Done", "Failed", "Meta",

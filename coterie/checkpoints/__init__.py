@@ -39,7 +39,7 @@ from coterie.checkpoints.rewinding import (
     rewind_files,
     rewind_run,
 )
-from coterie.checkpoints.snapshot import Entry, Snapshot, changed_paths, scan
+from coterie.checkpoints.snapshot import Entry, Snapshot, SnapshotTooLarge, changed_paths, scan
 from coterie.checkpoints.store import DamagedObject, ObjectStore
 
 __all__ = [
@@ -56,6 +56,7 @@ __all__ = [
     "RewindRefused",
     "RewindReport",
     "Snapshot",
+    "SnapshotTooLarge",
     "Span",
     "changed_paths",
     "checkpoint_log",

@@ -75,6 +75,9 @@ class CheckpointLog:
     _last: Snapshot | None = None
     #: The last snapshot written and its id (the base of the next delta).
     _saved: tuple[int, Snapshot] | None = None
+    #: Why no checkpoint is taken in this session (the workspace is too large);
+    #: None while they are.
+    off: str | None = None
 
     @property
     def folder(self) -> Path:

@@ -10,8 +10,9 @@ snapshot can be restored. A file that vanishes or cannot be read during the
 walk is left out of the snapshot (its absence is what a restore gives it).
 
 Left out: the folders of :data:`SKIPPED_DIRS` and files over
-:data:`MAX_FILE_BYTES`. A snapshot is plain data, stored as JSON
-(:meth:`Snapshot.to_json`).
+:data:`MAX_FILE_BYTES`. A workspace over :data:`MAX_FILES` files or
+:data:`MAX_BYTES` is refused whole (:class:`SnapshotTooLarge`). A snapshot is
+plain data, stored as JSON (:meth:`Snapshot.to_json`).
 """
 
 from __future__ import annotations
@@ -23,12 +24,24 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from coterie.errors import CoterieError
+
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from coterie.checkpoints.store import ObjectStore
 
-__all__ = ["MAX_FILE_BYTES", "SKIPPED_DIRS", "Entry", "Snapshot", "changed_paths", "scan"]
+__all__ = [
+    "MAX_BYTES",
+    "MAX_FILES",
+    "MAX_FILE_BYTES",
+    "SKIPPED_DIRS",
+    "Entry",
+    "Snapshot",
+    "SnapshotTooLarge",
+    "changed_paths",
+    "scan",
+]
 
 #: Directory names never entered: git's own history, agents' worktrees (checkouts of
 #: their own), and the installed dependencies and caches tools rebuild, which would
@@ -49,6 +62,14 @@ SKIPPED_DIRS = frozenset(
 )
 #: Files larger than this are left out of snapshots (not kept, not rewound).
 MAX_FILE_BYTES = 20 * 1024 * 1024
+#: A workspace holding more than this (files or bytes, the left-out aside) is not
+#: snapshotted at all: its first snapshot would copy it whole.
+MAX_FILES = 100_000
+MAX_BYTES = 2 * 1024**3
+
+
+class SnapshotTooLarge(CoterieError):
+    """The workspace is over :data:`MAX_FILES` or :data:`MAX_BYTES`: no snapshot."""
 
 
 @attrs.frozen
@@ -96,10 +117,19 @@ def changed_paths(before: Snapshot, after: Snapshot) -> set[str]:
 
 
 def scan(workspace: Path, store: ObjectStore, previous: Snapshot | None = None) -> Snapshot:
-    """A snapshot of *workspace* now (see the module docstring)."""
+    """A snapshot of *workspace* now (see the module docstring);
+    :class:`SnapshotTooLarge` before anything is read or kept if the workspace is
+    over the limits."""
     known = previous.files if previous is not None else {}
     files: dict[str, Entry] = {}
-    for rel, full, st in _walk(workspace):
+    found = list(_walk(workspace))
+    total = sum(st.st_size for _, _, st in found)
+    if len(found) > MAX_FILES or total > MAX_BYTES:
+        raise SnapshotTooLarge(
+            f"the workspace holds {len(found):,} files, {total / 1024**3:.1f} GiB (checkpoints"
+            f" keep at most {MAX_FILES:,} files, {MAX_BYTES / 1024**3:.0f} GiB)"
+        )
+    for rel, full, st in found:
         if stat.S_ISLNK(st.st_mode):
             try:
                 files[rel] = Entry(mode=st.st_mode, link=os.readlink(full))

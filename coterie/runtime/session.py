@@ -34,6 +34,7 @@ from coterie.checkpoints import (
     SCANS,
     CheckpointLog,
     RewindReport,
+    SnapshotTooLarge,
     checkpoint_log,
     rewind_checkpoints,
     rewind_files,
@@ -350,14 +351,18 @@ class AgentSession:
         workspace before the work on it; once (a request sent again after a crash
         keeps the checkpoint it had)."""
         log = self.checkpoints
-        if log is None or any(p.request == request_id for p in log.checkpoints()):
+        if log is None or log.off or any(p.request == request_id for p in log.checkpoints()):
             return
         workdir = self.options.workdir
 
         def take() -> None:
             log.begin(workdir, request=request_id, text=text, message=message)
 
-        await SCANS.run(take)
+        try:
+            await SCANS.run(take)
+        except SnapshotTooLarge as exc:
+            log.off = str(exc)
+            self.events.emit("checkpoint.skipped", reason=str(exc))
 
     async def _checkpoint_end(self, request_id: str) -> None:
         """Record the workspace as the work on request *request_id* left it."""
@@ -365,7 +370,7 @@ class AgentSession:
         if log is None:
             return
         point = next((p for p in log.checkpoints() if p.request == request_id), None)
-        if point is not None and point.end is None:
+        if point is not None and point.end is None and not log.off:
             await SCANS.run(functools.partial(log.end, self.options.workdir, point.n))
 
 

@@ -172,6 +172,10 @@ class ConsoleView:
                 self._end_text()
                 mark = _WORKFLOW_MARKS[str(d["step"])]
                 self.console.print(f"{mark} {escape(str(d.get('text', ''))[:160])}")
+            case "checkpoint.skipped":
+                self._end_text()
+                reason = escape(str(d.get("reason", "")))
+                self.console.print(f"[yellow]checkpoints off for this session:[/] {reason}")
             case "workflow.finished":
                 self._end_text()
                 ran, reused = d.get("ran", 0), d.get("reused", 0)

@@ -154,3 +154,18 @@ def test_git_is_left_out_and_a_damaged_object_is_never_restored(tmp_path: Path) 
     with pytest.raises(Exception, match="damaged"):
         restore(root, snap, {"a"}, store)
     assert (root / "a").read_text() == "2"
+
+
+def test_a_workspace_over_the_limits_is_refused_before_anything_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from coterie.checkpoints import SnapshotTooLarge, snapshot
+
+    root = tmp_path / "ws"
+    for name in "abc":
+        put(root, name, "x")
+    monkeypatch.setattr(snapshot, "MAX_FILES", 2)
+    store = ObjectStore(tmp_path / "objects")
+    with pytest.raises(SnapshotTooLarge, match="3 files"):
+        scan(root, store)
+    assert not store.root.exists()
