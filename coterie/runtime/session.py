@@ -39,6 +39,7 @@ from coterie.checkpoints import (
     rewind_checkpoints,
     rewind_files,
 )
+from coterie.checkpoints.retention import DEFAULT_DAYS, prune_checkpoints
 from coterie.context.tokens import Budget
 from coterie.errors import CoterieError, RunCancelled
 from coterie.events import EventLog
@@ -399,6 +400,14 @@ async def open_run(
     # What runs of this workspace killed with -9 left running goes first (this
     # one's own included: before its lock is taken, it counts as dead).
     killed = reap_workspace(runs_root(options.workdir))
+    # Checkpoints past the retention period go (cleanupPeriodDays; not this run's).
+    days = prepared.settings.cleanup_period_days or DEFAULT_DAYS
+    objects = checkpoint_log(run_dir).store.root
+
+    def prune() -> None:
+        prune_checkpoints(run_dir.parent, objects, days, keep=run_dir)
+
+    await SCANS.run(prune)
     with hold_run(run_dir), contextlib.ExitStack() as stack:
         events = EventLog(run_dir / "events.jsonl")
         stack.callback(events.close)

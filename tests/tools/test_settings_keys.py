@@ -33,11 +33,13 @@ def test_a_misspelt_key_is_named_with_its_file_and_the_close_match(tmp_path: Pat
 
 
 def test_documented_keys_not_supported_are_listed_once(tmp_path: Path) -> None:
-    user = write(tmp_path / "home", {"theme": "dark", "cleanupPeriodDays": 3})
+    user = write(tmp_path / "home", {"theme": "dark", "companyAnnouncements": ["hi"]})
     write(tmp_path, {"theme": "light", "hooks": {}, "enabledMcpjsonServers": []})
     settings = load_settings(tmp_path, user_settings=user, trusted=True)
     (line,) = settings.key_notices
-    assert line.startswith("settings not supported by coterie (ignored): theme, cleanupPeriodDays")
+    assert line.startswith(
+        "settings not supported by coterie (ignored): theme, companyAnnouncements"
+    )
     assert "hooks" not in line
     assert "enabledMcpjsonServers" not in line
 

@@ -34,7 +34,7 @@ TOP_LEVEL_KEYS: Final[dict[str, bool]] = {
     "apiKeyHelper": False,
     "awsAuthRefresh": False,
     "awsCredentialExport": False,
-    "cleanupPeriodDays": False,
+    "cleanupPeriodDays": True,
     "companyAnnouncements": False,
     "includeCoAuthoredBy": False,
     "includeGitInstructions": False,

@@ -137,6 +137,10 @@ class PermissionSettings:
     #: ``outputStyle``: the name of the run's output style (the most local file's;
     #: never an untrusted workspace's), as written (see :mod:`coterie.agent.outputstyles`).
     output_style: str | None = None
+    #: ``cleanupPeriodDays``: how long a run's checkpoints are kept after its last
+    #: one (docs/checkpoints.md); None: the default. Never an untrusted workspace's
+    #: (it deletes the user's data).
+    cleanup_period_days: int | None = None
     #: ``statusLine``: the command the interactive session shows under its prompt
     #: (the most local file's; never an untrusted workspace's: it is code).
     status_line: StatusLineConfig | None = None
@@ -256,6 +260,9 @@ def load_settings_file(
     if style is not None and (not isinstance(style, str) or not style.strip()):
         raise SettingsError(f"{path}: 'outputStyle' must be the name of an output style")
     status = _status_line(raw["statusLine"], path) if "statusLine" in raw else None
+    days = raw.get("cleanupPeriodDays")
+    if days is not None and (isinstance(days, bool) or not isinstance(days, int) or days < 1):
+        raise SettingsError(f"{path}: 'cleanupPeriodDays' must be a number of days, 1 or more")
     unknown, unsupported = check_keys(raw, path)
     settings = PermissionSettings(
         allow=lists["allow"],
@@ -273,6 +280,7 @@ def load_settings_file(
         env=env,
         output_style=style,
         status_line=status,
+        cleanup_period_days=days,
         unknown_keys=unknown,
         unsupported=tuple((key, path) for key in unsupported),
     )
@@ -325,6 +333,8 @@ def _untrusted(
             ("outputStyle", settings.output_style),
             # A command the session runs unasked, whenever it draws its prompt.
             ("statusLine", settings.status_line),
+            # It deletes the user's checkpoints.
+            ("cleanupPeriodDays", settings.cleanup_period_days),
         )
         if value
     ]
@@ -347,6 +357,7 @@ def _untrusted(
         model=None,
         output_style=None,
         status_line=None,
+        cleanup_period_days=None,
         ignored=tuple(ignored),
         ignored_files=(path,) if ignored else (),
     )
@@ -431,6 +442,7 @@ def merge_settings(*layers: PermissionSettings) -> PermissionSettings:
     model: str | None = None
     style: str | None = None
     status: StatusLineConfig | None = None
+    days: int | None = None
     env: dict[str, str] = {}
     for layer in layers:
         if layer.default_mode is not None:
@@ -438,6 +450,7 @@ def merge_settings(*layers: PermissionSettings) -> PermissionSettings:
         model = layer.model or model
         style = layer.output_style or style
         status = layer.status_line or status
+        days = layer.cleanup_period_days or days
         env.update(layer.env)
         sections.update(layer.auto_mode_sections)
         sandbox = _merge_raw(sandbox, copy.deepcopy(layer.sandbox))
@@ -461,6 +474,7 @@ def merge_settings(*layers: PermissionSettings) -> PermissionSettings:
         env=env,
         output_style=style,
         status_line=status,
+        cleanup_period_days=days,
         unknown_keys=tuple(line for layer in layers for line in layer.unknown_keys),
         unsupported=tuple(item for layer in layers for item in layer.unsupported),
         unapproved_files=tuple(f for layer in layers for f in layer.unapproved_files),
