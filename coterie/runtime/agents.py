@@ -49,7 +49,7 @@ from coterie.tools import (
     ToolRegistry,
     tool_choice,
 )
-from coterie.tools.toolsearch import ToolSearchMode
+from coterie.tools.toolsearch import TOOL_SEARCH, ToolSearchMode
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -242,8 +242,9 @@ class Agents:
         own, its final answer's way out (whatever ``--tools`` says); so does an agent
         whose answer must fit *schema* (a workflow's ``agent()`` call). Its deferred
         tools are those ``ENABLE_TOOL_SEARCH`` (the settings' ``env`` over the
-        process's) defers, measured against the run's context window; a member of a
-        team (*team*) defers those declared ``deferred_in_team`` too."""
+        process's) defers, measured against the run's context window (none when a
+        deny rule takes ToolSearch itself away); a member of a team (*team*) defers
+        those declared ``deferred_in_team`` too."""
         extensions = self.prepared.extensions
         custom = [CustomType(d.name, d.description) for d in extensions.agents.values()]
         chosen = tool_choice(self.prepared.options.tools)
@@ -260,6 +261,10 @@ class Agents:
             tools.append(StructuredOutputTool(dict(schema)))
         prepared = self.prepared
         search = ToolSearchMode.from_env({**os.environ, **prepared.settings.env})
+        if any(r.tool == TOOL_SEARCH and r.whole_tool for r in prepared.policy.deny):
+            # ToolSearch denied (--disallowedTools ToolSearch): nothing can be loaded
+            # with it, so every tool is sent whole, as with ENABLE_TOOL_SEARCH=false.
+            search = ToolSearchMode("never")
         search = attrs.evolve(search, team=team)
         return ToolRegistry.of(tools, search=search, window=prepared.budget().window)
 

@@ -81,3 +81,26 @@ def test_a_system_prompt_with_nothing_shared_is_one_block() -> None:
     assert len(system_blocks("abc", 0)) == 1
     assert len(system_blocks("abc", 3)) == 1
     assert [b["text"] for b in system_blocks("abc", 1)] == ["a", "bc"]
+
+
+async def test_toolsearch_denied_sends_every_tool_whole(
+    serve: Callable[[Scenario], Awaitable[MockServer]], tmp_path: Path
+) -> None:
+    """``--disallowedTools ToolSearch``: nothing could be loaded, so nothing is deferred."""
+    server = await serve(scenario({"lead": [{"text": "done"}]}))
+    workspace, home = tmp_path / "ws", tmp_path / "home"
+    workspace.mkdir()
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    env |= {"HOME": str(home), "ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "test"}
+    done = await trio.run_process(
+        [sys.executable, "-m", "coterie", "run", "-p", "go", "--disallowedTools", "ToolSearch"],
+        cwd=workspace, env=env, capture_stdout=True, capture_stderr=True,
+        stdin=subprocess.DEVNULL, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr.decode()
+    (body,) = [r.json() for r in server.requests if r.path == "/v1/messages"]
+    names = {tool["name"] for tool in body["tools"]}
+    assert "WebFetch" in names
+    assert "ToolSearch" not in names
+    assert not any(tool.get("defer_loading") for tool in body["tools"])
