@@ -43,9 +43,10 @@ import trio.testing
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from coterie.mailbox import Durability, PostOffice, RedisMailbox, open_redis_post_office
+from coterie.backends.redis import RedisMailbox, open_redis_post_office
+from coterie.backends.redis.client import parse_backend
+from coterie.mailbox import Durability, PostOffice
 from coterie.messages import Message
-from coterie.redisclient import parse_backend
 from tests.redis_server import redis_server
 
 if TYPE_CHECKING:

@@ -39,8 +39,9 @@ import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from coterie.board import Board, open_redis_board
-from coterie.redisclient import parse_backend
+from coterie.backends.redis import open_redis_board
+from coterie.backends.redis.client import parse_backend
+from coterie.board import Board
 from tests.redis_server import RedisServer
 
 LEASE = 600.0

@@ -371,8 +371,8 @@ def board_log(rnd: Round, run_dir: Path) -> list[Any]:
     if rnd.backend:
         import trio
 
-        from coterie.board import read_redis_log
-        from coterie.redisclient import parse_backend
+        from coterie.backends.redis import read_redis_log
+        from coterie.backends.redis.client import parse_backend
 
         try:
             return trio.run(read_redis_log, parse_backend(rnd.backend), run_dir.name)

@@ -331,7 +331,7 @@ def open_fds() -> int:
 
 
 def short_name(filename: str) -> str:
-    """``_run.py`` for a path; ``attrs:_Inbox`` for attrs' generated ``__init__``."""
+    """``_run.py`` for a path; ``attrs:Inbox`` for attrs' generated ``__init__``."""
     prefix = "<attrs generated methods "
     if filename.startswith(prefix):
         return "attrs:" + filename.removeprefix(prefix).rstrip(">").rsplit(".", 1)[-1]

@@ -171,7 +171,11 @@ def start_server(scenario: Path, latency: float, env: dict[str, str]) -> subproc
 
 
 def run_cli(
-    size: int | None, tasks: int, turns: int, latency: float, lead_turns: str,
+    size: int | None,
+    tasks: int,
+    turns: int,
+    latency: float,
+    lead_turns: str,
     read: Callable[[Path], T],
 ) -> tuple[float, T]:
     """One run of the work (one agent, or a team of *size*) against its own mock server,

@@ -274,7 +274,7 @@ def command_parser() -> tuple[argparse.ArgumentParser, frozenset[str]]:
             "Rewind run RUN_ID to checkpoint N (see `coterie checkpoints`): every file the "
             "run changed since N (by its tools, its commands, its subagents and teammates) "
             "is put back as it was just before prompt N, and the lead's conversation is cut "
-            "back so that `coterie resume RUN_ID \"...\"` goes on as if prompt N had never "
+            'back so that `coterie resume RUN_ID "..."` goes on as if prompt N had never '
             "been sent. Files the run never touched are left alone. A file changed outside "
             "the run since refuses the rewind (exit 1) unless --force. The rewind is a "
             "checkpoint too: rewind to it to undo it. The run must not be running."
@@ -284,9 +284,7 @@ def command_parser() -> tuple[argparse.ArgumentParser, frozenset[str]]:
     rewind.add_argument("--to", type=int, required=True, metavar="N", help="the checkpoint")
     what = rewind.add_mutually_exclusive_group()
     what.add_argument("--code", action="store_true", help="put back the files only")
-    what.add_argument(
-        "--conversation", action="store_true", help="cut back the conversation only"
-    )
+    what.add_argument("--conversation", action="store_true", help="cut back the conversation only")
     rewind.add_argument(
         "--force", action="store_true", help="rewind files changed outside the run too"
     )

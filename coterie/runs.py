@@ -341,6 +341,11 @@ class RunInfo:
     result: str | None
     updated_at: float | None
 
+    @property
+    def where(self) -> str | None:
+        """Where it ran, when a listing spans workspaces (never: it is this one's)."""
+        return None
+
     def to_dict(self) -> dict[str, Any]:
         return {**attrs.asdict(self), "path": str(self.path)}
 

@@ -10,11 +10,12 @@ from typing import TYPE_CHECKING
 import pytest
 import trio.testing
 
+from coterie.backends.redis import open_redis_post_office
+from coterie.backends.redis.client import parse_backend
 from coterie.checkpoints import SCANS
 from coterie.home import HOME_ENV
 from coterie.journal import DISK
-from coterie.mailbox import Durability, PostOffice, open_redis_post_office
-from coterie.redisclient import parse_backend
+from coterie.mailbox import Durability, PostOffice
 from tests.redis_server import RedisServer, redis_server
 
 if TYPE_CHECKING:

@@ -147,3 +147,62 @@ def test_no_private_module_of_another_package_is_imported(name: str) -> None:
         private = any(segment.startswith("_") for segment in target.split(".")[1:])
         if private:
             assert part(target) == part(name), f"{name} imports {target}"
+
+
+def test_only_the_backends_import_a_backend_or_its_client() -> None:
+    """Nothing outside ``coterie.backends`` imports a backend's folder or ``coredis``
+    (issue 32: 35 crossing imports before, 0 now); the rest talks to the protocol."""
+    crossing = sorted(
+        f"{name} -> {target}"
+        for name, targets in graph().items()
+        if not name.startswith("coterie.backends")
+        for target in targets
+        if target.startswith(("coterie.backends.redis", "coterie.backends.files"))
+    )
+    assert crossing == []
+    coredis_users = sorted(
+        name
+        for name, path in modules().items()
+        if not name.startswith("coterie.backends.redis")
+        and any(
+            (
+                isinstance(node, ast.Import)
+                and any(a.name.split(".")[0] == "coredis" for a in node.names)
+            )
+            or (isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "coredis")
+            for node in ast.walk(ast.parse(path.read_text()))
+        )
+    )
+    assert coredis_users == []
+
+
+def test_only_the_selection_table_names_a_scheme() -> None:
+    """A backend is chosen in one place: no module but ``coterie.backends.choice`` maps
+    a URL's scheme to a provider, and nothing outside a backend's folder asks which
+    backend it is on by its scheme or its client's type."""
+    offenders = sorted(
+        name
+        for name, path in modules().items()
+        if name != "coterie.backends.choice"
+        and any(
+            word in path.read_text()
+            for word in ("PROVIDERS[", '== "redis"', 'startswith("redis', '"redis":')
+        )
+    )
+    assert offenders == []
+    asks = sorted(
+        name
+        for name, path in modules().items()
+        if not name.startswith(("coterie.backends.redis", "coterie.backends.files"))
+        and any(
+            word in path.read_text()
+            for word in ("RedisTarget", "RedisMailbox", "isinstance(mailbox, Redis")
+        )
+    )
+    assert asks == []
+
+
+def test_the_loose_top_level_modules_are_the_shared_vocabulary() -> None:
+    """No Redis module at the top level of the package (they live in their backend)."""
+    top = sorted(p.stem for p in PACKAGE.glob("*.py"))
+    assert not [m for m in top if "redis" in m or (m.startswith("run") and m != "runs")]

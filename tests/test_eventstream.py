@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 
 import trio
 
+from coterie.backends.redis.client import connect, parse_backend
+from coterie.backends.redis.eventstream import forward_events, read_stream
 from coterie.events import LARGE_INPUT, EventLog
-from coterie.eventstream import forward_events, read_stream
-from coterie.redisclient import connect, parse_backend
 from tests.redis_server import LOSES_SERVER, collect_failed_connections, redis_server
 
 if TYPE_CHECKING:

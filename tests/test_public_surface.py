@@ -43,7 +43,6 @@ SURFACES: dict[str, set[str]] = {
     "coterie.control": {
         "CONTROL", "DEFAULT_TIMEOUT", "FAULTS", "Control", "ControlError", "FaultName",
         "FaultRefused", "FaultRequest", "NoReply", "NoSuchActor", "RunNotRunning",
-        "RunOnServer",
         "control_spec", "inject", "live_mailboxes"
     },
     "coterie.hostlink": {
@@ -70,12 +69,23 @@ SURFACES: dict[str, set[str]] = {
         "load_auto_mode_rules", "parse_block_verdict", "parse_duration", "parse_goal_verdict",
         "parse_loop_spec", "schedule_hint"
     },
+    "coterie.backends": {
+        "BACKEND_ENV", "PROVIDERS", "Backend", "BackendError", "Pending", "Provider",
+        "ReadError", "Replica", "RunAddress", "RunDirectory", "RunReader", "RunSource",
+        "RunStores", "RunSummary", "WorkerDirectory", "open_stores",
+    },
+    "coterie.backends.files": set(),
+    "coterie.backends.redis": {
+        "RedisBoard", "RedisMailbox", "RedisTarget", "connect", "open_redis_board",
+        "open_redis_post_office", "parse_backend", "peek_redis_mailbox", "read_redis_log",
+        "redis_mail_counts", "redis_mailbox_names", "remove_redis_mailbox", "server_errors",
+    },
     "coterie.board": {
         "UNSET", "AsyncBoard", "Board", "BoardCorruption", "BoardError", "BoardLost",
         "BoardRefusal", "BoardStatistics", "InvalidOwnerName", "InvalidTaskField", "InvalidTaskId",
-        "InvalidTransition", "Lease", "LogEntry", "NotTaskOwner", "RedisBoard", "Task", "TaskBoard",
+        "InvalidTransition", "Lease", "LogEntry", "NotTaskOwner", "Task", "TaskBoard",
         "TaskCycle", "TaskStatus", "UnknownTask", "Unset", "check_task_id", "open_board",
-        "open_redis_board", "read_log", "read_redis_log"
+        "read_log"
     },
     "coterie.context": {
         "CONTEXT_WINDOWS", "DEFAULT_CONTEXT_WINDOW", "SUMMARY_SYSTEM", "Budget",
@@ -91,11 +101,9 @@ SURFACES: dict[str, set[str]] = {
         "ThreadGroupCommit", "cut_tail", "encode", "is_seal", "scan", "torn_tail", "write_all"
     },
     "coterie.mailbox": {
-        "CorruptRecord", "Delivery", "Durability", "FileMailbox", "Mailbox",
-        "MailboxStatistics", "MailboxWriter", "MemoryMailbox", "Position", "PostOffice",
-        "PeekedMessage", "RedisMailbox", "open_file_mailbox", "open_redis_post_office",
-        "peek_mailbox", "peek_redis_mailbox", "redis_mail_counts", "redis_mailbox_names",
-        "remove_redis_mailbox"
+        "CorruptRecord", "Delivery", "Durability", "FileMailbox", "FileNames", "Mailbox",
+        "MailboxStatistics", "MailboxWriter", "MemoryMailbox", "MemoryNames", "NameRegistry",
+        "Position", "PostOffice", "open_file_mailbox", "peek_mailbox"
     },
     "coterie.mcpclient": {
         "Connection", "HttpServer", "McpConfigError", "McpServerDown", "McpServers", "McpTool",
@@ -196,14 +204,14 @@ SURFACES: dict[str, set[str]] = {
     "coterie.events": {
         "EVENT_TYPES", "Event", "EventLog", "EventType", "read_events", "stored"
     },
-    "coterie.eventstream": {
+    "coterie.backends.redis.eventstream": {
         "Forwarder", "StreamEvent", "forward_events", "read_stream", "stream_key"
     },
     "coterie.gitsafe": {
         "RULES", "SAFE_GIT_CONFIG", "GitRefused", "classify", "config_is_inert", "git_command",
         "git_env", "parse_listing", "plan", "run_git", "safe_git_config"
     },
-    "coterie.runmirror": {
+    "coterie.backends.redis.mirror": {
         "LogReplica", "RunMirror"
     },
     "coterie.eventtypes": {
@@ -233,13 +241,13 @@ SURFACES: dict[str, set[str]] = {
     "coterie.interactive": {
         "COMMANDS", "Conversation", "SlashInput", "closest", "history_path", "parse_slash"
     },
-    "coterie.redisclient": {
+    "coterie.backends.redis.client": {
         "BACKEND_ENV", "BackendError", "RedisTarget", "accepted", "connect", "parse_backend",
         "refused", "server_errors",
     },
     "coterie.workers": {
         "RETIRED", "Hosted", "HostingWatch", "StartBackoff", "Unhosted", "Wanted",
-        "WorkerConfig", "WorkerInfo", "WorkerRegistry", "choose_claims", "serve_worker"
+        "WorkerConfig", "WorkerInfo", "choose_claims", "serve_worker"
     },
 }  # fmt: skip
 

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from coterie.redisclient import connect, parse_backend
+from coterie.backends.redis.client import connect, parse_backend
 from tests.redis_server import redis_server
 
 if TYPE_CHECKING:

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from coterie.redisclient import BackendError, RedisTarget, parse_backend
+from coterie.backends.redis.client import BackendError, RedisTarget, parse_backend
 
 
 def test_a_full_url_is_read_whole() -> None:

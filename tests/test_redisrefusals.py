@@ -6,7 +6,7 @@ from coredis.exceptions import ResponseError, StreamConsumerGroupError
 from hypothesis import given
 from hypothesis import strategies as st
 
-from coterie.redisrefusals import WAITED_OUT, RefusalEpisode, WaitOutRefusals, refusal
+from coterie.backends.redis.refusals import WAITED_OUT, RefusalEpisode, WaitOutRefusals, refusal
 
 OOM = "OOM command not allowed when used memory > 'maxmemory'."
 

@@ -9,17 +9,17 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import trio
 
+from coterie.backends.redis.client import connect, parse_backend
+from coterie.backends.redis.mirror import RunMirror, check_rel
 from coterie.context import TranscriptLog
 from coterie.errors import BackendLost
 from coterie.journal import Durability
-from coterie.redisclient import connect, parse_backend
-from coterie.runmirror import RunMirror, check_rel
 from tests.redis_server import LOSES_SERVER, collect_failed_connections, redis_server
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from coterie.redisclient import RedisTarget
+    from coterie.backends.redis.client import RedisTarget
 
 
 async def test_a_transcript_taken_over_by_another_host_is_the_same(

@@ -54,4 +54,3 @@ def test_the_first_prompt_bench_times_both_models_to_the_prompt_and_the_answer(
         assert 0 < ready <= answered, out
         assert cpu > 0, out
     assert "to the prompt with a real API configured: " in out
-

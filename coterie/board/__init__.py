@@ -26,11 +26,11 @@ kept, so a restarted teammate gets its task back, and a claimed task goes
 back to everyone; ``release`` always clears the owner.
 
 The same board can live on a Redis/Valkey server instead
-(:func:`open_redis_board`, ``_redis.py``): the log is a stream, each process
-folds it with the same pure state and rules, and a change is appended by a
+(``coterie/backends/redis/board.py``): the log is a stream, each process
+folds it with the same pure state and rules (this package's public core:
+``ops``, ``state``, ``log``, ``face``), and a change is appended by a
 compare-and-append script that refuses it if the process had not read the
-whole log (then it catches up and decides again). :class:`RedisBoard` has
-:class:`AsyncBoard`'s methods; docs/scale-out.md.
+whole log (then it catches up and decides again); docs/scale-out.md.
 
 Two faces of the file board, same semantics: :class:`Board` (blocking, for
 threads, plain processes and tests) and :class:`AsyncBoard` (Trio; opened with
@@ -54,11 +54,10 @@ from coterie.board._errors import (
     TaskCycle,
     UnknownTask,
 )
-from coterie.board._face import TaskBoard
-from coterie.board._log import BoardCorruption, LogEntry, read_log
-from coterie.board._redis import RedisBoard, open_redis_board, read_redis_log
 from coterie.board._rules import UNSET, Unset
 from coterie.board._task import Lease, Task, TaskStatus, check_task_id
+from coterie.board.face import TaskBoard
+from coterie.board.log import BoardCorruption, LogEntry, read_log
 
 __all__ = [
     "UNSET",
@@ -76,7 +75,6 @@ __all__ = [
     "Lease",
     "LogEntry",
     "NotTaskOwner",
-    "RedisBoard",
     "Task",
     "TaskBoard",
     "TaskCycle",
@@ -85,7 +83,5 @@ __all__ = [
     "Unset",
     "check_task_id",
     "open_board",
-    "open_redis_board",
     "read_log",
-    "read_redis_log",
 ]

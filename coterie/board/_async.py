@@ -30,16 +30,16 @@ from typing import TYPE_CHECKING, TypeVar
 import trio
 
 from coterie.board._board import Board, BoardStatistics, BusyError
-from coterie.board._face import BoardOperations
+from coterie.board.face import BoardOperations
 from coterie.journal import GroupCommit
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable
     from os import PathLike
 
-    from coterie.board._log import BoardCorruption
-    from coterie.board._ops import Txn
-    from coterie.board._state import BoardState
+    from coterie.board.log import BoardCorruption
+    from coterie.board.ops import Txn
+    from coterie.board.state import BoardState
 
 T = TypeVar("T")
 

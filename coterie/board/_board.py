@@ -32,13 +32,13 @@ from typing import TYPE_CHECKING, TypeVar
 
 import attrs
 
-from coterie.board import _ops as ops
+from coterie.board import ops as ops
 from coterie.board._errors import BoardError
-from coterie.board._log import BoardCorruption, BoardLog, LogShrankError, decode
-from coterie.board._ops import TaskList, Txn
 from coterie.board._rules import UNSET, Unset
-from coterie.board._state import BadRecord, BoardState
 from coterie.board._task import TaskStatus
+from coterie.board.log import BoardCorruption, BoardLog, LogShrankError, decode
+from coterie.board.ops import TaskList, Txn
+from coterie.board.state import BadRecord, BoardState
 from coterie.journal import ThreadGroupCommit
 
 if TYPE_CHECKING:

@@ -49,7 +49,7 @@ from coterie.errors import InvalidActorName
 from coterie.messages import check_actor_name
 
 if TYPE_CHECKING:
-    from coterie.board._state import BoardState
+    from coterie.board.state import BoardState
 
 Record = dict[str, Any]
 

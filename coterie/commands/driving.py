@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import trio
 from rich.markup import escape
 
+from coterie.backends.choice import Backend
 from coterie.commands.asking import ask_lead, each_turn
 from coterie.commands.options import thinking_options, unhonoured_notices
 from coterie.commands.stopping import (
@@ -28,7 +29,6 @@ from coterie.interactive.approval import ask_about_new_items
 from coterie.models import ModelError, Usage
 from coterie.projectconfig import project_items
 from coterie.runs import chosen_run_id
-from coterie.runtime.backend import Backend
 from coterie.tools import (
     ListError,
     RuleError,

@@ -5,9 +5,9 @@ Each sends one request down the run's control channel
 recorded the fault (docs/faults.md). Runs are named by id or a unique
 prefix, as for ``coterie resume``.
 
-With ``--backend redis://…`` (or ``$COTERIE_BACKEND``) the run is one the
-server knows, from any host: the request goes through the run's post office
-on the server.
+With ``--backend URL`` (or ``$COTERIE_BACKEND``) naming a server, the run is
+one the server knows, from any host: the request goes through the run's post
+office there (the backend's :class:`~coterie.backends.RunAddress`).
 
 Exit codes: 0 done; 1 the run is not running, did not answer in time, or the
 actor is not running right now; 2 no such run (or an ambiguous prefix), or no
@@ -29,8 +29,7 @@ if TYPE_CHECKING:
 
     from rich.console import Console
 
-    from coterie.control import RunOnServer
-    from coterie.redisclient import RedisTarget
+    from coterie.backends import RunAddress
 
 FAULT_COMMANDS = ("crash", "stop", "cancel")
 
@@ -83,19 +82,19 @@ def injector() -> str:
 async def fault_command(args: argparse.Namespace, console: Console, err: Console) -> int:
     """Inject the command's fault into the run; print what was done; the exit code."""
     # The implementation's imports: the parser (every command's) must not pay for them.
+    from coterie.backends import BackendError
     from coterie.control import ControlError, FaultRefused, NoSuchActor, inject
-    from coterie.redisclient import BackendError
     from coterie.runs import UnknownRun
 
     command = args.command
     try:
-        run_dir = await _the_run(args)
+        run = await _the_run(args)
     except (UnknownRun, BackendError) as exc:
         err.print(f"coterie {command}: {exc}", markup=False, soft_wrap=True)
         return 2
     try:
         answer = await inject(
-            run_dir,
+            run,
             command,
             getattr(args, "actor", None),
             reason=getattr(args, "reason", None),
@@ -111,38 +110,13 @@ async def fault_command(args: argparse.Namespace, console: Console, err: Console
     except ControlError as exc:
         err.print(f"coterie {command}: {exc}", markup=False, soft_wrap=True)
         return exc.exit_code
-    console.print(f"{answer['message']} (run {run_dir.name})", markup=False, soft_wrap=True)
+    console.print(f"{answer['message']} (run {run.run_id})", markup=False, soft_wrap=True)
     return 0
 
 
-async def _the_run(args: argparse.Namespace) -> Path | RunOnServer:
-    """The run named: in this home, or (with a Redis ``--backend``) on the server."""
-    from coterie.backendchoice import Backend
-    from coterie.control import RunOnServer
-    from coterie.runs import find_run
+async def _the_run(args: argparse.Namespace) -> RunAddress:
+    """The run named, as the backend reaches it (in this home, or on a server)."""
+    from coterie.backends import Backend
 
-    target = Backend.parse(args.backend).target
-    if target is None:
-        return find_run(args.workdir, args.run_id)
-    return RunOnServer(target, await _find_on_server(target, args.run_id))
-
-
-async def _find_on_server(target: RedisTarget, run_id: str) -> str:
-    from coredis.exceptions import RedisError
-
-    from coterie.redisclient import BackendError, connect
-    from coterie.runregistry import find_registered
-    from coterie.runs import UnknownRun
-
-    failure: UnknownRun | BackendError | None = None
-    try:
-        async with connect(target) as client:
-            try:
-                found = await find_registered(client, target, run_id)
-            except UnknownRun as exc:
-                failure = exc  # raised below: the client's task group would wrap it
-    except (RedisError, OSError) as exc:
-        raise BackendError(f"cannot read {target.url}: {exc}") from None
-    if failure is not None:
-        raise failure
-    return found
+    backend = Backend.parse(args.backend)
+    return await backend.address(args.workdir, args.run_id)

@@ -1,10 +1,10 @@
 """``coterie tasks`` and ``coterie inbox``: look into a run, live or finished, read-only.
 
-Both read the run directory only (under the coterie home, see
-:mod:`coterie.runs`) and change nothing a run relies on: the board is read through
-:class:`coterie.board.Board` (safe next to a live run), a mailbox through
-:func:`coterie.mailbox.peek_mailbox` (no lock taken, no file written), the
-message history from the ``team.message`` events of ``events.jsonl``.
+Both read through the backend's reader (:class:`coterie.backends.RunReader`:
+on files the run directory under the coterie home, on a server what the server
+holds) and change nothing a run relies on: no lock taken, nothing delivered,
+claimed or written. The message history comes from the run's
+``team.message`` events.
 
 Runs are named by id or a unique prefix of it (as ``coterie runs`` lists
 them); without one, the most recent run of the workspace is meant. For
@@ -12,8 +12,8 @@ them); without one, the most recent run of the workspace is meant. For
 reads the latest run, ``coterie inbox RUN_ID ACTOR`` a given one; a single
 argument naming an existing run is taken as a run id with the actor missing.
 
-With ``--backend redis://…`` (or ``$COTERIE_BACKEND``) both read the server
-instead, from any host (:mod:`coterie.commands.onserver`).
+With ``--backend URL`` (or ``$COTERIE_BACKEND``) naming a server, both read
+the server instead, from any host.
 
 Exit codes: 0 shown, 1 the run's files (or the server) could not be read, 2
 usage error (no such run, no board, unknown actor, a bad backend URL).
@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from coterie.messages import Message
+    from coterie.backends import RunReader
 
 INSPECT_COMMANDS = ("tasks", "inbox")
 
@@ -79,182 +79,58 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 def run_inspect(args: argparse.Namespace, console: Console) -> int:
     """Run ``args.command`` (``tasks`` or ``inbox``); returns the exit code."""
-    from coterie.backendchoice import Backend
-    from coterie.commands.inspectview import InspectError, fail, show_inbox, show_tasks
-    from coterie.redisclient import BackendError
+    from coterie.backends import Backend, BackendError, ReadError
+    from coterie.commands.inspectview import fail
 
     try:
-        target = Backend.parse(getattr(args, "backend", None)).target
+        reader = Backend.parse(getattr(args, "backend", None)).reader(args.workdir.resolve())
+        if args.command == "tasks":
+            _tasks(reader, args, console)
+        else:
+            _inbox(reader, args, console)
     except BackendError as exc:
-        return fail(InspectError(str(exc)))
-    if target is not None:
-        from coterie.commands import onserver
-
-        try:
-            if args.command == "tasks":
-                record, tasks = onserver.run_on_server(
-                    target, onserver.read_tasks_on_server, target, args.run_id
-                )
-                show_tasks(console, args.json, record.run_id, record.state, tasks)
-            else:
-                record, actor, peeked, history = onserver.run_on_server(
-                    target, onserver.read_inbox_on_server, target, args.first, args.second
-                )
-                pending = [p.message for p in peeked]
-                extra = [{"in_flight": p.in_flight, "deliveries": p.deliveries} for p in peeked]
-                show_inbox(
-                    console, args.json, record.run_id, record.state, actor, pending, history, extra
-                )
-        except InspectError as error:
-            return fail(error)
-        return 0
-    return {"tasks": run_tasks, "inbox": run_inbox}[args.command](args, console)
-
-
-# -- finding runs ----------------------------------------------------------------
-
-
-def locate_run(workdir: Path, run_id: str | None) -> Path:
-    """The directory of run *run_id* (a unique prefix will do), or of the latest run."""
-    from coterie.commands.inspectview import InspectError
-    from coterie.runs import UnknownRun, find_run, list_runs, runs_root
-
-    if run_id is not None:
-        try:
-            return find_run(workdir, run_id)
-        except UnknownRun as exc:
-            raise InspectError(str(exc)) from None
-    try:
-        runs = list_runs(workdir)
-    except (ValueError, OSError) as exc:
-        raise InspectError(f"cannot list the runs of {workdir}: {exc}", 1) from None
-    if not runs:
-        raise InspectError(f"no runs in {runs_root(workdir)}")
-    return runs[-1].path
-
-
-def _is_run(workdir: Path, name: str) -> bool:
-    from coterie.runs import runs_root
-
-    return (runs_root(workdir) / name / "config.json").is_file()
-
-
-def _state(run_dir: Path) -> str:
-    """Where the run stands (running, completed, failed, interrupted), if it says."""
-    from coterie.runs import run_info
-
-    try:
-        return run_info(run_dir).state
-    except (ValueError, OSError):
-        return "unknown"
-
-
-def mailbox_actors(run_dir: Path) -> list[str]:
-    """The actors that have a mailbox in the run, sorted."""
-    root = run_dir / "mailboxes"
-    return sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
-
-
-# -- coterie tasks -----------------------------------------------------------------
-
-
-def run_tasks(args: argparse.Namespace, console: Console) -> int:
-    """``coterie tasks [RUN_ID]``: print the run's task board; returns the exit code."""
-    from coterie.commands.inspectview import InspectError, fail, show_tasks
-
-    try:
-        run_dir = locate_run(args.workdir.resolve(), args.run_id)
-        tasks = read_tasks(run_dir)
-    except InspectError as error:
+        return fail(ReadError(str(exc)))
+    except ReadError as error:
         return fail(error)
-    show_tasks(console, args.json, run_dir.name, "" if args.json else _state(run_dir), tasks)
     return 0
 
 
-def read_tasks(run_dir: Path) -> list[dict[str, Any]]:
-    """The tasks on the run's board, as ``Task.to_json()`` dicts in id order."""
-    from coterie.board import Board, BoardError
-    from coterie.commands.inspectview import InspectError
+def _tasks(reader: RunReader, args: argparse.Namespace, console: Console) -> None:
+    """``coterie tasks [RUN_ID]``: the run's task board."""
+    from coterie.backends import ReadError
+    from coterie.commands.inspectview import show_tasks
 
-    directory = run_dir / "board"
-    if not (directory / "board.log").is_file():
-        raise InspectError(f"run {run_dir.name} has no task board (not a team run?)")
-    try:
-        with Board(directory, fsync=False) as board:
-            return [task.to_json() for task in board.list()]
-    except (BoardError, OSError) as exc:
-        raise InspectError(f"cannot read the task board of run {run_dir.name}: {exc}", 1) from None
+    run = reader.find(args.run_id)
+    tasks = reader.board(run)
+    if tasks is None:
+        raise ReadError(f"run {run.run_id} has no task board (not a team run?)")
+    show_tasks(console, args.json, run.run_id, "" if args.json else run.state, tasks)
 
 
-# -- coterie inbox -----------------------------------------------------------------
+def _inbox(reader: RunReader, args: argparse.Namespace, console: Console) -> None:
+    """``coterie inbox [RUN_ID] ACTOR``: the actor's pending messages and history."""
+    from coterie.backends import ReadError
+    from coterie.commands.inspectview import history_of, show_inbox
 
-
-def run_inbox(args: argparse.Namespace, console: Console) -> int:
-    """``coterie inbox [RUN_ID] ACTOR``: print the actor's pending messages and history."""
-    from coterie.commands.inspectview import InspectError, fail, show_inbox
-
-    try:
-        run_dir, actor = _inbox_target(args.workdir.resolve(), args.first, args.second)
-        pending, history = read_inbox(run_dir, actor)
-    except InspectError as error:
-        return fail(error)
-    state = "" if args.json else _state(run_dir)
-    show_inbox(console, args.json, run_dir.name, state, actor, pending, history)
-    return 0
-
-
-def _inbox_target(workdir: Path, first: str, second: str | None) -> tuple[Path, str]:
-    from coterie.commands.inspectview import InspectError
-
+    first, second = args.first, args.second
     if second is None:
-        if _is_run(workdir, first):
-            names = ", ".join(mailbox_actors(locate_run(workdir, first))) or "none"
-            raise InspectError(
+        if reader.is_run(first):
+            names = ", ".join(reader.actors(reader.find(first))) or "none"
+            raise ReadError(
                 f"{first} is a run: name an actor too, as in "
                 f"'coterie inbox {first} ACTOR' (actors with a mailbox: {names})"
             )
-        run_dir, actor = locate_run(workdir, None), first
+        run, actor = reader.find(None), first
     else:
-        run_dir, actor = locate_run(workdir, first), second
-    actors = mailbox_actors(run_dir)
+        run, actor = reader.find(first), second
+    actors = reader.actors(run)
     if actor not in actors:
-        raise InspectError(
-            f"no actor {actor!r} in run {run_dir.name}; actors with a mailbox: "
+        raise ReadError(
+            f"no actor {actor!r} in run {run.run_id}; actors with a mailbox: "
             f"{', '.join(actors) or 'none'}"
         )
-    return run_dir, actor
-
-
-def read_inbox(run_dir: Path, actor: str) -> tuple[list[Message], list[dict[str, Any]]]:
-    """*actor*'s unacknowledged messages and its ``team.message`` history in the run.
-
-    History items: ``{"ts", "direction": "sent" | "received", "sender", "recipient",
-    "kind", "text"}``, in the order of the event log.
-    """
-    from coterie.commands.inspectview import InspectError
-    from coterie.errors import MailboxError
-    from coterie.events import read_events
-    from coterie.mailbox import peek_mailbox
-
-    try:
-        pending = peek_mailbox(run_dir / "mailboxes" / actor)
-    except (MailboxError, OSError) as exc:
-        raise InspectError(f"cannot read the mailbox of {actor}: {exc}", 1) from None
-    history: list[dict[str, Any]] = []
-    events = run_dir / "events.jsonl"
-    if events.is_file():
-        for event in read_events(events):
-            d = event.data
-            if event.type != "team.message" or actor not in (d.get("sender"), d.get("recipient")):
-                continue
-            history.append(
-                {
-                    "ts": event.ts,
-                    "direction": "sent" if d.get("sender") == actor else "received",
-                    "sender": d.get("sender"),
-                    "recipient": d.get("recipient"),
-                    "kind": d.get("kind"),
-                    "text": str(d.get("text", "")),
-                }
-            )
-    return pending, history
+    pending = reader.pending(run, actor)
+    history = history_of(reader.events(run), actor)
+    show_inbox(
+        console, args.json, run.run_id, "" if args.json else run.state, actor, pending, history
+    )

@@ -1,5 +1,5 @@
-"""How ``coterie tasks`` and ``coterie inbox`` print what they found, wherever it was
-read from (a run directory, or a Redis server: :mod:`coterie.commands.onserver`)."""
+"""How ``coterie tasks`` and ``coterie inbox`` print what they found, whichever
+backend it was read from (:class:`coterie.backends.RunReader`)."""
 
 from __future__ import annotations
 
@@ -13,22 +13,36 @@ from rich.table import Table
 from rich.text import Text
 
 if TYPE_CHECKING:
-    from coterie.messages import Message
+    from coterie.backends import Pending, ReadError
+    from coterie.events import Event
 
 TEXT_WIDTH = 240  # characters of a message shown per line (--json has them whole)
 
 
-class InspectError(Exception):
-    """What to tell the user instead of an answer, with the exit code to use."""
-
-    def __init__(self, message: str, code: int = 2) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-def fail(error: InspectError) -> int:
+def fail(error: ReadError) -> int:
     Console(stderr=True, highlight=False).print(f"[red]error:[/] {escape(str(error))}")
     return error.code
+
+
+def history_of(events: list[Event], actor: str) -> list[dict[str, Any]]:
+    """*actor*'s ``team.message`` history among *events*: ``{"ts", "direction": "sent"
+    | "received", "sender", "recipient", "kind", "text"}``, in the events' order."""
+    history: list[dict[str, Any]] = []
+    for event in events:
+        d = event.data
+        if event.type != "team.message" or actor not in (d.get("sender"), d.get("recipient")):
+            continue
+        history.append(
+            {
+                "ts": event.ts,
+                "direction": "sent" if d.get("sender") == actor else "received",
+                "sender": d.get("sender"),
+                "recipient": d.get("recipient"),
+                "kind": d.get("kind"),
+                "text": str(d.get("text", "")),
+            }
+        )
+    return history
 
 
 def show_tasks(
@@ -71,29 +85,32 @@ def show_inbox(
     run_id: str,
     state: str,
     actor: str,
-    pending: list[Message],
+    pending: list[Pending],
     history: list[dict[str, Any]],
-    extra: list[dict[str, Any]] | None = None,
 ) -> None:
-    """Print *actor*'s pending messages and history in run *run_id* (*extra*: more
-    of each pending message for ``--json``, as the server knows it)."""
+    """Print *actor*'s pending messages and history in run *run_id* (``--json``: with
+    whether each is in flight and how often it was delivered, where the backend
+    knows)."""
     if as_json:
         import attrs
 
-        more = extra if extra is not None else [{} for _ in pending]
+        def to_json(p: Pending) -> dict[str, Any]:
+            more = {"in_flight": p.in_flight, "deliveries": p.deliveries}
+            return {**attrs.asdict(p.message), **{k: v for k, v in more.items() if v is not None}}
+
         print_json(
             console,
             {
                 "run_id": run_id,
                 "actor": actor,
-                "pending": [{**attrs.asdict(m), **x} for m, x in zip(pending, more, strict=True)],
+                "pending": [to_json(p) for p in pending],
                 "history": history,
             },
         )
         return
     console.print(escape(f"inbox of {actor} · run {run_id} ({state})"), style="bold")
     console.print(f"pending, not acknowledged yet: {len(pending)}", style="bold")
-    for message in pending:
+    for message in (p.message for p in pending):
         line = f"{message.sender} → {message.recipient} [{message.kind}]: {body(message.body)}"
         entry(console, message.sent_at, line)
     console.print(f"history: {count(len(history), 'message')}", style="bold")

@@ -295,10 +295,10 @@ async def resume_run(args: argparse.Namespace, console: Console, err: Console) -
 
 
 async def _find_or_fetch(args: argparse.Namespace, err: Console) -> Path:
-    """The run to resume: this home's, else (with a Redis ``--backend``) the server's,
-    brought into this home (:mod:`coterie.runfetch`: resume on any host)."""
+    """The run to resume: this home's, else (with a server ``--backend``) the server's,
+    brought into this home (resume on any host)."""
+    from coterie.backends import Backend
     from coterie.runs import UnknownRun
-    from coterie.runtime.backend import Backend
 
     def notify(line: str) -> None:
         err.print(f"[yellow]note:[/] {escape(line)}", soft_wrap=True)
@@ -307,13 +307,11 @@ async def _find_or_fetch(args: argparse.Namespace, err: Console) -> Path:
     try:
         return find_run(workdir, args.run_id, notify=notify)
     except UnknownRun:
-        target = Backend.parse(args.backend).target
-        if target is None:
+        backend = Backend.parse(args.backend)
+        run_dir = await backend.fetch(workdir, args.run_id)
+        if run_dir is None:
             raise
-    from coterie.runfetch import fetch_run
-
-    run_dir = await fetch_run(target, workdir, args.run_id)
-    notify(f"run {run_dir.name} was fetched from {target.url}; it goes on in {workdir}")
+    notify(f"run {run_dir.name} was fetched from {backend.name}; it goes on in {workdir}")
     return run_dir
 
 

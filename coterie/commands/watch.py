@@ -1,22 +1,21 @@
 """``coterie watch RUN_ID``: the live view of any run, from another terminal, read-only.
 
 The view is the team's live view (:class:`coterie.ui.live.TeamView`), fed
-with the events of the run's ``events.jsonl`` instead of the run's own event
-log, with the board folded from its log records (``coterie.board.read_log``)
-and each actor's unacknowledged messages counted with
-:func:`coterie.mailbox.peek_mailbox`. Nothing here takes a lock of the run or
-writes a file of it (the run is located without :func:`coterie.runs.find_run`,
-which may move a run whose workspace moved).
+from the backend's :class:`~coterie.backends.RunSource` instead of the run's
+own event log: on files the run's ``events.jsonl`` (a line still being
+written is waited for), the board folded from its log records and each
+actor's unacknowledged messages counted from outside; on a server the run's
+event stream, board log and mailbox streams, from any host. Nothing here
+takes a lock of the run or writes anything of it (on files the run is
+located without :func:`coterie.runs.find_run`, which may move a run whose
+workspace moved).
 
-While the run is live (:func:`coterie.runs.is_live`) the log is followed as
-it grows (a line still being written is waited for, see
-:class:`coterie.ui.follow.LineSplitter`); once the run has ended the final
-state is shown and the command exits 0. A run that has ended already is
-replayed at ``--speed`` times its recorded pace
-(:class:`coterie.ui.follow.ReplaySchedule`), then shown the same way.
-
-With ``--backend redis://…`` (or ``$COTERIE_BACKEND``) the run is read from
-the server instead, from any host: :mod:`coterie.commands.watchserver`.
+While the run is live the events are followed as they come; once it has
+ended, and its events have been quiet for a moment (a server's last events
+may still be on their way), the final state is shown and the command exits
+0. A run that has ended already is replayed at ``--speed`` times its
+recorded pace (:class:`coterie.ui.follow.ReplaySchedule`), then shown the
+same way.
 
 Exit codes: 0 shown to the end, 1 the server could not be read, 2 no such run
 (one line on stderr), 130 Ctrl-C (143 SIGTERM, 129 SIGHUP), printed nothing
@@ -26,7 +25,6 @@ more.
 from __future__ import annotations
 
 import argparse
-import glob
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,13 +33,16 @@ if TYPE_CHECKING:
 
     from rich.console import Console
 
-    from coterie.events import Event
+    from coterie.backends import Backend, RunSource
     from coterie.ui.live import TeamView
 
 # The implementation's imports are made in the functions that use them: the parser
 # (every command's, even `coterie --help`) must not pay for Trio and the live view.
 
-POLL = 0.1  # seconds between two reads of a live run's log
+#: Seconds one read of a live run's events waits for one.
+BLOCK = 0.5
+#: Seconds of quiet after the run stopped before its events are taken as read.
+DRAIN = 1.0
 MAIL_EVERY = 1.0  # seconds between two counts of its mailboxes
 
 
@@ -87,86 +88,42 @@ def _speed(text: str) -> float:
         raise argparse.ArgumentTypeError("must be a number >= 0") from None
 
 
-def locate(workdir: Path, run_id: str) -> Path:
-    """The directory of run *run_id* (or a unique prefix) of *workdir*, found without
-    changing anything; :class:`UnknownRun` if there is none or several."""
-    from coterie.runs import UnknownRun, runs_root
-
-    root = runs_root(workdir)
-    if run_id and "/" not in run_id and (root / run_id / "config.json").is_file():
-        return root / run_id
-    found = sorted(p for p in root.glob(glob.escape(run_id) + "*") if (p / "config.json").is_file())
-    if run_id and len(found) == 1:
-        return found[0]
-    what = "is ambiguous" if found else "not found"
-    raise UnknownRun(f"run {run_id!r} {what} in the workspace {workdir} (see `coterie runs`)")
-
-
-def mail_counts(run_dir: Path) -> dict[str, int]:
-    """Each actor's unacknowledged messages (pending or in flight), read from outside."""
-    from coterie.errors import MailboxError
-    from coterie.mailbox import peek_mailbox
-
-    root, counts = run_dir / "mailboxes", {}
-    if not root.is_dir():
-        return {}
-    for directory in sorted(p for p in root.iterdir() if p.is_dir()):
-        try:
-            counts[directory.name] = len(peek_mailbox(directory))
-        except (MailboxError, OSError):
-            continue  # a mailbox being made, or damaged: no count rather than a crash
-    return counts
-
-
-class LogTail:
-    """The run's ``events.jsonl``, read as it grows (never opened for writing)."""
-
-    def __init__(self, path: Path) -> None:
-        from coterie.ui.follow import LineSplitter
-
-        self.path, self.offset, self.splitter = path, 0, LineSplitter()
-
-    def read(self) -> list[Event]:
-        """The events written since the last read (a line being written waits)."""
-        try:
-            with open(self.path, "rb") as f:
-                f.seek(self.offset)
-                data = f.read()
-        except FileNotFoundError:
-            return []
-        self.offset += len(data)
-        return self.splitter.feed(data)
-
-
 def watch_command(args: argparse.Namespace, console: Console) -> int:
     """``coterie watch RUN_ID``; returns the exit code (Ctrl-C raises KeyboardInterrupt)."""
     import trio
     from rich.console import Console
     from rich.markup import escape
 
-    from coterie.backendchoice import Backend
-    from coterie.commands.inspectview import InspectError
-    from coterie.redisclient import BackendError
+    from coterie.backends import Backend, BackendError, ReadError
     from coterie.runs import UnknownRun
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     try:
-        target = Backend.parse(getattr(args, "backend", None)).target
-        if target is not None:
-            from coterie.commands.onserver import run_on_server
-            from coterie.commands.watchserver import watch_on_server
-
-            return run_on_server(
-                target, until_stopped, watch_on_server, target, args.run_id, console, args.speed
-            )
-        run_dir = locate(args.workdir.resolve(), args.run_id)
-    except (UnknownRun, BackendError) as exc:
+        backend = Backend.parse(getattr(args, "backend", None))
+    except BackendError as exc:
         err.print(f"[red]error:[/] {escape(str(exc))}")
         return 2
-    except InspectError as exc:
-        err.print(f"[red]error:[/] {escape(str(exc))}")
-        return exc.code
-    return trio.run(until_stopped, watch, run_dir, console, args.speed)
+    unreadable = backend.errors()
+    failure: tuple[str, int] | None = None
+    try:
+        return trio.run(until_stopped, watch, backend, args.workdir.resolve(), args.run_id,
+                        console, args.speed)  # fmt: skip
+    except* (UnknownRun, BackendError) as group:
+        failure = str(_first(group)), 2
+    except* ReadError as group:
+        error = _first(group)
+        failure = str(error), error.code if isinstance(error, ReadError) else 1
+    except* unreadable as group:
+        failure = f"cannot read {backend.name}: {_first(group)}", 1
+    said, code = failure
+    err.print(f"[red]error:[/] {escape(said)}")
+    return code
+
+
+def _first(error: BaseException) -> BaseException:
+    while isinstance(error, BaseExceptionGroup):
+        error = error.exceptions[0]
+    return error
 
 
 async def until_stopped(fn: Callable[..., Awaitable[int]], *args: object) -> int:
@@ -196,86 +153,81 @@ async def until_stopped(fn: Callable[..., Awaitable[int]], *args: object) -> int
     return 128 + stopped[0] if stopped else code
 
 
-async def watch(run_dir: Path, console: Console, speed: float) -> int:
-    """Show run *run_dir* to its end: follow it while live, else replay it at *speed*."""
+async def watch(
+    backend: Backend, workdir: Path, run_id: str, console: Console, speed: float
+) -> int:
+    """Show run *run_id* of *backend* to its end: follow it while live, else replay it
+    at *speed*."""
     import trio
 
-    from coterie.board import read_log
-    from coterie.runs import DamagedRun, is_live, read_config
     from coterie.ui.follow import ReplaySchedule, board_at
     from coterie.ui.live import TeamView
 
-    try:
-        config = read_config(run_dir)
-    except DamagedRun:
-        config = {}
-    board = run_dir / "board"
-    shown_until: list[float | None] = [None]  # a replay's board is the board of its moment
+    async with backend.open_source(workdir, run_id) as source:
+        config = source.config
+        shown_until: list[float | None] = [None]  # a replay's board is the board of its moment
 
-    def read_board() -> list[dict[str, Any]]:
-        return board_at(read_log(board), shown_until[0])
+        async def read_board() -> list[dict[str, Any]]:
+            return board_at(await source.board() or [], shown_until[0])
 
-    view = TeamView(console, read_board if board.is_dir() else None)
-    title = f"coterie watch · {config.get('command', '?')}"
-    if config.get("demo"):
-        title += f" {config['demo']}"
-    live = is_live(run_dir)
-    if live:
-        title += " · live"
-    else:
-        title += f" · replay at {speed:g}x" if speed else " · replay at once"
-    view.start({"run_id": run_dir.name, "title": title, "goal": config.get("goal")})
-    tail = LogTail(run_dir / "events.jsonl")
-    try:
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(view.run)
-            if live:
-                await _follow(view, tail, run_dir)
-            else:
-                events = tail.read()
-                schedule = ReplaySchedule(speed)
-                for event in events:
-                    await trio.sleep(schedule.delay(event.ts))
-                    shown_until[0] = event.ts
-                    view.event(event)
-            nursery.cancel_scope.cancel()
-        shown_until[0] = None
-        _final(view, run_dir, console)
-    finally:
-        view.stop()
+        has_board = await source.board() is not None
+        view = TeamView(console, read_board if has_board else None)
+        title = f"coterie watch · {config.get('command', '?')}"
+        if config.get("demo"):
+            title += f" {config['demo']}"
+        holder = await source.live()
+        if holder is not None:
+            title += f" · live on {holder}" if holder else " · live"
+        else:
+            title += f" · replay at {speed:g}x" if speed else " · replay at once"
+        view.start({"run_id": source.run_id, "title": title, "goal": config.get("goal")})
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(view.run)
+                if holder is not None:
+                    await _follow(view, source)
+                else:
+                    schedule = ReplaySchedule(speed)
+                    for event in await source.events():
+                        await trio.sleep(schedule.delay(event.ts))
+                        shown_until[0] = event.ts
+                        view.event(event)
+                nursery.cancel_scope.cancel()
+            shown_until[0] = None
+            await _final(view, source, console)
+        finally:
+            view.stop()
     return 0
 
 
-async def _follow(view: TeamView, tail: LogTail, run_dir: Path) -> None:
-    """Feed *view* the run's events as they are written, until the run is not live."""
+async def _follow(view: TeamView, source: RunSource) -> None:
+    """Feed *view* the run's events as they come, until the run is not live and its
+    events have been quiet for :data:`DRAIN` seconds."""
     import trio
-
-    from coterie.runs import is_live
 
     last_count = -MAIL_EVERY
     while True:
-        live = is_live(run_dir)  # before reading: what it wrote before it ended is read
-        for event in tail.read():
+        # Before reading: what it wrote before it ended is read.
+        live = await source.live() is not None
+        for event in await source.events(wait=BLOCK if live else DRAIN):
             view.event(event)
+            live = True  # events still coming: read on before deciding it ended
         if trio.current_time() - last_count >= MAIL_EVERY:
             last_count = trio.current_time()
-            if view.state.set_mailboxes(mail_counts(run_dir)):
+            if view.state.set_mailboxes(await source.mail_counts()):
                 view.refresh()
         if not live:
-            tail.splitter.drop_pending()  # its writer is gone: the line stays torn
             return
-        await trio.sleep(POLL)
 
 
-def _final(view: TeamView, run_dir: Path, console: Console) -> None:
+async def _final(view: TeamView, source: RunSource, console: Console) -> None:
     """Show the run's final state: the tree, board and mailboxes, then how it ended."""
-    from coterie.board import read_log
-    from coterie.runs import run_info
     from coterie.ui.follow import board_at
     from coterie.ui.live import show_end
 
-    view.state.set_mailboxes(mail_counts(run_dir))
-    if view.state.board_changed or (run_dir / "board").is_dir():
-        view.state.set_tasks(board_at(read_log(run_dir / "board")))
-    info = run_info(run_dir)
-    show_end(view, console, run_dir.name, info.state, info.result)
+    view.state.set_mailboxes(await source.mail_counts())
+    board = await source.board()
+    if board is not None:
+        view.state.set_tasks(board_at(board))
+    state, result = await source.outcome()
+    show_end(view, console, source.run_id, state, result)

@@ -15,7 +15,6 @@ Exit codes: 130 (Ctrl-C) or 143 (SIGTERM) once stopped, as every command;
 
 from __future__ import annotations
 
-import contextlib
 import os
 import socket
 from pathlib import Path
@@ -26,11 +25,11 @@ from coterie.tools.permissions.modes import MODES
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import AsyncIterator
+    from contextlib import AbstractAsyncContextManager
 
     from rich.console import Console
 
-    from coterie.workers import WorkerRegistry
+    from coterie.backends import WorkerDirectory
 
 __all__ = ["add_worker_command", "worker_command"]
 
@@ -92,15 +91,13 @@ async def worker_command(args: argparse.Namespace, console: Console, err: Consol
     # The implementation's imports: the parser (every command's) must not pay for them.
     import trio
 
-    from coterie.redisclient import BackendError, connect
-    from coterie.runtime.backend import Backend
+    from coterie.backends import Backend
     from coterie.runtime.hosting import Hosting
-    from coterie.workers import WorkerConfig, WorkerRegistry, serve_worker
+    from coterie.workers import WorkerConfig, serve_worker
 
     try:
         backend = Backend.parse(args.backend)
-        if backend.target is None:
-            raise BackendError("coterie worker needs a Redis backend: --backend redis://HOST:PORT")
+        directory = backend.open_workers()  # none on files: refused here
         worker_id = args.worker_id or f"{socket.gethostname()}-{os.getpid()}"
         if not 0 < args.heartbeat <= 60:
             raise ValueError("--heartbeat must be more than 0 and at most 60 seconds")
@@ -119,24 +116,20 @@ async def worker_command(args: argparse.Namespace, console: Console, err: Consol
         where = f" {run_id}/{name}" if name else ""
         console.print(f"{what}{where}", markup=False, soft_wrap=True)
 
-    target = backend.target
-    assert target is not None
-    async with connect(target) as client, trio.open_nursery() as nursery:
-        registry = WorkerRegistry(client, target)
+    async with directory as registry, trio.open_nursery() as nursery:
         hosting = Hosting(
             backend, worker_id, args.workdir.resolve(), args.permission_mode,
             args.setting_sources, nursery,
         )  # fmt: skip
         console.print(
-            f"worker {worker_id}: capacity {config.capacity} on {target.url}",
+            f"worker {worker_id}: capacity {config.capacity} on {backend.name}",
             markup=False,
             soft_wrap=True,
         )
 
-        @contextlib.asynccontextmanager
-        async def leaving() -> AsyncIterator[WorkerRegistry]:
-            async with connect(target) as fresh:  # the stop closed the first connection
-                yield WorkerRegistry(fresh, target)
+        def leaving() -> AbstractAsyncContextManager[WorkerDirectory]:
+            # A connection of its own: the stop closed the first.
+            return backend.open_workers()
 
         await serve_worker(registry, config, hosting.start, on_change=said, leaving=leaving)
 

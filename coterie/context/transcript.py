@@ -65,7 +65,7 @@ __all__ = ["Replica", "TranscriptCorruption", "TranscriptLog", "prompt_status", 
 
 
 class Replica(Protocol):
-    """Where a transcript's appends are copied (``coterie.runmirror.LogReplica``):
+    """Where a transcript's appends are copied (``coterie.backends.redis.mirror.LogReplica``):
     ``append`` queues the bytes and numbers them, ``flush`` waits until the
     copies up to that number are made."""
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from coterie.control._actor import Control, control_spec
-    from coterie.control._client import RunOnServer, inject, live_mailboxes
+    from coterie.control._client import inject, live_mailboxes
     from coterie.control._errors import (
         ControlError,
         FaultRefused,
@@ -40,7 +40,6 @@ __all__ = [
     "NoReply",
     "NoSuchActor",
     "RunNotRunning",
-    "RunOnServer",
     "control_spec",
     "inject",
     "live_mailboxes",
@@ -54,7 +53,6 @@ _HOMES = {
     "Control": "coterie.control._actor",
     "control_spec": "coterie.control._actor",
     "DEFAULT_TIMEOUT": "coterie.control.timeouts",
-    "RunOnServer": "coterie.control._client",
     "inject": "coterie.control._client",
     "live_mailboxes": "coterie.control._client",
     "ControlError": "coterie.control._errors",

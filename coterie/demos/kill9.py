@@ -26,12 +26,12 @@ from typing import TYPE_CHECKING
 import trio
 
 from coterie.actors import Actor, ActorContext, actor_spec
-from coterie.commands.watch import LogTail
 from coterie.demos.lab import DEFAULT_PACE, hold_lab_run, print_event
 from coterie.events import EventLog
 from coterie.mailbox import Durability, PostOffice
 from coterie.messages import Message
 from coterie.supervisors import Supervisor
+from coterie.ui.follow import LogTail
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from pathlib import Path
 
-    from coterie.mailbox._base import Position
+    from coterie.mailbox.base import Position
 
 CURSOR_NAME = "cursor"
 CURSOR_TMP = "cursor.tmp"

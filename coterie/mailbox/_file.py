@@ -23,13 +23,6 @@ import trio
 from coterie.errors import InvalidMessage, MailboxError
 from coterie.journal import Durability, GroupCommit, encode
 from coterie.mailbox import _watch
-from coterie.mailbox._base import (
-    Delivery,
-    MailboxStatistics,
-    Position,
-    Predicate,
-    _Inbox,
-)
 from coterie.mailbox._cursor import CursorState, encode_cursor, read_cursor, write_cursor
 from coterie.mailbox._reader import CorruptRecord, LogReader, log_end, repair_tail, write_point
 from coterie.mailbox._segments import (
@@ -38,6 +31,13 @@ from coterie.mailbox._segments import (
     check_directory,
     list_segments,
     segment_path,
+)
+from coterie.mailbox.base import (
+    Delivery,
+    Inbox,
+    MailboxStatistics,
+    Position,
+    Predicate,
 )
 
 if TYPE_CHECKING:
@@ -152,7 +152,7 @@ class FileMailbox:
         if changed or acked != on_disk.acked:
             data = encode_cursor(at, acked, upto, holes)
             write_cursor(directory, data, sync=self._syncs)
-        self._inbox = _Inbox(
+        self._inbox = Inbox(
             cursor=at,
             acked_beyond=acked,
             scan_pos=at,

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import trio
 
 from coterie.errors import InvalidMessage
-from coterie.mailbox._base import Delivery, MailboxStatistics, Predicate, _Inbox
+from coterie.mailbox.base import Delivery, Inbox, MailboxStatistics, Predicate
 
 if TYPE_CHECKING:
     from coterie.messages import Message
@@ -25,7 +25,7 @@ class MemoryMailbox:
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self._inbox = _Inbox(cursor=(0, 0), scan_pos=(0, 0))
+        self._inbox = Inbox(cursor=(0, 0), scan_pos=(0, 0))
         self._seq = 0
         self._closed = False
 

@@ -1,18 +1,21 @@
 """The post office: every mailbox of one run, found by actor name.
 
 Sending goes through here so that a bad address fails at the sender with a
-clear error and nothing written. A recipient is known if its mailbox is open
-in this post office or its directory exists under the run's mailbox root
-(another process owns it); in the second case the record is appended under
-the directory's lock, and the owner is woken by inotify (or notices it on
-its next poll).
+clear error and nothing written. Where the run's mailboxes are is the post
+office's :class:`NameRegistry` (OTP's ``via``): it opens a mailbox, knows
+and names the actors that have one, and delivers to those received in
+another process. :class:`FileNames` keeps them under the run's mailbox root
+(a recipient is known if its directory exists; a record for another
+process's mailbox is appended under the directory's lock, and the owner is
+woken by inotify or notices it on its next poll), :class:`MemoryNames` in
+this process; a backend brings its own (a server's streams).
 """
 
 from __future__ import annotations
 
 import os
 from collections import OrderedDict
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import trio
 
@@ -24,12 +27,12 @@ from coterie.mailbox._segments import DEFAULT_SEGMENT_BYTES, SegmentWriter, chec
 from coterie.messages import ACTOR_NAME_RE, Message, check_actor_name
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
     from coterie.events import EventLog
-    from coterie.mailbox._base import Mailbox
     from coterie.mailbox._reader import CorruptRecord
-    from coterie.mailbox._redis_mailboxes import RedisMailboxes
+    from coterie.mailbox.base import Mailbox
 
 
 class MailboxWriter:
@@ -76,9 +79,158 @@ class MailboxWriter:
 WRITERS = 64
 
 
+class NameRegistry(Protocol):
+    """Where a post office's mailboxes are: how it opens one, knows and names the
+    actors with one, and delivers to a mailbox not open in this process."""
+
+    def open(self, name: str) -> Mailbox:
+        """Actor *name*'s mailbox, received in this process (made if need be)."""
+        ...
+
+    def knows(self, name: object) -> bool:
+        """Whether actor *name* has a mailbox (here or in another process)."""
+        ...
+
+    def names(self) -> set[str]:
+        """Every actor with a mailbox."""
+        ...
+
+    async def send(self, message: Message) -> None:
+        """Deliver *message* to a mailbox not open here; :class:`UnknownActor` if its
+        recipient has none (nothing written)."""
+        ...
+
+    def send_nowait(self, message: Message) -> None:
+        """Deliver *message* without waiting (or refuse to, where a send must wait)."""
+        ...
+
+    def close(self) -> None:
+        """Release what the registry holds (not the mailboxes it opened)."""
+        ...
+
+
+def unknown(message: Message, known: set[str]) -> UnknownActor:
+    """The refusal of a message for an actor without a mailbox."""
+    listed = ", ".join(sorted(known)) or "none"
+    return UnknownActor(
+        f"cannot send {message.kind!r} to {message.recipient!r}: no such actor (known: {listed})"
+    )
+
+
+class MemoryNames:
+    """Mailboxes in this process only (tests, a run that keeps nothing)."""
+
+    def __init__(self) -> None:
+        self._boxes: dict[str, MemoryMailbox] = {}
+
+    def open(self, name: str) -> Mailbox:
+        box = self._boxes[name] = MemoryMailbox(name)
+        return box
+
+    def knows(self, name: object) -> bool:
+        return name in self._boxes
+
+    def names(self) -> set[str]:
+        return set(self._boxes)
+
+    async def send(self, message: Message) -> None:
+        await trio.lowlevel.checkpoint()
+        raise unknown(message, self.names())
+
+    def send_nowait(self, message: Message) -> None:
+        raise unknown(message, self.names())
+
+    def close(self) -> None:
+        self._boxes.clear()
+
+
+class FileNames:
+    """Mailboxes under a run's mailbox root, one directory per actor."""
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        durability: Durability,
+        poll_interval: float | None,
+        watch: bool,
+        segment_bytes: int,
+        on_corruption: Callable[[CorruptRecord], None],
+    ) -> None:
+        self.root = root
+        self._durability, self._poll_interval, self._watch = durability, poll_interval, watch
+        self._segment_bytes, self._on_corruption = segment_bytes, on_corruption
+        # Writers of mailboxes owned elsewhere, the most recently used last: at most
+        # WRITERS open (a run answers many short-lived reply mailboxes: the
+        # observer's questions, the fault commands), the rest closed.
+        self._writers: OrderedDict[str, MailboxWriter] = OrderedDict()
+        root.mkdir(parents=True, exist_ok=True)
+
+    def open(self, name: str) -> Mailbox:
+        return open_file_mailbox(
+            self.root / name,
+            name=name,
+            durability=self._durability,
+            poll_interval=self._poll_interval,
+            watch=self._watch,
+            segment_bytes=self._segment_bytes,
+            on_corruption=self._on_corruption,
+        )
+
+    def knows(self, name: object) -> bool:
+        return (
+            isinstance(name, str)
+            and ACTOR_NAME_RE.fullmatch(name) is not None
+            and (self.root / name).is_dir()
+        )
+
+    def names(self) -> set[str]:
+        found = set()
+        for entry in os.listdir(self.root):
+            if (self.root / entry).is_dir():
+                if not ACTOR_NAME_RE.fullmatch(entry):
+                    raise MailboxError(
+                        f"{self.root / entry}: not a valid actor name; "
+                        "the mailbox root holds something coterie did not write"
+                    )
+                found.add(entry)
+        return found
+
+    def _target(self, message: Message) -> Mailbox | MailboxWriter:
+        name = message.recipient
+        if (self.root / name).is_dir():
+            owner = owner_of(self.root / name)
+            if owner is not None:
+                return owner
+            writer = self._writers.get(name)
+            if writer is None:
+                writer = MailboxWriter(self.root / name, self._durability, self._segment_bytes)
+                self._writers[name] = writer
+                if len(self._writers) > WRITERS:
+                    _, oldest = self._writers.popitem(last=False)
+                    oldest.close()
+            self._writers.move_to_end(name)
+            return writer
+        stale = self._writers.pop(name, None)
+        if stale is not None:  # its mailbox was removed (a reply mailbox, after its call)
+            stale.close()
+        raise unknown(message, self.names())
+
+    async def send(self, message: Message) -> None:
+        await self._target(message).send(message)
+
+    def send_nowait(self, message: Message) -> None:
+        self._target(message).send_nowait(message)
+
+    def close(self) -> None:
+        for writer in self._writers.values():
+            writer.close()
+        self._writers.clear()
+
+
 class PostOffice:
-    """The mailboxes of one run. ``root=None`` keeps them in memory; ``redis=``
-    (given by :func:`~coterie.mailbox.open_redis_post_office`) on Redis streams."""
+    """The mailboxes of one run: under *root*, in memory (``root=None``), or where a
+    backend's registry (``via=``) keeps them."""
 
     def __init__(
         self,
@@ -89,45 +241,31 @@ class PostOffice:
         watch: bool = True,
         segment_bytes: int = DEFAULT_SEGMENT_BYTES,
         events: EventLog | None = None,
-        redis: RedisMailboxes | None = None,
+        via: NameRegistry | None = None,
     ) -> None:
-        self.root = root
         self.durability = durability
-        self.poll_interval = poll_interval
-        self.watch = watch
-        self.segment_bytes = segment_bytes
         self.events = events
-        self.redis = redis
         self._boxes: dict[str, Mailbox] = {}
-        # Writers of mailboxes owned elsewhere, the most recently used last: at most
-        # WRITERS open (a run answers many short-lived reply mailboxes: the
-        # observer's questions, the fault commands), the rest closed.
-        self._writers: OrderedDict[str, MailboxWriter] = OrderedDict()
-        if root is not None:
-            root.mkdir(parents=True, exist_ok=True)
+        if via is not None:
+            self.via: NameRegistry = via
+        elif root is None:
+            self.via = MemoryNames()
+        else:
+            self.via = FileNames(
+                root,
+                durability=durability,
+                poll_interval=poll_interval,
+                watch=watch,
+                segment_bytes=segment_bytes,
+                on_corruption=self._report_corruption,
+            )
 
     def open(self, name: str) -> Mailbox:
         """The mailbox of actor *name*, opened (and created) as its receiver."""
         check_actor_name(name)
-        if name in self._boxes:
-            return self._boxes[name]
-        box: Mailbox
-        if self.redis is not None:
-            box = self.redis.open(name)
-        elif self.root is None:
-            box = MemoryMailbox(name)
-        else:
-            box = open_file_mailbox(
-                self.root / name,
-                name=name,
-                durability=self.durability,
-                poll_interval=self.poll_interval,
-                watch=self.watch,
-                segment_bytes=self.segment_bytes,
-                on_corruption=self._report_corruption,
-            )
-        self._boxes[name] = box
-        return box
+        if name not in self._boxes:
+            self._boxes[name] = self.via.open(name)
+        return self._boxes[name]
 
     def _report_corruption(self, record: CorruptRecord) -> None:
         if self.events is not None:
@@ -148,75 +286,29 @@ class PostOffice:
             raise UnknownActor(f"no mailbox open for {name!r} in this post office") from None
 
     def __contains__(self, name: object) -> bool:
-        if name in self._boxes:
-            return True
-        if self.redis is not None:
-            return self.redis.knows(name)
-        return (
-            isinstance(name, str)
-            and self.root is not None
-            and ACTOR_NAME_RE.fullmatch(name) is not None
-            and (self.root / name).is_dir()
-        )
+        return name in self._boxes or self.via.knows(name)
 
     def names(self) -> list[str]:
-        """Every actor with a mailbox here (open in this process or on disk)."""
-        found = set(self._boxes)
-        if self.redis is not None:
-            found |= self.redis.names()
-        if self.root is not None:
-            for entry in os.listdir(self.root):
-                if (self.root / entry).is_dir():
-                    if not ACTOR_NAME_RE.fullmatch(entry):
-                        raise MailboxError(
-                            f"{self.root / entry}: not a valid actor name; "
-                            "the mailbox root holds something coterie did not write"
-                        )
-                    found.add(entry)
-        return sorted(found)
-
-    def _target(self, message: Message) -> Mailbox | MailboxWriter | RedisMailboxes:
-        name = message.recipient
-        box = self._boxes.get(name)
-        if box is not None:
-            return box
-        if self.redis is not None:
-            return self.redis  # the server refuses an unknown actor, nothing written
-        if self.root is not None and (self.root / name).is_dir():
-            owner = owner_of(self.root / name)
-            if owner is not None:
-                return owner
-            writer = self._writers.get(name)
-            if writer is None:
-                writer = MailboxWriter(self.root / name, self.durability, self.segment_bytes)
-                self._writers[name] = writer
-                if len(self._writers) > WRITERS:
-                    _, oldest = self._writers.popitem(last=False)
-                    oldest.close()
-            self._writers.move_to_end(name)
-            return writer
-        stale = self._writers.pop(name, None)
-        if stale is not None:  # its mailbox was removed (a reply mailbox, after its call)
-            stale.close()
-        known = ", ".join(self.names()) or "none"
-        raise UnknownActor(
-            f"cannot send {message.kind!r} to {name!r}: no such actor (known: {known})"
-        )
+        """Every actor with a mailbox here (open in this process or elsewhere)."""
+        return sorted(set(self._boxes) | self.via.names())
 
     async def send(self, message: Message) -> None:
         """Deliver *message* to its recipient's mailbox."""
-        await self._target(message).send(message)
+        box = self._boxes.get(message.recipient)
+        await (self.via.send(message) if box is None else box.send(message))
 
     def send_nowait(self, message: Message) -> None:
         """Deliver *message* without waiting (any fsync blocks)."""
-        self._target(message).send_nowait(message)
+        box = self._boxes.get(message.recipient)
+        if box is None:
+            self.via.send_nowait(message)
+        else:
+            box.send_nowait(message)
 
     async def aclose(self) -> None:
-        """Close every mailbox and writer this post office opened."""
+        """Close every mailbox this post office opened, and its registry's writers."""
         for box in self._boxes.values():
             await box.aclose()
-        for writer in self._writers.values():
-            writer.close()
         self._boxes.clear()
-        self._writers.clear()
+        self.via.close()
         await trio.lowlevel.checkpoint()

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 import attrs
 
 from coterie.journal import SEAL, Corrupt, Record, cut_tail, is_seal, scan, torn_tail
-from coterie.mailbox._base import Delivery, Position, _Inbox
 from coterie.mailbox._segments import list_segments, segment_path
+from coterie.mailbox.base import Delivery, Inbox, Position
 from coterie.messages import Message
 
 if TYPE_CHECKING:
@@ -86,7 +86,7 @@ class LogReader:
         self,
         directory: Path,
         name: str,
-        inbox: _Inbox,
+        inbox: Inbox,
         open_end: Position,
         report: Callable[[CorruptRecord], None],
     ) -> None:

@@ -29,7 +29,7 @@ from coterie.mailbox._cursor import CURSOR_NAME, CURSOR_TMP
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from coterie.mailbox._base import Position
+    from coterie.mailbox.base import Position
 
 SEGMENT_RE = re.compile(r"^(\d{16})\.log$")
 CORRUPT_RE = re.compile(r"^corrupt-\d{16}-\d+\.bin$")

@@ -55,13 +55,13 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
 
     from coterie.actors import ActorContext
+    from coterie.backends import Replica
     from coterie.events import EventLog
     from coterie.extensions import AgentDefinition
     from coterie.hooks import HookCallback
     from coterie.mailbox import PostOffice
     from coterie.mcpclient.hosted import McpHost
     from coterie.models import Model
-    from coterie.runmirror import RunMirror
     from coterie.runtime.background import BackgroundShells
     from coterie.runtime.prepare import PreparedRun
     from coterie.supervisors import ChildSpec, Supervisor
@@ -180,7 +180,7 @@ class Agents:
     session_env: Mapping[str, str] = attrs.field(factory=dict)
     #: The run directory's copy on the Redis backend (None on files): transcripts
     #: and denial counts are copied there as they are written.
-    mirror: RunMirror | None = None
+    mirror: Replica | None = None
     #: The program driving the run, which serves its ``sdk`` MCP servers (None: none).
     mcp_host: McpHost | None = None
     #: The run's background commands, which its agents' Bash, Monitor and TaskStop use.

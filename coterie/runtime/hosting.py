@@ -30,27 +30,25 @@ from typing import TYPE_CHECKING
 import attrs
 import trio
 
+from coterie.backends import Backend, open_stores
 from coterie.errors import SupervisorGaveUp
 from coterie.events import EventLog
 from coterie.home import coterie_home, private_dir
-from coterie.redisclient import connect, server_errors
-from coterie.runmirror import RunMirror
 from coterie.runtime.agents import Agents, run_hooks
-from coterie.runtime.backend import Backend, open_stores
 from coterie.runtime.options import RunOptions
 from coterie.runtime.prepare import prepare_hosted
 from coterie.runtime.tree import teammate_spec
 from coterie.supervisors import DynamicSupervisor, Strategy, Supervisor
 from coterie.team import Team, Wakeups, hand_back
-from coterie.workers import RETIRED, HostingWatch, WorkerRegistry
+from coterie.workers import RETIRED, HostingWatch
 
 if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
+    from coterie.backends import WorkerDirectory
     from coterie.board import TaskBoard
     from coterie.mailbox import PostOffice
-    from coterie.redisclient import RedisTarget
     from coterie.runtime.prepare import PreparedRun
 
 __all__ = ["Hosting", "HostedTeammate", "teammate_files", "watch_remote"]
@@ -116,11 +114,9 @@ class Hosting:
     async def _host(
         self, run_id: str, name: str, *, task_status: trio.TaskStatus[HostedTeammate]
     ) -> None:
-        target = self.backend.target
-        assert target is not None
         run_dir = self.run_dir(run_id)
         private_dir(run_dir)
-        recorded, request = await _read_run(target, run_id, run_dir, name)
+        recorded, request = await _read_run(self.backend, run_id, run_dir, name)
         if name not in recorded.teammates:
             raise ValueError(f"run {run_id} has no teammate {name!r}")
         # In a thread: settings, git and the model client are read synchronously, and
@@ -183,7 +179,7 @@ class Hosting:
                 lead_turns=options.lead_turns,
                 checkouts=prepared.checkouts,
             )
-            nursery.start_soon(_follow_board, board, wakeups)
+            nursery.start_soon(_follow_board, board, wakeups, self.backend.errors())
             subagents = DynamicSupervisor("subagents", events=events)
             agents = await trio.to_thread.run_sync(
                 functools.partial(
@@ -227,18 +223,17 @@ class Hosting:
 
 
 async def _read_run(
-    target: RedisTarget, run_id: str, run_dir: Path, name: str
+    backend: Backend, run_id: str, run_dir: Path, name: str
 ) -> tuple[RunOptions, str | None]:
-    """Run *run_id*'s options and request, from the server; teammate *name*'s files
-    written into *run_dir* (the run's own documents stay on the server: this host
-    must not send back an old copy of them)."""
-    async with connect(target) as client:
-        mirror = RunMirror(client, target, run_id)
-        raw = await mirror.read("config.json")
-        if raw is None:
-            raise ValueError(f"run {run_id} has no config.json on the server")
-        state = await mirror.read("state.json")
-        await mirror.materialize(run_dir, only=teammate_files(name))
+    """Run *run_id*'s options and request, from the backend's copy; teammate *name*'s
+    files written into *run_dir* (the run's own documents stay on the backend: this
+    host must not send back an old copy of them)."""
+    read = await backend.copy_of_run(
+        run_id, run_dir, read=("config.json", "state.json"), bring=teammate_files(name)
+    )
+    raw, state = read["config.json"], read["state.json"]
+    if raw is None:
+        raise ValueError(f"run {run_id} has no config.json on {backend.name}")
     data = json.loads(raw)
     request = None
     if state is not None:
@@ -247,19 +242,21 @@ async def _read_run(
     return RunOptions.from_json(data), request
 
 
-async def _follow_board(board: TaskBoard, wakeups: Wakeups) -> None:
+async def _follow_board(
+    board: TaskBoard, wakeups: Wakeups, errors: tuple[type[BaseException], ...]
+) -> None:
     """Feed *wakeups* with the board's changes, whoever made them."""
     seq = -1
     while True:
         try:
             seq = await board.wait_for_change(seq)
             wakeups.changed(await board.list())
-        except server_errors():
+        except errors:
             await trio.sleep(1.0)  # the server is away: the teammate's own poll goes on
 
 
 async def watch_remote(
-    target: RedisTarget,
+    backend: Backend,
     run_id: str,
     team: Team,
     post: PostOffice,
@@ -270,8 +267,7 @@ async def watch_remote(
 ) -> None:
     """The lead's side of ``--remote`` (see the module docstring), until cancelled."""
     try:
-        async with connect(target) as client:
-            registry = WorkerRegistry(client, target)
+        async with backend.open_workers() as registry:
             if team.checkouts is not None:  # the base branch the workers' clones start from
                 await team.checkouts.publish_base()
             await registry.want(run_id, team.teammates, time.time())
@@ -282,14 +278,14 @@ async def watch_remote(
         with (
             trio.CancelScope(shield=True),
             trio.move_on_after(5),
-            contextlib.suppress(*server_errors()),
+            contextlib.suppress(*backend.errors()),
         ):
-            async with connect(target) as client:
-                await WorkerRegistry(client, target).unwant(run_id, team.teammates)
+            async with backend.open_workers() as registry:
+                await registry.unwant(run_id, team.teammates)
 
 
 async def _watch_hosts(
-    registry: WorkerRegistry,
+    registry: WorkerDirectory,
     run_id: str,
     team: Team,
     post: PostOffice,
@@ -298,7 +294,7 @@ async def _watch_hosts(
 ) -> None:
     watch = HostingWatch(team.teammates, grace)
     while True:
-        with contextlib.suppress(*server_errors()):  # the server away: look again
+        with contextlib.suppress(*registry.errors):  # the server away: look again
             hosts = await registry.hosts(run_id, team.teammates)
             held = {name: None if w == RETIRED else w for name, w in hosts.items()}
             for name in watch.taken_anew(held, frozenset(team.stopped)):

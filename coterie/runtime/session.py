@@ -30,6 +30,7 @@ from coterie.actors.goal import GoalPursuit
 from coterie.actors.lead import COMPACT, INTERRUPT, PROMPT, REWIND, RUN_TOOLS
 from coterie.actors.scheduler import LOOP, SCHEDULER
 from coterie.agent import RunResult
+from coterie.backends import Backend, open_stores
 from coterie.checkpoints import (
     SCANS,
     CheckpointLog,
@@ -58,7 +59,6 @@ from coterie.runs import (
     write_state,
 )
 from coterie.runtime.agents import Agents, run_hooks
-from coterie.runtime.backend import Backend, open_stores
 from coterie.runtime.background import BackgroundShells
 from coterie.runtime.contextuse import ContextMeter
 from coterie.runtime.info import run_info
@@ -77,12 +77,11 @@ if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
     from pathlib import Path
 
+    from coterie.backends import Replica
     from coterie.board import TaskBoard
     from coterie.hooks import AgentHooks, HookCallback, HookConfig
     from coterie.mailbox import Delivery, PostOffice
     from coterie.mcpclient.hosted import McpHost
-    from coterie.redisclient import RedisTarget
-    from coterie.runmirror import RunMirror
     from coterie.runtime.options import RunOptions
     from coterie.runtime.prepare import PreparedRun
     from coterie.sdkmessages import Message
@@ -112,7 +111,7 @@ class AgentSession:
     #: What the run is made of, once started (:func:`coterie.runtime.info.run_info`).
     info: dict[str, Any] = attrs.field(factory=dict)
     #: The run directory's copy on the Redis backend (None on files).
-    mirror: RunMirror | None = None
+    mirror: Replica | None = None
     #: The run's MCP servers, for the host's requests about them (``mcp_status``...).
     mcp: McpServers = attrs.field(factory=lambda: McpServers(()))
     #: The context budget of the run's agents (how full the lead may get).
@@ -424,12 +423,12 @@ async def open_run(
         # Checked before any actor starts: a request nothing would answer is
         # an error now, not a resume that waits forever.
         backend = Backend.of_run(options.backend)
-        check_pending_request(run_dir, USER, on_disk=backend.target is None)
+        check_pending_request(run_dir, USER, on_disk=backend.on_files)
         check_tool_calls(run_dir)
         async with contextlib.AsyncExitStack() as boards:
             team: Team | None = None
             wakeups = Wakeups()
-            had_log = (run_dir / "board" / "board.log").exists() or backend.target is not None
+            had_log = (run_dir / "board" / "board.log").exists() or not backend.on_files
             damage = BoardDamage(events)
             stores = await boards.enter_async_context(
                 open_stores(
@@ -496,9 +495,9 @@ async def open_run(
                 async with trio.open_nursery() as nursery:
                     await nursery.start(shells.run)
                     await nursery.start(root.run)
-                    if options.remote and team is not None and backend.target is not None:
+                    if options.remote and team is not None and not backend.on_files:
                         await nursery.start(
-                            _watch, remote, backend.target, prepared.run_id, team, post, events,
+                            _watch, remote, backend, prepared.run_id, team, post, events,
                             options.remote_grace,
                         )  # fmt: skip
                     try:
@@ -546,7 +545,7 @@ async def _session_end(hooks: AgentHooks) -> None:
 
 async def _watch(
     scope: trio.CancelScope,
-    target: RedisTarget,
+    backend: Backend,
     run_id: str,
     team: Team,
     post: PostOffice,
@@ -555,10 +554,12 @@ async def _watch(
     *,
     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    from coterie.runtime.hosting import watch_remote  # a remote team's only (workers, Redis)
+    from coterie.runtime.hosting import watch_remote  # a remote team's only (workers)
 
     with scope:
-        await watch_remote(target, run_id, team, post, events, grace=grace, task_status=task_status)
+        await watch_remote(
+            backend, run_id, team, post, events, grace=grace, task_status=task_status
+        )
 
 
 def _on_board_change(wakeups: Wakeups, events: EventLog) -> Callable[[object], None]:

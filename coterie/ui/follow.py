@@ -27,10 +27,11 @@ from coterie.events import Event
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
+    from pathlib import Path
 
     from coterie.board import LogEntry
 
-__all__ = ["MAX_GAP", "LineSplitter", "ReplaySchedule", "board_at"]
+__all__ = ["MAX_GAP", "LineSplitter", "LogTail", "ReplaySchedule", "board_at"]
 
 #: The longest recorded pause (seconds) a replay reproduces.
 MAX_GAP = 5.0
@@ -68,6 +69,24 @@ class LineSplitter:
         if self._tail:
             self.skipped += 1
         self._tail = b""
+
+
+class LogTail:
+    """An ``events.jsonl``, read as it grows (never opened for writing)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path, self.offset, self.splitter = path, 0, LineSplitter()
+
+    def read(self) -> list[Event]:
+        """The events written since the last read (a line being written waits)."""
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                data = f.read()
+        except FileNotFoundError:
+            return []
+        self.offset += len(data)
+        return self.splitter.feed(data)
 
 
 @attrs.define

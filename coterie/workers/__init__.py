@@ -7,13 +7,15 @@ teammates hosted elsewhere (``coterie team --remote``), and the hosting lease
 of each teammate (held by one worker at a time, renewed with the heartbeat,
 lapsing when the worker dies so that a live worker takes the teammate over).
 Which teammates a worker should take, and when a run must be told that
-nobody hosts a teammate, are pure decisions (``placement.py``); the Redis
-layer (``registry.py``) only reads and writes keys, atomically where two
-workers could race. It knows nothing of actors, mailboxes or the board.
+nobody hosts a teammate, are pure decisions (``placement.py``); the
+backend's worker directory (:class:`coterie.backends.WorkerDirectory`, on
+Redis ``coterie/backends/redis/workers.py``) only reads and writes keys,
+atomically where two workers could race. It knows nothing of actors, mailboxes or the board.
 """
 
 from coterie.workers.host import Hosted, WorkerConfig, serve_worker
 from coterie.workers.placement import (
+    RETIRED,
     HostingWatch,
     StartBackoff,
     Unhosted,
@@ -21,7 +23,6 @@ from coterie.workers.placement import (
     WorkerInfo,
     choose_claims,
 )
-from coterie.workers.registry import RETIRED, WorkerRegistry
 
 __all__ = [
     "RETIRED",
@@ -32,7 +33,6 @@ __all__ = [
     "Wanted",
     "WorkerConfig",
     "WorkerInfo",
-    "WorkerRegistry",
     "choose_claims",
     "serve_worker",
 ]

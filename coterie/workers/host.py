@@ -23,14 +23,13 @@ from typing import TYPE_CHECKING, Protocol
 import attrs
 import trio
 
-from coterie.redisclient import server_errors
 from coterie.workers.placement import StartBackoff, WorkerInfo, choose_claims
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
     from contextlib import AbstractAsyncContextManager
 
-    from coterie.workers.registry import WorkerRegistry
+    from coterie.backends import WorkerDirectory
 
 __all__ = ["Hosted", "WorkerConfig", "serve_worker"]
 
@@ -68,12 +67,12 @@ class WorkerConfig:
 
 
 async def serve_worker(
-    registry: WorkerRegistry,
+    registry: WorkerDirectory,
     config: WorkerConfig,
     start: Callable[[str, str], Awaitable[Hosted]],
     *,
     on_change: Callable[[str, str, str], None] | None = None,
-    leaving: Callable[[], AbstractAsyncContextManager[WorkerRegistry]] | None = None,
+    leaving: Callable[[], AbstractAsyncContextManager[WorkerDirectory]] | None = None,
     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve as worker *config* until cancelled (see the module docstring).
@@ -158,7 +157,7 @@ async def serve_worker(
             await trio.sleep(config.beat)
             try:
                 await keep()
-            except server_errors():
+            except registry.errors:
                 said("unreachable", ("", ""))  # the server is away: the teammates go on
 
     async def round() -> None:
@@ -203,7 +202,7 @@ async def serve_worker(
             while True:
                 try:
                     await round()
-                except server_errors():
+                except registry.errors:
                     said("unreachable", ("", ""))  # the server is away: the teammates go on
                 await trio.sleep(config.beat)
     finally:
@@ -217,14 +216,14 @@ async def serve_worker(
                     hosted_at_stop.append(key)
                 await member.stop()
             opened = contextlib.nullcontext(registry) if leaving is None else leaving()
-            with contextlib.suppress(*server_errors()):
+            with contextlib.suppress(*registry.errors):
                 async with opened as last:
                     for key in [*hosted_at_stop]:
-                        with contextlib.suppress(*server_errors()):
+                        with contextlib.suppress(*registry.errors):
                             await last.release(*key, config.id)
                         said("released", key)
                     for key in list(retiring):  # ended: not to be started again
-                        with contextlib.suppress(*server_errors()):
+                        with contextlib.suppress(*registry.errors):
                             await last.retire(*key, config.id)
                             said("ended", key)
                     await last.leave(config.id)

@@ -23,7 +23,18 @@ import attrs
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterable, Mapping
 
-__all__ = ["HostingWatch", "StartBackoff", "Unhosted", "Wanted", "WorkerInfo", "choose_claims"]
+__all__ = [
+    "RETIRED",
+    "HostingWatch",
+    "StartBackoff",
+    "Unhosted",
+    "Wanted",
+    "WorkerInfo",
+    "choose_claims",
+]
+
+#: What a worker directory's ``hosts`` says of a teammate that ended for good.
+RETIRED = "retired"
 
 
 @attrs.frozen

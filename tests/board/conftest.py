@@ -11,15 +11,17 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from coterie.board import Board, open_board, open_redis_board
-from coterie.redisclient import parse_backend
+from coterie.backends.redis import open_redis_board
+from coterie.backends.redis.client import parse_backend
+from coterie.board import Board, open_board
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
     from contextlib import AbstractAsyncContextManager
     from pathlib import Path
 
-    from coterie.board import AsyncBoard, RedisBoard
+    from coterie.backends.redis import RedisBoard
+    from coterie.board import AsyncBoard
 
 BACKENDS = ["file", "redis"]
 #: The run id of the Redis boards of the tests (the server is flushed per test).

@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import trio
 
-from coterie.board import open_redis_board
-from coterie.redisclient import parse_backend
+from coterie.backends.redis import open_redis_board
+from coterie.backends.redis.client import parse_backend
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
-    from coterie.board import RedisBoard
+    from coterie.backends.redis import RedisBoard
 
 T = TypeVar("T")
 

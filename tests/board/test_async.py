@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from contextlib import AbstractAsyncContextManager
     from pathlib import Path
 
-    from coterie.board import RedisBoard
+    from coterie.backends.redis import RedisBoard
 
     Opener = Callable[[], AbstractAsyncContextManager[AsyncBoard | RedisBoard]]
 

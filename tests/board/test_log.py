@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from coterie.board import Board, BoardCorruption, BoardError, TaskStatus, read_log
-from coterie.board._log import LOG_NAME
+from coterie.board.log import LOG_NAME
 from coterie.journal import encode
 
 if TYPE_CHECKING:

@@ -18,8 +18,9 @@ from pathlib import Path
 import pytest
 import trio
 
-from coterie.board import Board, LogEntry, open_redis_board, read_log, read_redis_log
-from coterie.redisclient import parse_backend
+from coterie.backends.redis import open_redis_board, read_redis_log
+from coterie.backends.redis.client import parse_backend
+from coterie.board import Board, LogEntry, read_log
 from tests.board.conftest import RUN_ID
 
 WORKER = Path(__file__).with_name("race_worker.py")

@@ -15,22 +15,20 @@ from typing import TYPE_CHECKING, cast
 import pytest
 import trio
 
+from coterie.backends.redis import RedisBoard, open_redis_board, read_redis_log
+from coterie.backends.redis.board import TURN_MS, log_key
+from coterie.backends.redis.client import connect, parse_backend
 from coterie.board import (
     AsyncBoard,
     Board,
     BoardError,
     BoardLost,
     NotTaskOwner,
-    RedisBoard,
     TaskBoard,
     TaskStatus,
     UnknownTask,
-    open_redis_board,
     read_log,
-    read_redis_log,
 )
-from coterie.board._redis import TURN_MS, log_key
-from coterie.redisclient import connect, parse_backend
 from tests.board.conftest import RUN_ID
 from tests.redis_server import redis_server
 
@@ -231,7 +229,8 @@ def test_the_documented_example_runs(redis_url: str, tmp_path: Path) -> None:
 def test_it_has_the_async_board_s_face() -> None:
     """Every public method of AsyncBoard, with the same parameters, so that the
     team runtime and tools can be handed either."""
-    from coterie.board import AsyncBoard, RedisBoard
+    from coterie.backends.redis import RedisBoard
+    from coterie.board import AsyncBoard
 
     public = [n for n in vars(AsyncBoard) if not n.startswith("_") and n != "board"]
     assert public

@@ -11,6 +11,8 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
+from coterie.backends.redis.board import log_key
+from coterie.backends.redis.client import parse_backend
 from coterie.board import (
     UNSET,
     Board,
@@ -24,16 +26,15 @@ from coterie.board import (
     TaskCycle,
     UnknownTask,
 )
-from coterie.board._redis import log_key
 from coterie.errors import CoterieError, InvalidActorName
-from coterie.redisclient import parse_backend
 from tests.board.portal import Portal
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
     from contextlib import AbstractAsyncContextManager
 
-    from coterie.board import AsyncBoard, RedisBoard
+    from coterie.backends.redis import RedisBoard
+    from coterie.board import AsyncBoard
     from tests.redis_server import RedisServer
 
     Opener = Callable[[], AbstractAsyncContextManager[AsyncBoard | RedisBoard]]

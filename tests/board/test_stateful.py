@@ -40,6 +40,8 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
+from coterie.backends.redis.board import log_key
+from coterie.backends.redis.client import parse_backend
 from coterie.board import (
     Board,
     InvalidTransition,
@@ -50,10 +52,8 @@ from coterie.board import (
     TaskStatus,
     UnknownTask,
 )
-from coterie.board._log import LOG_NAME
-from coterie.board._redis import log_key
+from coterie.board.log import LOG_NAME
 from coterie.journal import encode
-from coterie.redisclient import parse_backend
 from tests.board.portal import Portal
 
 if TYPE_CHECKING:

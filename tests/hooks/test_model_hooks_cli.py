@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     import subprocess
     from pathlib import Path
 
+
 def settings(home: Path, hooks: dict[str, Any]) -> None:
     (home / ".claude").mkdir(exist_ok=True)
     (home / ".claude" / "settings.json").write_text(json.dumps({"hooks": hooks}))

@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from coterie.mailbox import Durability, open_file_mailbox, open_redis_post_office
+from coterie.backends.redis import open_redis_post_office
+from coterie.backends.redis.client import parse_backend
+from coterie.mailbox import Durability, open_file_mailbox
 from coterie.messages import Message
-from coterie.redisclient import parse_backend
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable

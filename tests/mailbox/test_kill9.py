@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING
 import pytest
 import trio
 
-from coterie.mailbox import Mailbox, open_file_mailbox, open_redis_post_office
+from coterie.backends.redis import open_redis_post_office
+from coterie.backends.redis.client import parse_backend
+from coterie.mailbox import Mailbox, open_file_mailbox
 from coterie.messages import Message
-from coterie.redisclient import parse_backend
 from tests.mailbox.kill9_sender import NO_DEAD_LETTERS
 
 if TYPE_CHECKING:

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import trio
 
+from coterie.backends.redis import open_redis_post_office
+from coterie.backends.redis.client import connect, parse_backend
+from coterie.backends.redis.refusals import transaction
 from coterie.errors import BackendLost
-from coterie.mailbox import open_redis_post_office
 from coterie.messages import Message
-from coterie.redisclient import connect, parse_backend
-from coterie.redisrefusals import transaction
 from tests.redis_server import redis_server
 
 if TYPE_CHECKING:

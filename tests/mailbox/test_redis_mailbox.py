@@ -12,12 +12,12 @@ import trio
 from hypothesis import given
 from hypothesis import strategies as st
 
+from coterie.backends.redis import RedisMailbox, open_redis_post_office
+from coterie.backends.redis.client import connect, parse_backend
+from coterie.backends.redis.link import entry_id, entry_position
 from coterie.errors import MailboxError, UnknownActor
 from coterie.events import EventLog
-from coterie.mailbox import RedisMailbox, open_redis_post_office
-from coterie.mailbox._redis_link import entry_id, entry_position
 from coterie.messages import Message
-from coterie.redisclient import connect, parse_backend
 from tests.redis_server import LOSES_SERVER, redis_server
 
 if TYPE_CHECKING:

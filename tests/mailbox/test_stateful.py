@@ -30,19 +30,12 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
+from coterie.backends.redis import RedisMailbox, open_redis_post_office
+from coterie.backends.redis.client import parse_backend
 from coterie.journal import SEAL, Record, is_seal, scan
-from coterie.mailbox import (
-    Delivery,
-    Durability,
-    FileMailbox,
-    PostOffice,
-    RedisMailbox,
-    open_file_mailbox,
-    open_redis_post_office,
-)
+from coterie.mailbox import Delivery, Durability, FileMailbox, PostOffice, open_file_mailbox
 from coterie.mailbox._segments import list_segments, segment_path
 from coterie.messages import Message
-from coterie.redisclient import parse_backend
 from tests.redis_server import LOSES_SERVER, RedisServer, redis_server
 
 if TYPE_CHECKING:

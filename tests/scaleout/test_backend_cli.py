@@ -8,15 +8,15 @@ from typing import TYPE_CHECKING
 import pytest
 import trio
 
-from coterie import runregistry
-from coterie.board import read_redis_log
+from coterie.backends import Backend, open_stores
+from coterie.backends.redis import read_redis_log
+from coterie.backends.redis import registry as runregistry
+from coterie.backends.redis.client import connect, parse_backend
+from coterie.backends.redis.eventstream import read_stream
+from coterie.backends.redis.mirror import RunMirror
+from coterie.backends.redis.registry import live_key
 from coterie.events import EventLog
-from coterie.eventstream import read_stream
-from coterie.redisclient import connect, parse_backend
-from coterie.runmirror import RunMirror
-from coterie.runregistry import live_key
 from coterie.runs import RunBusy
-from coterie.runtime.backend import Backend, open_stores
 from tests.agent.conftest import coterie
 from tests.agent.test_resume_cli import write_scenario
 from tests.team.test_team_cli import BYPASS, create, write
@@ -88,7 +88,7 @@ async def test_a_run_is_held_by_one_host_at_a_time(
     (run_dir / "config.json").write_text("{}")
     with pytest.raises(RunBusy, match="elsewhere:4242"):
         async with open_stores(
-            Backend(target), "r-held", run_dir, EventLog(), team=False
+            Backend("redis", target), "r-held", run_dir, EventLog(), team=False
         ) as stores:
             del stores
 
@@ -104,7 +104,7 @@ async def test_the_hold_is_renewed_while_the_run_goes_on_and_released_after(
     run_dir.mkdir()
     (run_dir / "config.json").write_text("{}")
     async with (
-        open_stores(Backend(target), "r-renew", run_dir, EventLog(), team=False),
+        open_stores(Backend("redis", target), "r-renew", run_dir, EventLog(), team=False),
         connect(target) as client,
     ):
         await trio.sleep(1.2)  # real time: three times the hold's time to live

@@ -8,9 +8,9 @@ import subprocess
 import sys
 from typing import TYPE_CHECKING, Any
 
-from coterie.eventstream import read_stream
-from coterie.mailbox import redis_mailbox_names
-from coterie.redisclient import connect, parse_backend
+from coterie.backends.redis import redis_mailbox_names
+from coterie.backends.redis.client import connect, parse_backend
+from coterie.backends.redis.eventstream import read_stream
 from tests.agent.conftest import clean_env, coterie, wait_for
 from tests.agent.test_resume_cli import write_scenario
 from tests.control.test_faults_cli import team_of_two

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from coterie.mailbox import open_redis_post_office, peek_redis_mailbox
+from coterie.backends.redis import open_redis_post_office, peek_redis_mailbox
+from coterie.backends.redis.client import connect, parse_backend
 from coterie.messages import Message
-from coterie.redisclient import connect, parse_backend
 from tests.agent.conftest import coterie
 from tests.scaleout.test_backend_cli import two_tasks
 from tests.team.test_team_cli import BYPASS

@@ -12,8 +12,8 @@ import time
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from coterie.board import read_redis_log
-from coterie.redisclient import parse_backend
+from coterie.backends.redis import read_redis_log
+from coterie.backends.redis.client import parse_backend
 from coterie.runs import runs_root
 from tests.agent.conftest import clean_env, coterie
 from tests.agent.test_resume_cli import transcript_messages, write_scenario

@@ -10,10 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from coterie.mailbox import open_redis_post_office, peek_redis_mailbox, redis_mail_counts
-from coterie.messages import Message
-from coterie.redisclient import connect, parse_backend
-from coterie.runregistry import (
+from coterie.backends.redis import open_redis_post_office, peek_redis_mailbox, redis_mail_counts
+from coterie.backends.redis.client import connect, parse_backend
+from coterie.backends.redis.registry import (
     dead_here,
     find_registered,
     held_live,
@@ -22,6 +21,7 @@ from coterie.runregistry import (
     registered_runs,
     run_record,
 )
+from coterie.messages import Message
 from coterie.runs import RunBusy, UnknownRun
 
 CONFIG = {"workdir": "/src/app", "command": "team", "goal": "ship it"}

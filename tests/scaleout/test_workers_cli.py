@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import trio
 
-from coterie.redisclient import connect, parse_backend
-from coterie.workers import WorkerRegistry
+from coterie.backends.redis.client import connect, parse_backend
+from coterie.backends.redis.workers import WorkerRegistry
 from tests.agent.conftest import clean_env, coterie
 from tests.agent.test_resume_cli import write_scenario
 from tests.team.test_team_cli import BYPASS, create, events_of, write
@@ -104,7 +104,7 @@ def test_a_remote_team_runs_on_two_workers(
 def test_a_worker_needs_a_redis_backend(workspace: Path, home: Path) -> None:
     done = coterie("worker", "--workdir", str(workspace), cwd=workspace, home=home)
     assert done.returncode == 2
-    assert "needs a Redis backend" in done.stderr
+    assert "workers need a server every host reaches" in done.stderr
 
 
 @pytest.mark.parametrize("capacity", ["0", "-3"])

@@ -87,8 +87,8 @@ def wait_lines(ledger: Path, count: int, lead: subprocess.Popen[str], timeout: f
 #: Prints the ids of the tasks the board's log completed (run where the server is reachable).
 READ_LOG = """
 import json, sys, trio
-from coterie.board import read_redis_log
-from coterie.redisclient import parse_backend
+from coterie.backends.redis import read_redis_log
+from coterie.backends.redis.client import parse_backend
 entries = trio.run(read_redis_log, parse_backend(sys.argv[1]), sys.argv[2])
 print(json.dumps([e.task_id for e in entries if e.op == "complete"]))
 """

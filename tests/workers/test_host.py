@@ -10,8 +10,9 @@ import attrs
 import pytest
 import trio
 
-from coterie.redisclient import connect, parse_backend
-from coterie.workers import RETIRED, WorkerConfig, WorkerRegistry, serve_worker
+from coterie.backends.redis.client import connect, parse_backend
+from coterie.backends.redis.workers import WorkerRegistry
+from coterie.workers import RETIRED, WorkerConfig, serve_worker
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import trio
 
-from coterie.redisclient import connect, parse_backend
-from coterie.workers import RETIRED, Wanted, WorkerInfo, WorkerRegistry
+from coterie.backends.redis.client import connect, parse_backend
+from coterie.backends.redis.workers import WorkerRegistry
+from coterie.workers import RETIRED, Wanted, WorkerInfo
 
 
 async def test_a_heartbeat_lapses_and_the_worker_is_gone(redis_url: str) -> None:

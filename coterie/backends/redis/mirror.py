@@ -33,16 +33,16 @@ from typing import TYPE_CHECKING, Literal
 import attrs
 import trio
 
+from coterie.backends.redis.client import accepted, refused, server_errors
 from coterie.errors import BackendLost
 from coterie.fsutil import atomic_write
-from coterie.redisclient import accepted, refused, server_errors
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     import coredis
 
-    from coterie.redisclient import RedisTarget
+    from coterie.backends.redis.client import RedisTarget
 
 __all__ = ["LogReplica", "RunMirror"]
 

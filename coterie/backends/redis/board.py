@@ -60,22 +60,20 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import trio
 
-from coterie.board import _ops as ops
-from coterie.board._board import BoardStatistics
-from coterie.board._errors import BoardError, BoardLost, BoardRefusal
-from coterie.board._face import BoardOperations
-from coterie.board._log import BoardCorruption, LogEntry, decode, log_entry
-from coterie.board._state import BadRecord, BoardState
-from coterie.board._task import TaskStatus
-from coterie.redisclient import connect
+from coterie.backends.redis.client import connect
+from coterie.board import BoardError, BoardLost, BoardRefusal, BoardStatistics, TaskStatus
+from coterie.board import ops as ops
+from coterie.board.face import BoardOperations
+from coterie.board.log import BoardCorruption, LogEntry, decode, log_entry
+from coterie.board.state import BadRecord, BoardState
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 
     import coredis
 
-    from coterie.board._ops import Txn
-    from coterie.redisclient import RedisTarget
+    from coterie.backends.redis.client import RedisTarget
+    from coterie.board.ops import Txn
 
 T = TypeVar("T")
 
@@ -227,7 +225,7 @@ class RedisBoard(BoardOperations):
 
     @contextlib.contextmanager
     def _server_trouble(self, outcome: str) -> Iterator[None]:
-        # Imported here, as in coterie.redisclient: a run on files never pays for it.
+        # Imported here, as in coterie.backends.redis.client: a run on files never pays for it.
         from coredis.exceptions import ConnectionError as LostServer
 
         try:

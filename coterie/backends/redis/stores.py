@@ -1,11 +1,11 @@
-"""Where a run's state lives: files (the default) or a Redis/Valkey server.
+"""A run's stores on a Redis/Valkey server.
 
 :func:`open_stores` opens what a run keeps its state in and yields it as
-:class:`RunStores`: the post office, the task board (a team's) and, on
-Redis, the run's mirror (:mod:`coterie.runmirror`: the run directory's
+:class:`~coterie.backends.protocol.RunStores`: the post office, the task
+board (a team's) and the run's mirror (:mod:`coterie.backends.redis.mirror`: the run directory's
 transcripts and documents copied to the server, so that another host can
 take an actor over or resume the run) and the forwarder of its event log
-(:mod:`coterie.eventstream`). On files every process of the run uses the run
+(:mod:`coterie.backends.redis.eventstream`). On files every process of the run uses the run
 directory; on Redis each host keeps a run directory of its own (the code that
 reads and writes it is the same) and the server holds what they share: the
 mailboxes, the board, the events, and the mirror. The server is trusted with
@@ -14,7 +14,7 @@ run's recorded options, so it must be protected (a password or ACL, and no
 route from the agents' tools: docs/scale-out.md).
 
 A run is held by one process at a time: as the run's lock does on one
-machine, its live key on the server (:func:`coterie.runregistry.held_live`)
+machine, its live key on the server (:func:`coterie.backends.redis.registry.held_live`)
 names the process that runs it, renewed every few seconds; another process
 that opens the run meanwhile gets :class:`~coterie.runs.RunBusy`. When the
 run opens, the server's copy of the run directory replaces this host's (it
@@ -29,17 +29,16 @@ import os
 import socket
 from typing import TYPE_CHECKING
 
-import attrs
 import trio
 
-from coterie.backendchoice import Backend
-from coterie.board import open_board, open_redis_board
+from coterie.backends.protocol import RunStores
+from coterie.backends.redis.board import open_redis_board
+from coterie.backends.redis.client import RedisTarget, connect
+from coterie.backends.redis.eventstream import forward_events
+from coterie.backends.redis.mirror import RunMirror
+from coterie.backends.redis.office import open_redis_post_office
+from coterie.backends.redis.registry import held_live
 from coterie.errors import BackendLost
-from coterie.eventstream import forward_events
-from coterie.mailbox import PostOffice, open_redis_post_office
-from coterie.redisclient import RedisTarget, connect
-from coterie.runmirror import RunMirror
-from coterie.runregistry import held_live
 from coterie.runs import read_config
 
 if TYPE_CHECKING:
@@ -48,25 +47,15 @@ if TYPE_CHECKING:
 
     import coredis
 
-    from coterie.board import BoardCorruption, TaskBoard
+    from coterie.board import BoardCorruption
     from coterie.events import EventLog
 
-__all__ = ["MIRRORED", "Backend", "RunStores", "open_stores"]
+__all__ = ["MIRRORED", "mirrored", "open_stores"]
 
 #: The files of a run directory its mirror copies (paths relative to it): what
 #: another host needs to go on with the run or one of its actors.
 MIRRORED = ("config.json", "config.sig", "state.json", "schedule.json", "cron.json")
 MIRRORED_DIRS = ("transcripts/", "auto-mode/", "teammates/")
-
-
-@attrs.frozen
-class RunStores:
-    """What a run keeps its state in, open (see the module docstring)."""
-
-    post: PostOffice
-    board: TaskBoard | None = None
-    #: The run directory's copy on the server (None on files).
-    mirror: RunMirror | None = None
 
 
 def _documents(run_dir: Path) -> list[str]:
@@ -99,7 +88,7 @@ def mirrored(rel: str) -> bool:
 
 @contextlib.asynccontextmanager
 async def open_stores(
-    backend: Backend,
+    target: RedisTarget,
     run_id: str,
     run_dir: Path,
     events: EventLog,
@@ -110,10 +99,10 @@ async def open_stores(
     holds_run: bool = True,
     bring: Callable[[str], bool] | None = None,
 ) -> AsyncIterator[RunStores]:
-    """Open run *run_id*'s stores on *backend* (its board only for a *team*).
+    """Open run *run_id*'s stores on the server *target* (its board only for a *team*).
 
-    On Redis, the process that *holds_run* (the one running it: the lead's)
-    registers the run and holds its live key (:mod:`coterie.runregistry`)
+    The process that *holds_run* (the one running it: the lead's)
+    registers the run and holds its live key (:mod:`coterie.backends.redis.registry`)
     around the other stores; another process of the run (a worker hosting one
     teammate, which holds that teammate's hosting lease instead) passes False,
     or it would be refused as a second holder. The files of the server's copy
@@ -121,20 +110,6 @@ async def open_stores(
     the run's config, which each host keeps as it wrote it: rebased onto its own
     workspace and signed with its own key; a worker brings its teammate's).
     """
-    if backend.target is None:
-        post = PostOffice(run_dir / "mailboxes", events=events)
-        try:
-            if not team:
-                yield RunStores(post)
-                return
-            opened = open_board(run_dir / "board", on_change=on_change, on_corruption=on_corruption)
-            async with opened as board:
-                yield RunStores(post, board)
-        finally:
-            with trio.CancelScope(shield=True):
-                await post.aclose()
-        return
-    target = backend.target
     origin = f"{socket.gethostname()}:{os.getpid()}"
     # Known to the server and held live before anything else of it is there, and
     # until everything else has flushed.

@@ -4,7 +4,7 @@ A server out of memory under ``noeviction`` answers every write with ``OOM
 command not allowed ...``; one loading its data after a restart answers
 ``LOADING``; one running a long script ``BUSY``; a replica ``READONLY`` and a
 cut-off master ``MASTERDOWN``. None of these is the run's fault, and each ends
-when the server recovers, so a client of :func:`coterie.redisclient.connect`
+when the server recovers, so a client of :func:`coterie.backends.redis.client.connect`
 sends the command again after a growing pause (:class:`WaitOutRefusals`)
 rather than crash the actor that sent it (a storm of restarts that ends a
 supervisor, and a run that never ends once the server recovers). The user is

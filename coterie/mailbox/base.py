@@ -9,7 +9,7 @@ out), *in flight* (handed out by ``receive``, not acknowledged) or
 *acknowledged*. The durable state is a cursor: the position before which
 everything is acknowledged, plus the set of acknowledged positions after it
 (acknowledgements may come out of order, e.g. a shutdown request handled
-before older work). ``_Inbox`` keeps that bookkeeping; the file and memory
+before older work). ``Inbox`` keeps that bookkeeping; the file and memory
 mailboxes differ only in where messages come from and where the cursor goes.
 """
 
@@ -80,7 +80,7 @@ class Mailbox(Protocol):
 
 
 @attrs.define
-class _Inbox:
+class Inbox:
     """Pending / in-flight / acknowledged bookkeeping, shared by both mailboxes."""
 
     cursor: Position = (0, 0)

@@ -25,7 +25,7 @@ from coterie.journal import encode
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
-    from coterie.board._state import BoardState
+    from coterie.board.state import BoardState
 
 TaskList = list[Task]
 

@@ -21,17 +21,16 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from coterie.workers.placement import Wanted, WorkerInfo
+from coterie.backends.redis.client import server_errors
+from coterie.workers.placement import RETIRED, Wanted, WorkerInfo
 
 if TYPE_CHECKING:
     import coredis
 
-    from coterie.redisclient import RedisTarget
+    from coterie.backends.redis.client import RedisTarget
 
-__all__ = ["RETIRED", "WorkerRegistry"]
+__all__ = ["WorkerRegistry"]
 
-#: What :meth:`WorkerRegistry.hosts` says of a teammate that ended for good.
-RETIRED = "retired"
 
 # KEYS[1] the lease, ARGV[1] the holder, ARGV[2] ms: extend only one's own lease.
 _RENEW = """
@@ -73,6 +72,11 @@ class WorkerRegistry:
         self._renew = client.register_script(_RENEW)
         self._release = client.register_script(_RELEASE)
         self._retire = client.register_script(_RETIRE)
+
+    @property
+    def errors(self) -> tuple[type[BaseException], ...]:
+        """What a call raises while the server cannot be reached."""
+        return server_errors()
 
     def _key(self, *parts: str) -> str:
         return self._target.key(*parts)

@@ -6,17 +6,17 @@ from typing import TYPE_CHECKING
 
 import trio
 
+from coterie.backends.redis.mailbox import SEND_NOWAIT_REFUSED, RedisMailbox
 from coterie.errors import MailboxError
-from coterie.mailbox._redis_box import SEND_NOWAIT_REFUSED, RedisMailbox
 
 if TYPE_CHECKING:
-    from coterie.mailbox._redis_link import RedisLink
+    from coterie.backends.redis.link import RedisLink
     from coterie.messages import Message
 
 
 class RedisMailboxes:
-    """The Redis side of a :class:`PostOffice`: opens mailboxes (each with
-    its reader task in the post office's nursery) and writes to the others."""
+    """A post office's :class:`~coterie.mailbox.NameRegistry` on Redis: opens mailboxes
+    (each with its reader task in the post office's nursery) and writes to the others."""
 
     def __init__(self, link: RedisLink, nursery: trio.Nursery, known: set[str]) -> None:
         self.link = link
@@ -48,3 +48,6 @@ class RedisMailboxes:
     def send_nowait(self, message: Message) -> None:
         """Refused on Redis: a send is a round trip to the server."""
         raise MailboxError(SEND_NOWAIT_REFUSED)
+
+    def close(self) -> None:
+        """Nothing to release: the connection is the post office's opener's."""

@@ -2,9 +2,9 @@
 
 ``coterie resume RUN --backend redis://…`` on a host (or a coterie home)
 that has never seen the run: :func:`fetch_run` finds it among the runs the
-server knows (:mod:`coterie.runregistry`, a unique prefix will do), refuses
+server knows (:mod:`coterie.backends.redis.registry`, a unique prefix will do), refuses
 it while another process holds it live, and writes the server's copy of its
-run directory (:mod:`coterie.runmirror`) into ``runs_root(workdir)/<id>``,
+run directory (:mod:`coterie.backends.redis.mirror`) into ``runs_root(workdir)/<id>``,
 the layout of :mod:`coterie.runs`. Its ``config.json`` names the workspace
 it is resumed from (paths inside the old workspace follow, as for a moved
 workspace) and is signed again under this user's key: the server is
@@ -24,14 +24,14 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from coterie.backends.redis.client import BackendError, connect, server_errors
+from coterie.backends.redis.mirror import RunMirror
+from coterie.backends.redis.registry import dead_here, find_registered, live_holder
 from coterie.errors import CoterieError
-from coterie.redisclient import BackendError, connect, server_errors
-from coterie.runmirror import RunMirror
-from coterie.runregistry import dead_here, find_registered, live_holder
 from coterie.runs import DamagedRun, RunBusy, UnknownRun, rebased, runs_root, write_config
 
 if TYPE_CHECKING:
-    from coterie.redisclient import RedisTarget
+    from coterie.backends.redis.client import RedisTarget
 
 __all__ = ["fetch_run"]
 
@@ -41,7 +41,7 @@ async def fetch_run(target: RedisTarget, workdir: Path, run_id: str) -> Path:
     the runs of *workdir* (a resolved path; see the module docstring);
     :class:`~coterie.runs.UnknownRun`, :class:`~coterie.runs.RunBusy` or
     :class:`~coterie.runs.DamagedRun` if it cannot be, a
-    :class:`~coterie.redisclient.BackendError` if the server cannot be read."""
+    :class:`~coterie.backends.redis.client.BackendError` if the server cannot be read."""
     try:
         return await _fetch(target, workdir, run_id)
     except* CoterieError as group:  # raised inside the client's task group: bare again

@@ -15,9 +15,9 @@ keeps a registry of its own:
                          stops renewing it and the run reads as interrupted
                          once it expires)
 
-The run's state is its ``state.json`` in the mirror (:mod:`coterie.runmirror`),
+The run's state is its ``state.json`` in the mirror (:mod:`coterie.backends.redis.mirror`),
 read with the rest. :func:`run_record` and :func:`find_registered` read; the
-process that opens a run's stores (:func:`coterie.runtime.backend.open_stores`)
+process that opens a run's stores (:func:`coterie.backends.stores.open_stores`)
 holds :func:`held_live` around them.
 """
 
@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import trio
 
-from coterie.redisclient import connect, server_errors
+from coterie.backends.redis.client import connect, server_errors
 from coterie.runs import DAMAGED, INTERRUPTED, RUNNING, RunBusy, UnknownRun
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
     import coredis
 
-    from coterie.redisclient import RedisTarget
+    from coterie.backends.redis.client import RedisTarget
 
 __all__ = [
     "LIVE_EVERY",
@@ -88,7 +88,7 @@ async def register(
     prompt = config.get("prompt") or config.get("goal") or config.get("loop") or ""
     from coredis.tokens import PureToken  # here: a run on files never imports coredis
 
-    from coterie.redisrefusals import transaction
+    from coterie.backends.redis.refusals import transaction
 
     def fill(pipe: Any) -> None:
         pipe.zadd(runs_key(target), {run_id: created}, condition=PureToken.NX)
@@ -202,6 +202,11 @@ class RegisteredRun:
     #: Who runs it now (``host:pid``), None when nobody does.
     holder: str | None
 
+    @property
+    def where(self) -> str:
+        """Where it ran: ``host:workspace``."""
+        return f"{self.host}:{self.workspace}" if self.host else self.workspace
+
     def to_dict(self) -> dict[str, Any]:
         return attrs.asdict(self)
 
@@ -230,7 +235,7 @@ async def run_record(
 ) -> RegisteredRun:
     """What the server knows of run *run_id* (state ``damaged`` if its
     ``state.json`` there cannot be read)."""
-    from coterie.runmirror import RunMirror
+    from coterie.backends.redis.mirror import RunMirror
 
     info = {_text(k): _text(v) for k, v in (await client.hgetall(info_key(target, run_id))).items()}
     created = await client.zscore(runs_key(target), run_id)

@@ -31,14 +31,14 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
+from coterie.backends.redis.link import GROUP, entry_id, entry_position
 from coterie.errors import BackendLost, InvalidMessage, MailboxError
-from coterie.mailbox._base import Delivery, MailboxStatistics, Predicate, _Inbox
-from coterie.mailbox._redis_link import GROUP, entry_id, entry_position
+from coterie.mailbox.base import Delivery, Inbox, MailboxStatistics, Predicate
 from coterie.messages import Message
 
 if TYPE_CHECKING:
-    from coterie.mailbox._base import Position
-    from coterie.mailbox._redis_link import RedisLink
+    from coterie.backends.redis.link import RedisLink
+    from coterie.mailbox.base import Position
 
 #: Entries one ``XREADGROUP`` (or one page of the pending list) brings at most.
 BATCH = 256
@@ -67,7 +67,7 @@ class RedisMailbox:
         self.durability = link.label
         self._link = link
         self._key = link.stream(name)
-        self._inbox = _Inbox()
+        self._inbox = Inbox()
         self._deliveries: dict[str, int] = {}  # message id -> delivery count
         self._buffered: set[Position] = set()  # pending or in flight here
         self._read_upto: Position = (0, 0)

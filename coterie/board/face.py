@@ -10,16 +10,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from coterie.board import _ops as ops
+from coterie.board import ops as ops
 from coterie.board._rules import UNSET, Unset
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
     from coterie.board._board import BoardStatistics
-    from coterie.board._ops import Txn
-    from coterie.board._state import BoardState
     from coterie.board._task import Task, TaskStatus
+    from coterie.board.ops import Txn
+    from coterie.board.state import BoardState
 
     TaskList = list[Task]
 

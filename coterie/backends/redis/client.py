@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import attrs
 
-from coterie.errors import CoterieError
+from coterie.backends.choice import BACKEND_ENV, BackendError
 
 if TYPE_CHECKING:
     import coredis
@@ -32,14 +32,7 @@ __all__ = [
     "server_errors",
 ]
 
-#: The environment variable a command reads when ``--backend`` is not given.
-BACKEND_ENV = "COTERIE_BACKEND"
-
 _PREFIX_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
-
-
-class BackendError(CoterieError, ValueError):
-    """A backend URL that cannot be used (a usage error), or a backend that cannot serve."""
 
 
 @attrs.frozen
@@ -69,7 +62,7 @@ def parse_backend(url: str) -> RedisTarget:
     """``redis://[user[:password]@]host[:port][/db][?prefix=P]``, checked; a
     :class:`BackendError` saying what is wrong otherwise."""
     parts = urlsplit(url)
-    if parts.scheme != "redis":
+    if parts.scheme not in ("redis", "valkey"):
         raise BackendError(
             f"backend {url!r}: expected redis://HOST[:PORT][/DB] (files are the default backend)"
         )
@@ -104,15 +97,15 @@ def parse_backend(url: str) -> RedisTarget:
 def connect(target: RedisTarget, *, connect_timeout: float | None = 5.0) -> coredis.Redis[bytes]:
     """A ``coredis`` client for *target* (not connected yet: use ``async with``).
 
-    A command the server refuses for a while (:func:`coterie.redisrefusals.refusal`: out of memory,
-    loading its data, a busy script, a replica that cannot take writes) is sent
-    again with a growing pause, for as long as it takes, and said once on stderr
-    for the whole process: the run waits for the server
-    instead of crashing its actors.
+    A command the server refuses for a while
+    (:func:`coterie.backends.redis.refusals.refusal`: out of memory, loading its
+    data, a busy script, a replica that cannot take writes) is sent again with a
+    growing pause, for as long as it takes, and said once on stderr for the
+    whole process: the run waits for the server instead of crashing its actors.
     """
     import coredis  # imported here: a run on files never pays for it
 
-    from coterie.redisrefusals import WaitOutRefusals
+    from coterie.backends.redis.refusals import WaitOutRefusals
 
     return coredis.Redis(
         host=target.host,
@@ -137,14 +130,14 @@ def server_errors() -> tuple[type[Exception], ...]:
 def refused(exc: BaseException) -> bool:
     """Whether *exc*, a failure its caller retries itself (a pipeline), is the
     server refusing for a while (out of memory, loading...); said once per episode
-    (:mod:`coterie.redisrefusals`)."""
-    from coterie.redisrefusals import REFUSALS
+    (:mod:`coterie.backends.redis.refusals`)."""
+    from coterie.backends.redis.refusals import REFUSALS
 
     return REFUSALS.refused(exc)
 
 
 def accepted() -> None:
     """A write retried by its caller went through: a refusal episode is over."""
-    from coterie.redisrefusals import REFUSALS
+    from coterie.backends.redis.refusals import REFUSALS
 
     REFUSALS.accepted()

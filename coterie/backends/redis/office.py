@@ -19,19 +19,19 @@ from typing import TYPE_CHECKING
 
 import trio
 
+from coterie.backends.redis.link import Policy, RedisLink, registry_key
+from coterie.backends.redis.mailboxes import RedisMailboxes
 from coterie.errors import MailboxError
 from coterie.journal import Durability
-from coterie.mailbox._postoffice import PostOffice
-from coterie.mailbox._redis_link import Policy, RedisLink, registry_key
-from coterie.mailbox._redis_mailboxes import RedisMailboxes
+from coterie.mailbox import PostOffice
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
     import coredis
 
+    from coterie.backends.redis.client import RedisTarget
     from coterie.events import EventLog
-    from coterie.redisclient import RedisTarget
 
 _RUN_ID_RE = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 
@@ -73,7 +73,7 @@ async def open_redis_post_office(
     """
     if not _RUN_ID_RE.fullmatch(run_id):
         raise MailboxError(f"run id {run_id!r}: use 1-128 letters, digits or _.-")
-    from coterie.redisclient import connect
+    from coterie.backends.redis.client import connect
 
     policy = Policy(
         durability=durability,
@@ -90,7 +90,7 @@ async def open_redis_post_office(
         known = {m.decode() if isinstance(m, bytes) else str(m) for m in members}
         link = RedisLink(client, target, run_id, consumer, policy, label, events, set(known))
         post = PostOffice(
-            durability=durability, events=events, redis=RedisMailboxes(link, nursery, known)
+            durability=durability, events=events, via=RedisMailboxes(link, nursery, known)
         )
         try:
             yield post

@@ -26,14 +26,14 @@ from typing import TYPE_CHECKING
 import attrs
 import trio
 
+from coterie.backends.redis.client import accepted, refused, server_errors
 from coterie.events import Event, stored
-from coterie.redisclient import accepted, refused, server_errors
 
 if TYPE_CHECKING:
     import coredis
 
+    from coterie.backends.redis.client import RedisTarget
     from coterie.events import EventLog
-    from coterie.redisclient import RedisTarget
 
 __all__ = ["Forwarder", "StreamEvent", "forward_events", "read_stream", "stream_key"]
 

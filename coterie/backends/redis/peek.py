@@ -14,30 +14,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import attrs
-
+from coterie.backends.protocol import Pending
+from coterie.backends.redis.link import GROUP, registry_key, stream_key
 from coterie.errors import InvalidMessage
-from coterie.mailbox._redis_link import GROUP, registry_key, stream_key
 from coterie.messages import Message
 
 if TYPE_CHECKING:
     import coredis
 
-    from coterie.redisclient import RedisTarget
+    from coterie.backends.redis.client import RedisTarget
 
 BATCH = 500
-
-
-@attrs.frozen
-class PeekedMessage:
-    """An unacknowledged message of a Redis mailbox, as seen from outside."""
-
-    message: Message
-    #: Delivered to a receiving process and not acknowledged yet (else still
-    #: pending). A receiver reads ahead into its buffer: what it holds counts.
-    in_flight: bool
-    #: How many times it was delivered (0: never yet).
-    deliveries: int
 
 
 async def redis_mailbox_names(
@@ -50,7 +37,7 @@ async def redis_mailbox_names(
 
 async def peek_redis_mailbox(
     client: coredis.Redis[bytes], target: RedisTarget, run_id: str, name: str
-) -> list[PeekedMessage]:
+) -> list[Pending]:
     """The unacknowledged messages of actor *name*'s mailbox in run *run_id*, in
     stream order, without delivering, claiming or acknowledging any (entries that
     are not messages are left out)."""
@@ -74,7 +61,7 @@ async def peek_redis_mailbox(
         if len(rows) < BATCH:
             break
         start = "(" + _text(rows[-1].identifier)
-    found: list[PeekedMessage] = []
+    found: list[Pending] = []
     start = "-"
     while True:
         entries = await client.xrange(key, start, "+", count=BATCH)
@@ -86,7 +73,7 @@ async def peek_redis_mailbox(
                 message = Message.from_json_bytes(raw)
             except (ValueError, TypeError, InvalidMessage):
                 continue
-            found.append(PeekedMessage(message, ident in counts, counts.get(ident, 0)))
+            found.append(Pending(message, ident in counts, counts.get(ident, 0)))
         if len(entries) < BATCH:
             return found
         start = "(" + _text(entries[-1].identifier)

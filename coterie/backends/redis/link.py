@@ -10,17 +10,17 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from coterie.backends.redis import scripts
 from coterie.errors import BackendLost, UnknownActor
 from coterie.journal import Durability
-from coterie.mailbox import _redis_scripts as scripts
 
 if TYPE_CHECKING:
     import coredis
 
+    from coterie.backends.redis.client import RedisTarget
     from coterie.events import EventLog
-    from coterie.mailbox._base import Position
+    from coterie.mailbox.base import Position
     from coterie.messages import Message
-    from coterie.redisclient import RedisTarget
 
 #: The consumer group of every mailbox stream (one group per stream: the
 #: mailbox's receiver; the consumer inside it is the receiving process).
@@ -89,7 +89,7 @@ class RedisLink:
     registered: set[str] = attrs.field(factory=set, eq=False)
 
     async def run_script(self, source: str, keys: list[str], args: list[str | int]) -> Any:
-        """Run one of :mod:`coterie.mailbox._redis_scripts` by its SHA, sending
+        """Run one of :mod:`coterie.backends.redis.scripts` by its SHA, sending
         its text only when the server does not have it (a restarted server
         has lost its script cache)."""
         from coredis.exceptions import NoScriptError
