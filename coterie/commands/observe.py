@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import argparse
 
+    from coterie.backends import Backend
     from coterie.observe import Injector, Observer
 
 
@@ -32,6 +33,9 @@ def add_observe_command(subparsers: argparse._SubParsersAction[argparse.Argument
         ),
     )
     observe.add_argument("--port", type=int, default=0, help="port (0, the default: any free one)")
+    from coterie.commands.options import add_backend_option
+
+    add_backend_option(observe)
     observe.add_argument(
         "--workdir",
         type=Path,
@@ -52,10 +56,17 @@ def observe_command(args: argparse.Namespace) -> int:
     """Run ``coterie observe``; returns the exit code."""
     import trio  # the CLI starts without it (other commands do not need it)
 
-    return trio.run(_main, args.workdir.resolve(), args.port, default_injector())
+    from coterie.backends import Backend, BackendError
+
+    try:
+        backend = Backend.parse(getattr(args, "backend", None))
+    except BackendError as exc:
+        print(f"coterie observe: {exc}", file=sys.stderr)
+        return 2
+    return trio.run(_main, args.workdir.resolve(), backend, args.port, default_injector())
 
 
-async def _main(workdir: Path, port: int, injector: Injector | None) -> int:
+async def _main(workdir: Path, backend: Backend, port: int, injector: Injector | None) -> int:
     import trio
 
     from coterie.observe import serve_observer
@@ -65,7 +76,11 @@ async def _main(workdir: Path, port: int, injector: Injector | None) -> int:
             try:
                 observer: Observer = await nursery.start(
                     lambda task_status: serve_observer(
-                        workdir, port=port, injector=injector, task_status=task_status
+                        workdir,
+                        backend=backend,
+                        port=port,
+                        injector=injector,
+                        task_status=task_status,
                     )
                 )
             except OSError as exc:

@@ -27,9 +27,10 @@ def add_backend_option(parser: argparse.ArgumentParser) -> None:
         metavar="URL",
         default=None,
         help=(
-            "where the run's state lives: redis://HOST[:PORT][/DB] for a Redis or Valkey"
-            " server (default: $COTERIE_BACKEND, else files in the coterie home). Give a"
-            " password in $COTERIE_BACKEND, not here, where ps shows it (docs/scale-out.md)"
+            "where the run's state lives: redis://HOST[:PORT][/DB] (or valkey://…) for a"
+            " Redis or Valkey server (default: $COTERIE_BACKEND, else files in the coterie"
+            " home). Give a password in $COTERIE_BACKEND, not here, where ps shows it"
+            " (docs/scale-out.md)"
         ),
     )
 

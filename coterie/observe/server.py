@@ -2,7 +2,8 @@
 
 :func:`serve_observer` listens on 127.0.0.1, checks every request with
 :class:`~coterie.observe.guard.Guard` and serves the page and its assets,
-the workspace's runs (``api/runs``), one run's server-sent events
+the runs (``api/runs``: the workspace's, or every run a server backend
+knows), one run's server-sent events
 (``api/runs/ID/events``: a snapshot, then deltas, from the run's one shared
 :class:`~coterie.observe.feed.RunFeed`) and the fault buttons
 (``api/runs/ID/fault``), which call the *injector* it was given (in
@@ -23,14 +24,17 @@ import attrs
 import h11
 import trio
 
+from coterie.backends import Backend, ReadError
 from coterie.errors import CoterieError
 from coterie.h11io import read_request, send_response
 from coterie.observe.feed import INTERVAL, RunFeed
 from coterie.observe.guard import ASSETS, PAGE, Guard, Refusal, Route, parse_fault
-from coterie.runs import list_runs, runs_root
+from coterie.runs import UnknownRun
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from coterie.backends import RunAddress
 
 HOST = "127.0.0.1"
 MAX_BODY = 64 * 1024
@@ -53,7 +57,13 @@ class Injector(Protocol):
     """What the fault buttons call: :func:`coterie.control.inject`'s signature."""
 
     async def __call__(
-        self, run_dir: Path, fault: Any, actor: str | None = None, *, reason: str | None, by: str
+        self,
+        run_dir: Path | RunAddress,
+        fault: Any,
+        actor: str | None = None,
+        *,
+        reason: str | None,
+        by: str,
     ) -> dict[str, Any]: ...
 
 
@@ -68,26 +78,47 @@ class Observer:
     workdir: Path
     guard: Guard
     nursery: trio.Nursery
+    #: Where the runs are (files: the workspace's; a server: every run it knows).
+    backend: Backend = attrs.field(factory=Backend)
     injector: Injector | None = None
     interval: float | None = None
     feeds: dict[str, RunFeed] = attrs.field(factory=dict)
+    _opening: trio.Lock = attrs.field(factory=trio.Lock)
 
     @property
     def url(self) -> str:
         """The page's address, token included."""
         return f"http://{HOST}:{self.guard.port}/{self.guard.token}/"
 
-    def feed(self, run_id: str) -> RunFeed | None:
-        """The shared feed of run *run_id* (started on first use), or None if no such run."""
-        feed = self.feeds.get(run_id)
-        if feed is None:
-            run_dir = runs_root(self.workdir) / run_id
-            if not (run_dir / "config.json").is_file():
-                return None
-            feed = RunFeed.open(run_dir, self.interval or INTERVAL)
-            self.feeds[run_id] = feed
-            self.nursery.start_soon(feed.run)
+    async def feed(self, run_id: str) -> RunFeed | None:
+        """The shared feed of run *run_id* (started on first use), or None if there is
+        no such run (or its backend cannot be read now)."""
+        async with self._opening:
+            feed = self.feeds.get(run_id)
+            if feed is None:
+                try:
+                    feed = await self.nursery.start(self._follow, run_id)
+                except self._absent():
+                    return None
+                self.feeds[run_id] = feed
         return feed
+
+    def _absent(self) -> tuple[type[BaseException], ...]:
+        """What says a run cannot be shown now: no such run, or a backend away."""
+        return (UnknownRun, ReadError, *self.backend.errors())
+
+    async def _follow(self, run_id: str, *, task_status: trio.TaskStatus[RunFeed]) -> None:
+        async with self.backend.open_source(self.workdir, run_id) as source:
+            if source.run_id != run_id:  # a prefix: the page names runs by their ids
+                raise UnknownRun(f"no run {run_id}")
+            feed = RunFeed.following(
+                source,
+                self.interval or INTERVAL,
+                address=lambda: self.backend.address(self.workdir, run_id),
+                errors=self.backend.errors(),
+            )
+            task_status.started(feed)
+            await feed.run()
 
     async def answer(
         self, route: Route, body: bytes
@@ -102,9 +133,14 @@ class Observer:
                 assert route.asset is not None
                 return _ok(ASSETS[route.asset], _asset(route.asset))
             case "runs":
-                runs = await trio.to_thread.run_sync(list_runs, self.workdir)
+                reader = self.backend.reader(self.workdir)
+                try:
+                    runs = await trio.to_thread.run_sync(reader.runs)
+                except ReadError as exc:
+                    return _json(503, {"error": str(exc)})
                 listed = [{k: v for k, v in r.to_dict().items() if k != "path"} for r in runs]
-                return _json(200, {"workdir": str(self.workdir), "runs": listed[::-1]})
+                where = str(self.workdir) if self.backend.on_files else self.backend.name
+                return _json(200, {"workdir": where, "runs": listed[::-1]})
             case "fault":
                 return await self._fault(route, body)
         return _json(404, {"error": "not found"})  # pragma: no cover - every kind is matched
@@ -118,14 +154,17 @@ class Observer:
             asked = Refusal(400, "the body is not JSON")
         if isinstance(asked, Refusal):
             return _json(asked.status, {"error": asked.reason})
-        run_dir = runs_root(self.workdir) / str(route.run_id)
-        if not (run_dir / "config.json").is_file():
+        try:
+            address = await self.backend.address(self.workdir, str(route.run_id))
+        except self._absent():
+            address = None
+        if address is None or address.run_id != route.run_id:
             return _json(404, {"error": f"no run {route.run_id} in this workspace"})
         if self.injector is None:
             return _json(501, {"error": "this observer cannot inject faults"})
         try:
             reply = await self.injector(
-                run_dir, asked.fault, asked.actor, reason=asked.reason, by="observe"
+                address, asked.fault, asked.actor, reason=asked.reason, by="observe"
             )
         except (CoterieError, ValueError) as exc:  # refused: the run, the actor, the request
             return _json(409, {"error": str(exc)})
@@ -148,20 +187,22 @@ def _headers(extra: list[tuple[bytes, bytes]], body: bytes | None) -> list[tuple
 async def serve_observer(
     workdir: Path,
     *,
+    backend: Backend | None = None,
     port: int = 0,
     injector: Injector | None = None,
     token: str | None = None,
     interval: float | None = None,
     task_status: trio.TaskStatus[Observer] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Serve the observer of *workdir*'s runs until cancelled; ``nursery.start``
+    """Serve the observer of *workdir*'s runs (of *backend*'s, when that is a server)
+    until cancelled; ``nursery.start``
     returns the :class:`Observer` (its :attr:`~Observer.url` holds a fresh token
     unless *token* is given). *interval*: seconds between reads of a followed log."""
     listeners = await trio.open_tcp_listeners(port, host=HOST)
     bound = listeners[0].socket.getsockname()[1]
     guard = Guard(token or secrets.token_urlsafe(24), bound)
     async with trio.open_nursery() as nursery:
-        observer = Observer(workdir, guard, nursery, injector, interval)
+        observer = Observer(workdir, guard, nursery, backend or Backend(), injector, interval)
         handler = functools.partial(_serve_connection, observer)
         await nursery.start(trio.serve_listeners, handler, listeners)
         task_status.started(observer)
@@ -219,7 +260,7 @@ async def _stream_events(
     observer: Observer, stream: trio.SocketStream, conn: h11.Connection, run_id: str
 ) -> None:
     """The run's frames until the page goes away (a chunked response never ended)."""
-    feed = observer.feed(run_id)
+    feed = await observer.feed(run_id)
     if feed is None:
         await _send(stream, conn, *_json(404, {"error": f"no run {run_id} in this workspace"}))
         return

@@ -19,6 +19,7 @@ Pure pieces (no I/O, no Trio) that ``coterie watch`` drives:
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -78,9 +79,13 @@ class LogTail:
         self.path, self.offset, self.splitter = path, 0, LineSplitter()
 
     def read(self) -> list[Event]:
-        """The events written since the last read (a line being written waits)."""
+        """The events written since the last read (a line being written waits; a log
+        cut back, after a full disk, is read on from its new end)."""
         try:
             with open(self.path, "rb") as f:
+                size = os.fstat(f.fileno()).st_size
+                if size < self.offset:  # cut back: what was after the cut is gone
+                    self.offset, self.splitter = size, LineSplitter()
                 f.seek(self.offset)
                 data = f.read()
         except FileNotFoundError:

@@ -48,11 +48,13 @@ def slow_team(tmp_path: Path, seconds: float) -> Path:
 
 
 @contextlib.contextmanager
-def running(args: list[str], cwd: Path, home: Path) -> Iterator[subprocess.Popen[str]]:
+def running(
+    args: list[str], cwd: Path, home: Path, env: dict[str, str] | None = None
+) -> Iterator[subprocess.Popen[str]]:
     """``python -m coterie ARGS`` in the background, stopped (SIGINT, then killed) after."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "coterie", *args],
-        cwd=cwd, env=clean_env(HOME=str(home)), stdin=subprocess.DEVNULL,
+        cwd=cwd, env=clean_env(HOME=str(home), **(env or {})), stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
@@ -78,11 +80,12 @@ def observer_url(proc: subprocess.Popen[str]) -> str:
 
 
 def team_run(
-    scenario: Path, workspace: Path, home: Path
+    scenario: Path, workspace: Path, home: Path, backend: str | None = None
 ) -> contextlib.AbstractContextManager[subprocess.Popen[str]]:
-    """The slow team run, started in the background."""
-    return running(["team", "-p", *BYPASS, "--teammates", "2", "--scenario", str(scenario), "go"],
-                   workspace, home)  # fmt: skip
+    """The slow team run, started in the background (on *backend*'s server if given)."""
+    on = ["--backend", backend] if backend else []
+    return running(["team", "-p", *BYPASS, "--teammates", "2", "--scenario", str(scenario),
+                    *on, "go"], workspace, home)  # fmt: skip
 
 
 def started(proc: subprocess.Popen[str], workspace: Path) -> None:

@@ -123,6 +123,43 @@ def test_the_page_shows_the_tree_the_board_and_a_crash_from_its_button(
     assert injected.data["by"] == "observe"
 
 
+def test_the_page_shows_a_run_on_redis_from_another_home_and_crashes_it_there(
+    browser: Any, project: Path, home: Path, tmp_path: Path, redis_url: str
+) -> None:
+    """``coterie observe --backend URL``: the runs the server knows, from a home and a
+    workspace that never saw them; the tree, the board and a crash, through the server."""
+    from tests.scaleout.test_inspect_cli import elsewhere
+
+    scenario = slow_team(tmp_path, 12)
+    other, env = elsewhere(tmp_path)
+    observe = ["observe", "--workdir", str(other), "--backend", redis_url]
+    with team_run(scenario, project, home, backend=redis_url) as run, \
+         running(observe, other, home, env=env) as obs:  # fmt: skip
+        url = observer_url(obs)
+        started(run, project)
+        (run_dir,) = list(runs_root(project).iterdir())
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(url)
+        page.wait_for_selector(f"#runs a[href='#run={run_dir.name}']", timeout=20_000)
+        assert page.text_content("#workdir") == redis_url
+        page.click(f"#runs a[href='#run={run_dir.name}']")
+        for actor in ("lead", "alice", "bob"):
+            page.wait_for_selector(f"#tree .node[data-actor='{actor}']", timeout=20_000)
+        page.wait_for_selector(EDGE, state="attached", timeout=20_000)
+        # The live run's mailbox counts come through its control channel, on the server.
+        page.wait_for_selector("#tree .node[data-actor='lead'] .mailbox[data-in-flight]")
+        page.click("#tree .node[data-actor='alice'] button[data-fault='crash']")
+        alice = "#tree .node[data-actor='alice'] .trail"
+        page.wait_for_selector(f"{alice} .crashed", timeout=20_000)
+        page.wait_for_selector(f"{alice} .restarted", timeout=20_000)
+        assert page.text_content("#fault-result") == "crash alice: done"
+        assert errors == []
+        assert run.wait(timeout=90) == 0, "the run did not complete after the crash"
+    assert not (Path(env["COTERIE_HOME"]) / "projects").exists()  # nothing of it was copied
+
+
 def test_the_page_follows_a_live_run_without_faults(
     browser: Any, workspace: Path, home: Path, tmp_path: Path
 ) -> None:

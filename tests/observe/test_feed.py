@@ -10,6 +10,7 @@ import trio
 from hypothesis import given
 from hypothesis import strategies as st
 
+from coterie.backends.files.source import FileSource
 from coterie.observe import RunFeed, sse_frame
 from tests.observe.helpers import append, fake_run, parse_block
 
@@ -43,7 +44,7 @@ def decoded(frame: bytes) -> tuple[str, Any]:
 
 async def test_a_page_gets_a_snapshot_then_only_the_new_events(tmp_path: Path) -> None:
     run_dir = fake_run(tmp_path, START)
-    feed = RunFeed.open(run_dir, interval=0.01)
+    feed = RunFeed.following(FileSource(run_dir), interval=0.01)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(feed.run)
         async with feed.subscribe() as frames:
@@ -70,7 +71,7 @@ async def test_a_page_gets_a_snapshot_then_only_the_new_events(tmp_path: Path) -
 
 async def test_pages_share_one_reader_and_get_the_same_frames(tmp_path: Path) -> None:
     run_dir = fake_run(tmp_path, START)
-    feed = RunFeed.open(run_dir, interval=0.01)
+    feed = RunFeed.following(FileSource(run_dir), interval=0.01)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(feed.run)
         async with feed.subscribe() as one, feed.subscribe() as two:
@@ -93,7 +94,7 @@ async def test_a_page_that_joins_costs_the_open_pages_no_frame(tmp_path: Path) -
     now a joining page gets the view as of the last delta, and what came since
     reaches every page once, in the next delta."""
     run_dir = fake_run(tmp_path, START)
-    feed = RunFeed.open(run_dir, interval=0.01)
+    feed = RunFeed.following(FileSource(run_dir), interval=0.01)
     message = ev(2, "team.message", sender="alice", recipient="lead", kind="result", text="hi")
     async with feed.subscribe() as one:
         assert decoded(await one.receive())[0] == "snapshot"
@@ -120,7 +121,7 @@ async def test_a_page_that_joins_costs_the_open_pages_no_frame(tmp_path: Path) -
 
 async def test_a_page_that_falls_behind_is_dropped(tmp_path: Path) -> None:
     run_dir = fake_run(tmp_path, START)
-    feed = RunFeed.open(run_dir, interval=0.001)
+    feed = RunFeed.following(FileSource(run_dir), interval=0.001)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(feed.run)
         async with feed.subscribe() as frames:
@@ -150,7 +151,7 @@ async def test_the_board_and_the_mailboxes_are_read(tmp_path: Path) -> None:
     office.open("lead")
     await office.send(Message.new("lead", "alice", "text", {"text": "hi"}))
     await office.aclose()
-    feed = RunFeed.open(run_dir)
+    feed = RunFeed.following(FileSource(run_dir))
     async with feed.subscribe() as frames:
         _, snap = decoded(await frames.receive())
     assert [(t["id"], t["blocked_by"]) for t in snap["tasks"]] == [
@@ -159,21 +160,15 @@ async def test_the_board_and_the_mailboxes_are_read(tmp_path: Path) -> None:
     ]
     assert snap["mailboxes"]["alice"] == {"pending": 1, "in_flight": 0}  # no process: none held
     assert snap["live"] is False
-    feed.close()
 
 
-async def test_a_log_longer_than_one_read_is_whole_in_the_first_snapshot(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from coterie.observe import feed as feed_module
-
-    monkeypatch.setattr(feed_module, "CHUNK", 100)
+async def test_a_long_log_is_whole_in_the_first_snapshot(tmp_path: Path) -> None:
     messages = [
         ev(i, "team.message", sender="alice", recipient="lead", kind="text", text=f"m{i}")
         for i in range(2, 60)
     ]
     run_dir = fake_run(tmp_path, [*START, *messages])
-    feed = RunFeed.open(run_dir)
+    feed = RunFeed.following(FileSource(run_dir))
     async with feed.subscribe() as frames:
         _, snap = decoded(await frames.receive())
     assert (snap["seq"], snap["message_count"]) == (59, 58)

@@ -28,11 +28,11 @@ class FakeInjector:
         self.calls: list[tuple[Any, ...]] = []
 
     async def __call__(
-        self, run_dir: Path, fault: Any, actor: str | None = None, *, reason: str | None, by: str
+        self, run: Any, fault: Any, actor: str | None = None, *, reason: str | None, by: str
     ) -> dict[str, Any]:
         if actor == "ghost":
             raise CoterieError("no actor ghost in run; known: alice")
-        self.calls.append((run_dir, fault, actor, reason, by))
+        self.calls.append((run.run_dir, fault, actor, reason, by))  # the run's address
         return {"fault": fault, "actor": actor, "recorded": True}
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import glob
+import os
 from typing import TYPE_CHECKING, Any
 
 import trio
@@ -41,20 +42,43 @@ def locate(workdir: Path, run_id: str) -> Path:
     raise UnknownRun(f"run {run_id!r} {what} in the workspace {workdir} (see `coterie runs`)")
 
 
-def mail_counts(run_dir: Path) -> dict[str, int]:
-    """Each actor's unacknowledged messages (pending or in flight), read from outside."""
+def mail_counts(run_dir: Path, known: dict[str, tuple[Any, int]] | None = None) -> dict[str, int]:
+    """Each actor's unacknowledged messages (pending or in flight), read from outside;
+    *known* remembers each mailbox's count by a fingerprint of its files, so that
+    a mailbox that did not change is not read again."""
     from coterie.errors import MailboxError
     from coterie.mailbox import peek_mailbox
 
-    root, counts = run_dir / "mailboxes", {}
-    if not root.is_dir():
-        return {}
-    for directory in sorted(p for p in root.iterdir() if p.is_dir()):
+    known = {} if known is None else known
+    root, counts = run_dir / "mailboxes", dict[str, int]()
+    try:
+        names = sorted(p.name for p in root.iterdir() if p.is_dir())
+    except OSError:
+        return counts
+    for name in names:
+        directory = root / name
+        key = _fingerprint(directory)
+        seen = known.get(name)
+        if seen is not None and seen[0] == key:
+            counts[name] = seen[1]
+            continue
         try:
-            counts[directory.name] = len(peek_mailbox(directory))
+            count = len(peek_mailbox(directory))
         except (MailboxError, OSError):
             continue  # a mailbox being made, or damaged: no count rather than a crash
+        known[name] = (key, count)
+        counts[name] = count
     return counts
+
+
+def _fingerprint(directory: Path) -> Any:
+    """What changes whenever a mailbox's count may have (its files' sizes and times)."""
+    try:
+        return tuple(
+            sorted((e.name, e.stat().st_size, e.stat().st_mtime_ns) for e in os.scandir(directory))
+        )
+    except OSError:
+        return None
 
 
 class FileSource:
@@ -71,6 +95,7 @@ class FileSource:
         except DamagedRun:
             self.config = {}
         self._tail = LogTail(run_dir / "events.jsonl")
+        self._counted: dict[str, tuple[Any, int]] = {}
 
     async def live(self) -> str | None:
         from coterie.runs import is_live
@@ -78,20 +103,22 @@ class FileSource:
         return "" if is_live(self.run_dir) else None
 
     async def events(self, wait: float = 0.0) -> list[Event]:
-        fresh = self._tail.read()
+        fresh = await trio.to_thread.run_sync(self._tail.read)  # a long log: off the loop
         if not fresh and wait > 0:
             await trio.sleep(min(wait, POLL))
-            fresh = self._tail.read()
+            fresh = await trio.to_thread.run_sync(self._tail.read)
         return fresh
 
     async def board(self) -> list[LogEntry] | None:
         from coterie.board import read_log
 
         directory = self.run_dir / "board"
-        return read_log(directory) if directory.is_dir() else None
+        if not directory.is_dir():
+            return None
+        return await trio.to_thread.run_sync(read_log, directory)
 
     async def mail_counts(self) -> dict[str, int]:
-        return mail_counts(self.run_dir)
+        return await trio.to_thread.run_sync(mail_counts, self.run_dir, self._counted)
 
     async def outcome(self) -> tuple[str, str | None]:
         from coterie.runs import run_info
