@@ -140,3 +140,19 @@ def redis_url(redis_session_server: RedisServer) -> str:
     """The URL of the session's Redis server, emptied for this test."""
     redis_session_server.command("FLUSHALL")
     return redis_session_server.url
+
+
+@pytest.fixture(scope="session")
+def valkey_session_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    """One Valkey server for the whole test session, as :func:`redis_session_server`
+    (fails under ``CI=true`` without valkey-server, skips elsewhere)."""
+    with redis_server(tmp_path_factory.mktemp("valkey"), program="valkey-server") as server:
+        yield server
+
+
+@pytest.fixture
+def valkey_url(valkey_session_server: RedisServer) -> str:
+    """The URL (``redis://127.0.0.1:PORT/0``) of the session's Valkey server, emptied
+    for this test: what :func:`redis_url` is for Redis."""
+    valkey_session_server.command("FLUSHALL")
+    return valkey_session_server.url

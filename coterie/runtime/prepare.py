@@ -149,6 +149,12 @@ def prepare(
             "--remote leaves the teammates to `coterie worker` processes: it needs a team"
             " run (coterie team) and a Redis --backend"
         )
+    if options.remote and options.scenario is not None:
+        raise ValueError(
+            "--remote leaves the teammates to `coterie worker` processes, which use the model"
+            " of their own environment and never replay a --scenario file: drop --scenario"
+            " (point the workers and the lead at the same model) or run the team in one process"
+        )
     if options.remote and options.isolation == "worktree" and options.repo is None:
         raise ValueError(
             "--remote with --isolation worktree needs --repo URL: teammates on other hosts"

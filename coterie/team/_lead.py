@@ -107,7 +107,7 @@ class TeamLead(Lead):
                 result = await self._take(ctx, decision, result)
             elif isinstance(decision, Finish):
                 await self._ack(ctx, decision.ack)
-                return final_result(result, tasks)
+                return final_result(result, tasks, self.team.stopped)
             else:
                 changed = board.wait_for_change(seq, poll_interval=5.0)
                 delivery = await mail_or(ctx, _from_team, changed)
@@ -126,7 +126,7 @@ class TeamLead(Lead):
         message = delivery.message
         body = proto.parse(message)
         if isinstance(body, proto.TeammateStopped):
-            self.team.stopped.add(body.teammate)
+            self.team.stopped[body.teammate] = body.reason
         failed = isinstance(body, proto.Result) and body.status == "failed"
         task_id = getattr(body, "task_id", None)
         kind = message.kind if body is not None else "malformed"

@@ -65,7 +65,7 @@ from coterie.team import _protocol as proto
 from coterie.team.turns import LEAD_TURNS_MODES, LeadTurns
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Container, Iterator
+    from collections.abc import Collection, Container, Iterator, Mapping
 
     from coterie.agent import RunResult
 
@@ -184,8 +184,11 @@ def stuck(tasks: list[Task], alive: tuple[str, ...]) -> bool:
     return True
 
 
-def final_result(result: RunResult, tasks: list[Task]) -> RunResult:
-    """The lead's last answer; an error if a task failed or could not be done."""
+def final_result(
+    result: RunResult, tasks: list[Task], stopped: Mapping[str, str] | None = None
+) -> RunResult:
+    """The lead's last answer; an error if a task failed or could not be done (with
+    why each teammate *stopped* for good, when one did)."""
     open_ = [t.id for t in tasks if not t.status.finished]
     failed = [t.id for t in tasks if t.status is TaskStatus.FAILED]
     if result.is_error or not (open_ or failed):
@@ -195,6 +198,7 @@ def final_result(result: RunResult, tasks: list[Task]) -> RunResult:
         problems.append(f"failed: {', '.join(failed)}")
     if open_:
         problems.append(f"not done (no teammate could take them): {', '.join(open_)}")
+        problems += [f"{name} stopped: {why}" for name, why in sorted((stopped or {}).items())]
     text = f"{result.result}\n\nThe team did not finish every task ({'; '.join(problems)})."
     return attrs.evolve(result, result=text.strip(), is_error=True, subtype="error_tasks")
 

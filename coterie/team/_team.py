@@ -112,8 +112,8 @@ class Team:
     lead: str
     teammates: tuple[str, ...]
     plan_approval: bool = False
-    #: Teammates stopped for good in this process (their supervisor gave up).
-    stopped: set[str] = attrs.field(factory=set)
+    #: Teammates stopped for good, and why (their supervisor gave up; nobody hosts them).
+    stopped: dict[str, str] = attrs.field(factory=dict)
     #: The user's request the team works on (what Auto Mode weighs a teammate's actions by).
     request: str | None = None
     wakeups: Wakeups = attrs.field(factory=Wakeups)
@@ -248,7 +248,7 @@ async def hand_back(
         else:
             await team.board.update(task.id, owner=None)
         handed_back.append(task.id)
-    team.stopped.add(name)
+    team.stopped[name] = reason
     body = proto.TeammateStopped(name, reason, handed_back)
     await post.send(Message.new(name, team.lead, body.KIND, proto.to_json(body)))
     if events is not None:

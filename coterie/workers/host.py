@@ -66,12 +66,20 @@ class WorkerConfig:
             )
 
 
+def failure_reason(exc: BaseException) -> str:
+    """Why a teammate could not be started, in one line."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
 async def serve_worker(
     registry: WorkerDirectory,
     config: WorkerConfig,
     start: Callable[[str, str], Awaitable[Hosted]],
     *,
-    on_change: Callable[[str, str, str], None] | None = None,
+    on_change: Callable[[str, str, str, str], None] | None = None,
     leaving: Callable[[], AbstractAsyncContextManager[WorkerDirectory]] | None = None,
     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
@@ -80,8 +88,9 @@ async def serve_worker(
     *leaving* opens the registry the clean stop releases the leases with (a
     connection of its own, when the cancellation closes *registry*'s).
 
-    *on_change* is told ``(what, run_id, teammate)`` for ``hosting``, ``lost``,
-    ``ended``, ``released`` and ``failed`` (a start that raised), and
+    *on_change* is told ``(what, run_id, teammate, detail)`` for ``hosting``,
+    ``lost``, ``ended``, ``released`` and ``failed`` (a start that raised; *detail*
+    says why, in one line, and the run's lead reads it too), and
     ``unreachable`` (with empty names) for a round the server did not answer, for
     display. While the server is away the hosted teammates go on; a lease that
     lapsed meanwhile is found lost at the next round, and its teammate stopped.
@@ -92,9 +101,9 @@ async def serve_worker(
     backoff = StartBackoff(config.beat)  # a start that failed is not tried at every beat
     keeping_lock = trio.Lock()  # one renewal pass at a time
 
-    def said(what: str, key: tuple[str, str]) -> None:
+    def said(what: str, key: tuple[str, str], detail: str = "") -> None:
         if on_change is not None:
-            on_change(what, *key)
+            on_change(what, *key, detail)
 
     def info() -> WorkerInfo:
         keys = tuple(f"{r}/{t}" for r, t in sorted({*hosted, *starting}))
@@ -183,10 +192,12 @@ async def serve_worker(
             starting.add(key)
             try:
                 member = await start(run_id, name)
-            except Exception:
+            except Exception as exc:
+                reason = failure_reason(exc)
                 await registry.release(run_id, name, config.id)
+                await registry.failed(run_id, name, config.id, reason)  # for the run's lead
                 backoff.failed(slot, trio.current_time())
-                said("failed", key)
+                said("failed", key, reason)
                 continue
             finally:
                 starting.discard(key)

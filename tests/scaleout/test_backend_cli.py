@@ -111,3 +111,14 @@ async def test_the_hold_is_renewed_while_the_run_goes_on_and_released_after(
         assert await client.get(holder) is not None  # renewed all along
     async with connect(target) as client:
         assert await client.get(holder) is None  # released, so another host may go on
+
+
+def test_a_remote_team_refuses_a_scenario_its_workers_would_not_replay(
+    workspace: Path, home: Path, tmp_path: Path
+) -> None:
+    scenario = write_scenario(tmp_path / "s.json", {"lead": [{"text": "hi"}]})
+    done = coterie("team", "-p", "--backend", "redis://127.0.0.1:1", "--remote", "--scenario",
+                   str(scenario), "go", cwd=workspace, home=home)  # fmt: skip
+    assert done.returncode == 2
+    assert "never replay a --scenario file" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1

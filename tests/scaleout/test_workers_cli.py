@@ -39,6 +39,21 @@ def start_worker(
     )  # fmt: skip
 
 
+def workers_up(url: str, count: int, timeout: float = 60) -> None:
+    """Until *count* workers have said they are alive on the server (their heartbeat
+    keys): a run started before would be taken by whichever worker came first."""
+
+    async def wait() -> None:
+        target = parse_backend(url)
+        async with connect(target) as client:
+            registry = WorkerRegistry(client, target)
+            with trio.fail_after(timeout):
+                while len(await registry.workers()) < count:
+                    await trio.sleep(0.05)
+
+    trio.run(wait)
+
+
 def stop(proc: subprocess.Popen[str], timeout: float = 20) -> tuple[str, str]:
     if proc.poll() is None:
         proc.send_signal(signal.SIGTERM)
@@ -82,6 +97,7 @@ def test_a_remote_team_runs_on_two_workers(
     api = {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "k"}
     for i in range(2):
         workers.append(start_worker(home, workspace, redis_url, "--id", f"w{i}", *BYPASS, env=api))
+    workers_up(redis_url, 2)
     done = coterie(
         "team", "-p", "--output-format", "json", *BYPASS, "--backend", redis_url, "--remote",
         "--teammate", "alice", "--teammate", "bob", "go", cwd=workspace, home=home, env=api,
@@ -269,6 +285,40 @@ def test_teammates_no_worker_hosts_are_handed_back_once_after_the_grace(
             and e.data["kind"] == "teammate_stopped"]  # fmt: skip
     assert sorted(e.data["sender"] for e in told) == ["alice", "bob"]  # each once
     assert all("no worker has hosted it for 1 s" in e.data["text"] for e in told)
+
+
+def test_why_a_worker_cannot_host_a_teammate_reaches_the_worker_and_the_leads_summary(
+    workspace: Path, home: Path, tmp_path: Path, redis_url: str, mock_server: Any,
+    workers: list[subprocess.Popen[str]],
+) -> None:  # fmt: skip
+    """A worker with no model in its environment: one line on the worker saying why,
+    and the same reason in the lead's hand-back and its final summary."""
+    scenario = write_scenario(
+        tmp_path / "alone.json",
+        {"lead": [{"tool_uses": [create("the job", "alice")]}, {"text": "planned"}]
+         + [{"text": "nobody could do it"}] * 4},
+    )  # fmt: skip
+    api = {"ANTHROPIC_BASE_URL": mock_server(scenario), "ANTHROPIC_API_KEY": "k"}
+    workers.append(start_worker(home, workspace, redis_url, "--id", "w0", *BYPASS))  # no key
+    done = coterie(
+        "team", "-p", "--output-format", "json", *BYPASS, "--backend", redis_url, "--remote",
+        "--remote-grace", "3", "--teammate", "alice", "go",
+        cwd=workspace, home=home, env=api, timeout=90,
+    )  # fmt: skip
+    out, _err = stop(workers[0])
+    failed = [line for line in out.splitlines() if line.startswith("failed ")]
+    assert failed, out
+    where, _, reason = failed[0].partition(": ")
+    assert where.endswith("/alice"), failed[0]
+    assert reason, failed[0]
+    summary = json.loads(done.stdout)
+    told = [e for e in events_of(workspace) if e.type == "team.message"
+            and e.data["kind"] == "teammate_stopped"]  # fmt: skip
+    assert len(told) == 1
+    assert f"a worker could not start it: {reason} (worker w0)" in told[0].data["text"]
+    assert summary["is_error"] is True
+    assert "alice stopped: no worker has hosted it for 3 s" in summary["result"]
+    assert reason in summary["result"]
 
 
 async def test_a_worker_stopped_mid_task_releases_its_teammates_at_once(

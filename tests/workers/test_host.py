@@ -60,7 +60,7 @@ async def recording_worker(
         registry,
         WorkerConfig("wa", 4, beat=0.05, ttl=1),
         start,
-        on_change=lambda what, run, name: changes.append((what, name)),
+        on_change=lambda what, run, name, detail: changes.append((what, name)),
         task_status=task_status,
     )
 

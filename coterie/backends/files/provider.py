@@ -7,12 +7,13 @@ Trio, the runtime or a server's client.
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING, Any
 
 from coterie.backends.choice import BackendError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import AsyncIterator, Callable
     from contextlib import AbstractAsyncContextManager
     from pathlib import Path
 
@@ -43,6 +44,16 @@ class FilesProvider:
 
     def errors(self) -> tuple[type[BaseException], ...]:
         return (OSError,)
+
+    @contextlib.asynccontextmanager
+    async def hold(self, location: Any, run_id: str, run_dir: Path) -> AsyncIterator[None]:
+        import trio
+
+        from coterie.runs import hold_run
+
+        await trio.lowlevel.checkpoint()
+        with hold_run(run_dir):  # the run's lock: released by the kernel if we die
+            yield
 
     def open_stores(
         self,

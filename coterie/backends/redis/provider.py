@@ -55,6 +55,16 @@ class RedisProvider:
     def errors(self) -> tuple[type[BaseException], ...]:
         return server_errors()
 
+    def hold(self, location: Any, run_id: str, run_dir: Path) -> AbstractAsyncContextManager[None]:
+        import os
+        import socket
+
+        from coterie.backends.redis.registry import held_live
+        from coterie.runs import read_config
+
+        origin = f"{socket.gethostname()}:{os.getpid()}"
+        return held_live(_target(location), run_id, read_config(run_dir), origin)
+
     def open_stores(
         self,
         location: Any,

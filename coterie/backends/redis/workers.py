@@ -29,7 +29,10 @@ if TYPE_CHECKING:
 
     from coterie.backends.redis.client import RedisTarget
 
-__all__ = ["WorkerRegistry"]
+__all__ = ["FAILURE_TTL", "WorkerRegistry"]
+
+#: Seconds a worker's reason for not starting a teammate is kept for the run's lead.
+FAILURE_TTL = 600.0
 
 
 # KEYS[1] the lease, ARGV[1] the holder, ARGV[2] ms: extend only one's own lease.
@@ -185,6 +188,25 @@ class WorkerRegistry:
             t: None if raw is None else raw.decode()
             for t, raw in zip(teammates, found, strict=True)
         }
+
+    async def failed(self, run_id: str, teammate: str, worker_id: str, reason: str) -> None:
+        """Worker *worker_id* could not start *teammate*: *reason*, kept for the run's
+        lead (:meth:`failures`) for :data:`FAILURE_TTL` seconds."""
+        record = json.dumps({"worker": worker_id, "reason": reason})
+        key = self._key("run", run_id, "failed", teammate)
+        await self._client.set(key, record, px=_ms(FAILURE_TTL))
+
+    async def failures(self, run_id: str, teammates: tuple[str, ...]) -> dict[str, str]:
+        """Why a worker last could not start each of *teammates* (those with a reason)."""
+        if not teammates:
+            return {}
+        found = await self._client.mget([self._key("run", run_id, "failed", t) for t in teammates])
+        said = {}
+        for name, raw in zip(teammates, found, strict=True):
+            if raw is not None:
+                record = json.loads(raw)
+                said[name] = f"{record['reason']} (worker {record['worker']})"
+        return said
 
 
 def _ms(seconds: float) -> int:
