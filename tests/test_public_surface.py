@@ -207,9 +207,14 @@ SURFACES: dict[str, set[str]] = {
     "coterie.backends.redis.eventstream": {
         "Forwarder", "StreamEvent", "forward_events", "read_stream", "stream_key"
     },
-    "coterie.gitsafe": {
-        "RULES", "SAFE_GIT_CONFIG", "GitRefused", "classify", "config_is_inert", "git_command",
-        "git_env", "parse_listing", "plan", "run_git", "safe_git_config"
+    "coterie.workspaces.gitsafe": {
+        "GIT", "LIST_CONFIG", "RULES", "SAFE_GIT_CONFIG", "SAFE_PROTOCOLS", "USER_CONFIG",
+        "GitRefused", "classify", "git_env", "has_submodule", "parse_listing", "plan",
+        "user_config"
+    },
+    "coterie.workspaces.git": {
+        "GitError", "GitOutput", "config_is_inert", "git", "git_command", "git_in_group",
+        "git_sync", "run_git", "safe_git_config"
     },
     "coterie.backends.redis.mirror": {
         "LogReplica", "RunMirror"
@@ -222,6 +227,8 @@ SURFACES: dict[str, set[str]] = {
         "NotARepository", "Repository", "Status", "TeammateWorkspace", "base_branch",
         "check_repository", "commit_message", "merge_message", "merge_task", "parse_status",
         "task_branch", "task_of_branch", "workspaces_root",
+        # the one git runner, for the rest of the runtime (issue 32)
+        "GitRefused", "config_is_inert", "git_in_group", "run_git",
     },
     "coterie.checkpoints": {
         "SCANS", "BadCheckpoint", "Checkpoint", "CheckpointLog", "CheckpointRow", "DamagedObject",

@@ -4,7 +4,8 @@ the first user message (the project's memory, the git snapshot, the date).
 The environment section carries a snapshot of ``git status``. A checkout's git
 configuration can name programs that git runs on its own (``core.fsmonitor``,
 filter drivers, hooks, a pager...), so the snapshot is taken only in a trusted
-workspace (:mod:`coterie.trust`), and even there through :mod:`coterie.gitsafe`:
+workspace (:mod:`coterie.trust`), and even there through the runtime's git
+(:func:`coterie.workspaces.run_git`, under :mod:`coterie.workspaces.gitsafe`):
 no system or global configuration, every key of the repository's either known
 to be inert or overridden, and no snapshot at all when one is neither
 (``include.path``, ``url.*.insteadOf``, a merge driver...). Submodules are
@@ -20,8 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from coterie.context.memory import memory_reminder, project_memory
-from coterie.gitsafe import GitRefused, run_git
 from coterie.trust import is_trusted
+from coterie.workspaces import GitRefused, run_git
 
 if TYPE_CHECKING:
     from coterie.agent.outputstyles import OutputStyle

@@ -20,8 +20,8 @@ marketplace is cloned under ``plugins/marketplaces/<name>``. The user's list,
 ``plugins/known_marketplaces.json``, is kept in the Claude configuration
 folder as Claude Code keeps it (:func:`coterie.home.claude_dir`).
 
-Git runs as the runtime runs it (:func:`coterie.gitsafe.git_command`: none of
-a repository's programs), each command in a recorded process group
+Git runs as the runtime runs it (:func:`coterie.workspaces.git_in_group`:
+none of a repository's programs), each command in a recorded process group
 (:func:`coterie.processes.open_group`). A marketplace's files are data: adding
 one runs nothing of it.
 """
@@ -33,7 +33,6 @@ import datetime
 import json
 import os
 import re
-import subprocess
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -71,7 +70,7 @@ RESERVED: Final = frozenset({"inline", "builtin", "skills-dir"})
 _GITHUB: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9_.-]+$")
 _GIT_TIMEOUT: Final = 300.0
 #: What a git repository's address may be: a URL of a transport git is allowed to
-#: use (:data:`coterie.gitsafe.SAFE_PROTOCOLS`), or ``user@host:path``.
+#: use (:data:`coterie.workspaces.gitsafe.SAFE_PROTOCOLS`), or ``user@host:path``.
 _GIT_URL: Final = re.compile(r"^((https?|ssh|git|file)://|[\w.-]+@[\w.-]+:)")
 
 
@@ -345,31 +344,12 @@ def write_json(path: Path, data: Any) -> None:
 
 
 async def git_run(cwd: Path, *args: str, records: Path) -> str:
-    """``git ARGS`` in *cwd* as the runtime runs git (:mod:`coterie.gitsafe`), in a
-    process group recorded in *records*; its output, or :class:`GitError` with git's
-    words."""
+    """``git ARGS`` in *cwd* as the runtime runs git (:mod:`coterie.workspaces.git`), in a
+    process group recorded in *records*; its output, or
+    :class:`~coterie.workspaces.GitError` with git's words."""
     import trio
 
-    from coterie.gitsafe import GitRefused, git_command
-    from coterie.processes import open_group
-    from coterie.workspaces.git import GitError
+    from coterie.workspaces import git_in_group
 
-    try:
-        argv, env = git_command(cwd, args)
-    except GitRefused as exc:
-        raise GitError(f"git {args[0]} in {cwd}: {exc}") from None
-    env = {**env, "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"}
-    chunks: list[bytes] = []
     with trio.fail_after(_GIT_TIMEOUT):
-        async with open_group(
-            argv, cwd=cwd, records=records, env=env, stderr=subprocess.STDOUT
-        ) as proc:
-            assert proc.stdout is not None
-            while chunk := await proc.stdout.receive_some():
-                chunks.append(bytes(chunk))
-            code = await proc.wait()
-    out = b"".join(chunks).decode(errors="replace")
-    if code != 0:
-        words = out.strip().splitlines()[-1:] or [f"exit status {code}"]
-        raise GitError(f"git {args[0]}: {words[0]}")
-    return out
+        return await git_in_group(cwd, *args, records=records)

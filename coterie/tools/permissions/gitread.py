@@ -8,10 +8,11 @@ run one (``--output``, ``--ext-diff``, ``--textconv``, ``grep -O``) make any
 of them not read-only. Even then git runs what the repository's
 ``.git/config`` names (fsmonitor, textconv, external diff, a pager...), with
 that configuration as it is (not the runtime's overrides of
-:mod:`coterie.gitsafe`), which is why the policy lets them pass without a
-prompt only in a trusted workspace whose configuration is all inert
-(:func:`repository_is_inert`: every key on :mod:`coterie.gitsafe`'s allow
-list, none that would need overriding).
+:mod:`coterie.workspaces.gitsafe`), which is why the policy lets them pass
+without a prompt only in a trusted workspace whose configuration is all
+inert (:func:`repository_is_inert`: every key on
+:mod:`coterie.workspaces.gitsafe`'s allow list, none that would need
+overriding).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from coterie.gitsafe import config_is_inert
+from coterie.workspaces import config_is_inert
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

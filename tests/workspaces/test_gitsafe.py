@@ -1,15 +1,18 @@
 """The runtime's git runs no program a repository names: the allow list, pure and real.
 
-The pure half checks :func:`coterie.gitsafe.classify` against git's documented
-keys that name a program (or pull in configuration, or send git elsewhere):
-none is ever inert, whatever its subsection. The real half plants each of
-them in a repository, pointing at a script that leaves a marker, and runs
-every operation the runtime performs through the module: the marker never
-appears, and each call either works or is refused with the one-line reason.
+The pure half checks :func:`coterie.workspaces.gitsafe.classify` against git's
+documented keys that name a program (or pull in configuration, or send git
+elsewhere): none is ever inert, whatever its subsection. The real half plants
+each of them in a repository, pointing at a script that leaves a marker, and
+runs every operation the runtime performs through its one git runner
+(:mod:`coterie.workspaces.git`): the marker never appears, and each call
+either works or is refused with the one-line reason.
 """
 
 from __future__ import annotations
 
+import ast
+import inspect
 import subprocess
 from typing import TYPE_CHECKING
 
@@ -18,21 +21,25 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from coterie.agent._prompt import context_reminder
-from coterie.gitsafe import (
+from coterie.tools.permissions.gitread import repository_is_inert
+from coterie.workspaces import GitError, gitsafe
+from coterie.workspaces.git import (
+    config_is_inert,
+    git_command,
+    git_sync,
+    run_git,
+    safe_git_config,
+)
+from coterie.workspaces.gitsafe import (
     RULES,
     SAFE_GIT_CONFIG,
     GitRefused,
     classify,
-    config_is_inert,
-    git_command,
+    has_submodule,
     parse_listing,
     plan,
-    run_git,
-    safe_git_config,
+    user_config,
 )
-from coterie.tools.permissions.gitread import repository_is_inert
-from coterie.workspaces import GitError
-from coterie.workspaces.git import git_sync
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -124,6 +131,40 @@ def test_the_listing_is_parsed_with_and_without_values() -> None:
         ("local", "core.x", None),
         ("worktree", "a.b.c", "line1\nline2"),
     ]
+
+
+def test_the_users_settings_are_passed_on_but_not_a_local_identity() -> None:
+    listed = "user.name\nAda\0user.email\nada@e.invalid\0credential.helper\nstore\0"
+    assert user_config(listed, ["core.bare"]) == [
+        ("user.name", "Ada"), ("user.email", "ada@e.invalid"), ("credential.helper", "store"),
+    ]  # fmt: skip
+    assert user_config(listed, ["User.Name"]) == [
+        ("user.email", "ada@e.invalid"), ("credential.helper", "store"),
+    ]  # fmt: skip
+    assert user_config("", []) == []
+
+
+def test_a_gitlink_in_the_index_is_a_submodule() -> None:
+    blob = "100644 " + "a" * 40 + " 0\tREADME"
+    assert not has_submodule(f"{blob}\0")
+    assert has_submodule(f"{blob}\x00160000 {'b' * 40} 0\tsub\x00")
+    assert not has_submodule("")
+
+
+def test_the_decisions_run_nothing() -> None:
+    """The allow list is sans-io: running git is :mod:`coterie.workspaces.git`'s alone."""
+    tree = ast.parse(inspect.getsource(gitsafe))
+    imported = {
+        alias.name.split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    } | {
+        str(node.module).split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom)
+    }
+    assert not imported & {"subprocess", "trio", "pathlib", "shutil"}
 
 
 # --- real git -------------------------------------------------------------------

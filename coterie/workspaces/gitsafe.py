@@ -32,36 +32,39 @@ URL-specific helpers included. Keys git reads first-wins
 ``.git/config``) cannot be neutralised and are refused, as are merge drivers
 (replacing one with a clean merge would lose work silently).
 
-:func:`classify` and :func:`plan` are pure; :func:`git_command` is the one
-place that turns them into a command line and an environment, for the
-system prompt's snapshot, the workspaces' runner (:mod:`coterie.workspaces.git`)
-and the check of the model's read-only git (:mod:`coterie.tools.permissions.gitread`).
+This module is the decision half, sans-io: it runs nothing and reads no file
+(only :func:`git_env` reads the caller's environment). :func:`classify` and
+:func:`plan` judge the keys; :func:`parse_listing`, :func:`user_config` and
+:func:`has_submodule` read git's output; :func:`git_env` makes the
+environment. :mod:`coterie.workspaces.git` is the other half, the one place
+that runs git: it lists the configuration (:data:`LIST_CONFIG`,
+:data:`USER_CONFIG`), asks this module, and runs the command, for the
+workspaces, the system prompt's snapshot, the check of the model's read-only
+git (:mod:`coterie.tools.permissions.gitread`) and the plugin marketplaces.
 """
 
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from coterie.errors import CoterieError
 
-if TYPE_CHECKING:
-    from pathlib import Path
-
 __all__ = [
+    "GIT",
+    "LIST_CONFIG",
     "RULES",
     "SAFE_GIT_CONFIG",
+    "SAFE_PROTOCOLS",
+    "USER_CONFIG",
     "GitRefused",
     "classify",
-    "config_is_inert",
-    "git_command",
     "git_env",
+    "has_submodule",
     "parse_listing",
     "plan",
-    "run_git",
-    "safe_git_config",
+    "user_config",
 ]
 
 Verdict = Literal["inert", "neutralised", "refused"]
@@ -198,7 +201,17 @@ _ENV = {
     "GIT_EDITOR": ":", "GIT_SEQUENCE_EDITOR": ":", "GIT_PAGER": "cat", "PAGER": "cat",
     "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0",
 }  # fmt: skip
-_GIT_TIMEOUT = 5
+#: The start of every git command the runtime runs (no pager, no optional lock).
+GIT = ("git", "--no-pager", "--no-optional-locks")
+#: Every key of the configuration git would read in a checkout (local, worktree and
+#: included files; no system or global one, under ``git_env(())``): reading runs nothing.
+LIST_CONFIG = ("config", "--list", "--show-scope", "--null")
+#: The user's own global settings of the module docstring (3.), read with the
+#: caller's environment, as the user's git would.
+USER_CONFIG = (
+    "config", "--global", "--includes", "--null", "--get-regexp",
+    "^(" + "|".join(k.replace(".", r"\.") for k in _USER_KEYS) + ")$",
+)  # fmt: skip
 
 
 class GitRefused(CoterieError, RuntimeError):
@@ -265,6 +278,24 @@ def parse_listing(text: str) -> list[tuple[str, str, str | None]]:
     return entries
 
 
+def user_config(listed: str, keys: Iterable[str]) -> Config:
+    """The settings to pass on from *listed*, the output of git's :data:`USER_CONFIG`:
+    all but a ``user.*`` the repository (whose keys are *keys*) sets itself."""
+    local = {k.lower() for k in keys}
+    pairs = []
+    for record in listed.split("\0"):
+        key, newline, value = record.partition("\n")
+        if newline and not (key.startswith("user.") and key in local):
+            pairs.append((key, value))
+    return pairs
+
+
+def has_submodule(index: str) -> bool:
+    """Whether ``git ls-files --stage -z``'s output *index* has a submodule (a
+    gitlink): git runs itself inside each, under that one's own configuration."""
+    return any(entry.startswith("160000 ") for entry in index.split("\0"))
+
+
 def git_env(config: Iterable[tuple[str, str]]) -> dict[str, str]:
     """The environment of a git command under *config*: the caller's without its
     ``GIT_*`` variables, the settings of the module docstring (1.), and
@@ -277,85 +308,3 @@ def git_env(config: Iterable[tuple[str, str]]) -> dict[str, str]:
         env[f"GIT_CONFIG_KEY_{i}"] = key
         env[f"GIT_CONFIG_VALUE_{i}"] = value
     return env
-
-
-def _read(workdir: Path, args: list[str], env: dict[str, str]) -> str | None:
-    try:
-        done = subprocess.run(
-            ["git", "--no-pager", *args], cwd=workdir, env=env, capture_output=True,
-            text=True, timeout=_GIT_TIMEOUT, check=False, stdin=subprocess.DEVNULL,
-        )  # fmt: skip
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return done.stdout if done.returncode in (0, 1) else None  # 1: nothing set
-
-
-def _repository_keys(workdir: Path) -> list[str] | None:
-    """Every key of the configuration git would read in *workdir* (local, worktree and
-    included files; no system or global one); None if it cannot be read."""
-    listed = _read(workdir, ["config", "--list", "--show-scope", "--null"], git_env(()))
-    return None if listed is None else [key for _, key, _ in parse_listing(listed)]
-
-
-def _user_config(workdir: Path, keys: list[str]) -> Config:
-    """The user's own global settings of :data:`_USER_KEYS` (read with the caller's
-    environment, as the user's git would), except what the repository sets itself."""
-    regexp = "^(" + "|".join(k.replace(".", r"\.") for k in _USER_KEYS) + ")$"
-    args = ["config", "--global", "--includes", "--null", "--get-regexp", regexp]
-    listed = _read(workdir, args, dict(os.environ))
-    local = {k.lower() for k in keys}
-    pairs = []
-    for record in (listed or "").split("\0"):
-        key, newline, value = record.partition("\n")
-        if newline and not (key.startswith("user.") and key in local):
-            pairs.append((key, value))
-    return pairs
-
-
-def safe_git_config(workdir: Path) -> Config:
-    """The command-line configuration for git in *workdir* (see the module
-    docstring); :class:`GitRefused`, with its one-line reason, if git must not run."""
-    keys = _repository_keys(workdir)
-    if keys is None:
-        raise GitRefused(
-            f"the git configuration at {workdir} cannot be read; the runtime will not run git there"
-        )
-    return plan(keys) + _user_config(workdir, keys)
-
-
-def config_is_inert(workdir: Path) -> bool:
-    """Whether git run in *workdir* with the repository's configuration as it is (the
-    model's own ``git status``) runs none of its programs: every key is inert, and
-    there is no submodule (git runs itself inside each, under that one's own
-    configuration, which this does not read)."""
-    keys = _repository_keys(workdir)
-    if keys is None or not all(classify(k) == "inert" for k in keys):
-        return False
-    try:
-        index = run_git(workdir, "ls-files", "--stage", "-z")
-    except GitRefused:
-        return False
-    if index is None or index.returncode != 0:
-        return index is not None and "not a git repository" in index.stderr
-    return not any(entry.startswith("160000 ") for entry in index.stdout.split("\0"))
-
-
-def git_command(workdir: Path, args: Iterable[str]) -> tuple[list[str], dict[str, str]]:
-    """The argv and environment of ``git ARGS`` run by the runtime in *workdir*;
-    :class:`GitRefused` if git must not run there."""
-    env = git_env(safe_git_config(workdir))
-    return ["git", "--no-pager", "--no-optional-locks", *args], env
-
-
-def run_git(workdir: Path, *args: str) -> subprocess.CompletedProcess[str] | None:
-    """``git ARGS`` in *workdir* (a few seconds at most, nothing asked on the
-    terminal); None if it could not run or took too long, :class:`GitRefused` if
-    it must not run there."""
-    argv, env = git_command(workdir, args)
-    try:
-        return subprocess.run(
-            argv, cwd=workdir, env=env, capture_output=True, text=True,
-            timeout=_GIT_TIMEOUT, check=False, stdin=subprocess.DEVNULL,
-        )  # fmt: skip
-    except (OSError, subprocess.TimeoutExpired):
-        return None
