@@ -6,10 +6,14 @@ it starts one: the run's options read from the server's copy of its
 ``config.json``, a run directory of the worker's own (under the coterie
 home: ``workers/<id>/<run_id>``) holding the server's copy of that
 teammate's files (its transcript, its Auto Mode counts, its plan approvals),
-the run prepared for this host (:func:`~coterie.runtime.prepare.
-prepare_hosted`: the worker's workdir, settings and permission mode), the
-run's stores opened on the server, and :func:`~coterie.runtime.tree.
-teammate_spec` run under a supervisor of the worker's. Board changes made by
+and :func:`~coterie.runtime.tree.teammate_spec` run under a supervisor of
+the worker's. What the teammates of one run on one worker share is opened
+once, by the first of them, and closed after the last: the run prepared for
+this host (:func:`~coterie.runtime.prepare.prepare_hosted`: the worker's
+workdir, settings and permission mode), one event log (one sequence of
+events per process, as the server's stream counts them), the run's stores
+on the server (one connection each, not one per teammate), the team and the
+agents' shared parts (the system prompt, the subagents' supervisor). Board changes made by
 other processes reach the teammate's wake-ups through the board's
 ``wait_for_change`` on the server.
 
@@ -43,16 +47,18 @@ from coterie.team import Team, Wakeups, hand_back
 from coterie.workers import RETIRED, HostingWatch
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import AsyncIterator, Callable
     from pathlib import Path
 
-    from coterie.backends import WorkerDirectory
+    from coterie.backends import RunStores, WorkerDirectory
     from coterie.board import TaskBoard
     from coterie.mailbox import PostOffice
     from coterie.runtime.prepare import PreparedRun
 
 __all__ = ["Hosting", "HostedTeammate", "teammate_files", "watch_remote"]
 
+#: Seconds a run's shared part waits, once the worker stops, for its teammates to go.
+CLOSE_GRACE = 30.0
 #: Seconds between the lead's looks at who hosts its teammates.
 WATCH_EVERY = 1.0
 
@@ -68,7 +74,7 @@ def teammate_files(name: str) -> Callable[[str], bool]:
     return only
 
 
-@attrs.define
+@attrs.define(eq=False)  # one teammate, by identity
 class HostedTeammate:
     """One teammate a worker hosts (a :class:`coterie.workers.Hosted`)."""
 
@@ -91,6 +97,21 @@ class HostedTeammate:
         await self.finished.wait()
 
 
+@attrs.define
+class _SharedRun:
+    """What the teammates of one run hosted by this worker share: one set of each
+    (the prepared run, its event log, its stores and their connections, the team,
+    the agents' shared parts), open while at least one of them is hosted."""
+
+    prepared: PreparedRun
+    events: EventLog
+    stores: RunStores
+    team: Team
+    agents: Agents
+    hosted: set[HostedTeammate] = attrs.field(factory=set)
+    idle: trio.Event = attrs.field(factory=trio.Event)
+
+
 @attrs.frozen
 class Hosting:
     """How a worker starts the teammates it takes (see the module docstring)."""
@@ -102,6 +123,9 @@ class Hosting:
     #: The worker's ``--setting-sources`` (None: all of the worker's files), never the run's.
     setting_sources: tuple[str, ...] | None
     nursery: trio.Nursery
+    #: The runs whose teammates this worker hosts now, by id.
+    _runs: dict[str, _SharedRun] = attrs.field(factory=dict)
+    _opening: trio.Lock = attrs.field(factory=trio.Lock)
 
     def run_dir(self, run_id: str) -> Path:
         return coterie_home() / "workers" / self.worker_id / run_id
@@ -119,17 +143,7 @@ class Hosting:
         recorded, request = await _read_run(self.backend, run_id, run_dir, name)
         if name not in recorded.teammates:
             raise ValueError(f"run {run_id} has no teammate {name!r}")
-        # In a thread: settings, git and the model client are read synchronously, and
-        # the worker's heartbeat must go on meanwhile.
-        prepared = await trio.to_thread.run_sync(
-            functools.partial(
-                prepare_hosted, recorded, run_id, run_dir,
-                workdir=self.workdir, permission_mode=self.permission_mode,
-                setting_sources=self.setting_sources,
-            )
-        )  # fmt: skip
         hosted = HostedTeammate(name, run_id)
-        events = EventLog(run_dir / f"events-{name}.jsonl")
         started = False
 
         def begun(value: HostedTeammate) -> None:
@@ -139,87 +153,150 @@ class Hosting:
 
         try:
             with hosted.scope:
-                await self._serve(prepared, events, name, request, hosted, begun)
+                async with self._shared(run_id, recorded, request, hosted) as run:
+                    await _serve(run, name, hosted, begun)
         except Exception:
             if not started:
                 raise  # the start failed: the worker lets the lease go
             hosted.end()  # it broke after it started: the worker retires it
         finally:
-            events.close()
             hosted.finished.set()
 
-    async def _serve(
+    @contextlib.asynccontextmanager
+    async def _shared(
+        self, run_id: str, recorded: RunOptions, request: str | None, hosted: HostedTeammate
+    ) -> AsyncIterator[_SharedRun]:
+        """The run's shared part, opened by its first teammate on this worker and
+        closed after its last."""
+        async with self._opening:
+            run = self._runs.get(run_id)
+            if run is None:
+                run = await self.nursery.start(self._keep_run, run_id, recorded, request)
+                self._runs[run_id] = run
+            run.hosted.add(hosted)
+        try:
+            yield run
+        finally:
+            run.hosted.discard(hosted)
+            if not run.hosted:
+                if self._runs.get(run_id) is run:
+                    del self._runs[run_id]
+                run.idle.set()
+
+    async def _keep_run(
         self,
-        prepared: PreparedRun,
-        events: EventLog,
-        name: str,
+        run_id: str,
+        recorded: RunOptions,
         request: str | None,
-        hosted: HostedTeammate,
-        started: Callable[[HostedTeammate], None],
+        *,
+        task_status: trio.TaskStatus[_SharedRun],
     ) -> None:
-        wakeups = Wakeups()
-        # The lead's process holds the run; this one holds the teammate's hosting
-        # lease, and brings only the teammate's files (the rest is the lead's).
-        opened = open_stores(
-            self.backend, prepared.run_id, prepared.run_dir, events, team=True,
-            on_change=wakeups.changed, holds_run=False, bring=teammate_files(name),
+        """Open run *run_id*'s shared part and keep it until it is idle; if it breaks,
+        its teammates end with it (the worker retires them)."""
+        run_dir = self.run_dir(run_id)
+        # In a thread: settings, git and the model client are read synchronously, and
+        # the worker's heartbeat must go on meanwhile.
+        prepared = await trio.to_thread.run_sync(
+            functools.partial(
+                prepare_hosted, recorded, run_id, run_dir,
+                workdir=self.workdir, permission_mode=self.permission_mode,
+                setting_sources=self.setting_sources,
+            )
         )  # fmt: skip
-        async with opened as stores, trio.open_nursery() as nursery:
-            board = stores.board
-            assert board is not None
-            options = prepared.options
-            team = Team(
-                prepared.run_dir,
-                board,
-                "lead",
-                options.teammates,
-                options.plan_approval,
-                request=request,
-                wakeups=wakeups,
-                lead_turns=options.lead_turns,
-                checkouts=prepared.checkouts,
-            )
-            nursery.start_soon(_follow_board, board, wakeups, self.backend.errors())
-            subagents = DynamicSupervisor("subagents", events=events)
-            agents = await trio.to_thread.run_sync(
-                functools.partial(
-                    Agents,
-                    prepared,
-                    events,
-                    stores.post,
-                    None,
-                    subagents,
-                    hooks=run_hooks(prepared, events),
-                    mirror=stores.mirror,
+        events = EventLog(run_dir / "events.jsonl")  # one log: one sequence per process
+        run: _SharedRun | None = None
+        wakeups = Wakeups()
+        # The lead's process holds the run; this one holds its teammates' hosting
+        # leases. Each teammate brought its own files when it was read.
+        opened = open_stores(
+            self.backend, run_id, run_dir, events, team=True,
+            on_change=wakeups.changed, holds_run=False, bring=lambda _rel: False,
+        )  # fmt: skip
+        try:
+            async with opened as stores, trio.open_nursery() as nursery:
+                board = stores.board
+                assert board is not None
+                options = prepared.options
+                team = Team(
+                    run_dir,
+                    board,
+                    "lead",
+                    options.teammates,
+                    options.plan_approval,
+                    request=request,
+                    wakeups=wakeups,
+                    lead_turns=options.lead_turns,
+                    checkouts=prepared.checkouts,
                 )
-            )  # fmt: skip (built in a thread: its system prompt reads git and files)
-            spec = teammate_spec(agents, team, name)
-            inner = spec.start
-
-            async def watched(
-                *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
-            ) -> None:
+                nursery.start_soon(_follow_board, board, wakeups, self.backend.errors())
+                subagents = DynamicSupervisor("subagents", events=events)
+                await nursery.start(subagents.run)
+                agents = await trio.to_thread.run_sync(
+                    functools.partial(
+                        Agents,
+                        prepared,
+                        events,
+                        stores.post,
+                        None,
+                        subagents,
+                        hooks=run_hooks(prepared, events),
+                        mirror=stores.mirror,
+                    )
+                )  # fmt: skip (built in a thread: its system prompt reads git and files)
+                run = _SharedRun(prepared, events, stores, team, agents)
+                task_status.started(run)
                 try:
-                    await inner(task_status=task_status)
-                except SupervisorGaveUp:
-                    hosted.end()
-                    raise
-                hosted.end()  # it ended normally (the lead's shutdown)
+                    await run.idle.wait()
+                finally:
+                    # The worker stopping cancels this too: its teammates, which the
+                    # worker stops first, keep their stores until the last is gone.
+                    with trio.CancelScope(shield=True):
+                        with trio.move_on_after(CLOSE_GRACE):
+                            await run.idle.wait()
+                        await subagents.stop()
+                    nursery.cancel_scope.cancel()
+        except Exception:
+            if run is None:
+                raise  # it never opened: the first teammate's start fails with it
+            for member in list(run.hosted):
+                member.end()
+                member.scope.cancel()
+        finally:
+            if self._runs.get(run_id) is run:
+                del self._runs[run_id]
+            events.close()
 
-            root = Supervisor(
-                f"host-{name}",
-                [attrs.evolve(spec, start=watched), subagents.as_child()],
-                strategy=Strategy.ONE_FOR_ONE,
-                events=events,
-            )
-            await nursery.start(root.run)
-            started(hosted)
-            try:
-                await trio.sleep_forever()
-            finally:
-                with trio.CancelScope(shield=True):
-                    await root.stop()
-                nursery.cancel_scope.cancel()
+
+async def _serve(
+    run: _SharedRun, name: str, hosted: HostedTeammate, started: Callable[[HostedTeammate], None]
+) -> None:
+    """Teammate *name* of *run*, under a supervisor of its own, until it is stopped."""
+    spec = teammate_spec(run.agents, run.team, name)
+    inner = spec.start
+
+    async def watched(*, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        try:
+            await inner(task_status=task_status)
+        except SupervisorGaveUp:
+            hosted.end()
+            raise
+        hosted.end()  # it ended normally (the lead's shutdown)
+
+    root = Supervisor(
+        f"host-{name}",
+        [attrs.evolve(spec, start=watched)],
+        strategy=Strategy.ONE_FOR_ONE,
+        events=run.events,
+    )
+    async with trio.open_nursery() as nursery:
+        await nursery.start(root.run)
+        started(hosted)
+        try:
+            await trio.sleep_forever()
+        finally:
+            with trio.CancelScope(shield=True):
+                await root.stop()
+            nursery.cancel_scope.cancel()
 
 
 async def _read_run(

@@ -88,6 +88,43 @@ def spread_scenario(tmp_path: Path, names: Sequence[str], per: int) -> Path:
     return write_scenario(tmp_path / "spread.json", tracks)
 
 
+def test_teammates_on_one_worker_share_its_run_and_every_event_reaches_the_server(
+    workspace: Path, home: Path, tmp_path: Path, redis_url: str, mock_server: Any,
+    workers: list[subprocess.Popen[str]],
+) -> None:  # fmt: skip
+    """Two teammates on one worker: one event log for the run there (each teammate's
+    own log numbered its events from 1 under the same origin, and a reader of the
+    server's stream dropped the second teammate's as copies of the first's)."""
+    from coterie.backends.redis.reader import ServerReader
+    from coterie.home import coterie_home
+
+    names = ("alice", "bob")
+    api = {"ANTHROPIC_BASE_URL": mock_server(spread_scenario(tmp_path, names, 1)),
+           "ANTHROPIC_API_KEY": "k"}  # fmt: skip
+    workers.append(start_worker(home, workspace, redis_url, "--id", "w0", *BYPASS, env=api))
+    workers_up(redis_url, 1)
+    done = coterie(
+        "team", "-p", "--output-format", "json", *BYPASS, "--backend", redis_url, "--remote",
+        "--teammate", "alice", "--teammate", "bob", "go", cwd=workspace, home=home, env=api,
+        timeout=90,
+    )  # fmt: skip
+    out, err = stop(workers[0])
+    assert done.returncode == 0, (done.stderr, out, err)
+    hosting = sorted(line.split()[1] for line in out.splitlines() if line.startswith("hosting"))
+    assert [h.rpartition("/")[2] for h in hosting] == ["alice", "bob"]  # both on w0
+    reader = ServerReader(parse_backend(redis_url))
+    run = reader.find(None)
+    seen = reader.events(run)
+    started = {e.data["actor"] for e in seen if e.type == "actor.started"}
+    assert {"alice", "bob"} <= started, sorted(started)
+    for name in names:
+        wrote = [e for e in seen if e.type == "agent.tool_call" and e.data.get("actor") == name]
+        assert wrote, f"no tool call of {name} reached the server's stream"
+    worker_dirs = list((coterie_home() / "workers" / "w0").glob("*"))
+    logs = [p.name for d in worker_dirs for p in d.glob("events*.jsonl")]
+    assert logs == ["events.jsonl"], logs  # one log for the run on this worker
+
+
 def test_a_remote_team_runs_on_two_workers(
     workspace: Path, home: Path, tmp_path: Path, redis_url: str, mock_server: Any,
     workers: list[subprocess.Popen[str]],

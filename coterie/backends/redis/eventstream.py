@@ -20,9 +20,11 @@ for more with ``block``), for ``coterie watch`` and the observer.
 
 from __future__ import annotations
 
+import contextlib
 from collections import deque
 from typing import TYPE_CHECKING
 
+import anyio
 import attrs
 import trio
 
@@ -91,7 +93,12 @@ async def forward_events(
                 forwarder.wake = trio.Event()
                 await _copy(client, key, origin, forwarder)
         finally:
-            with trio.CancelScope(shield=True), trio.move_on_after(FLUSH_GRACE):
+            with (
+                trio.CancelScope(shield=True),
+                trio.move_on_after(FLUSH_GRACE),
+                # The process stopping closed the client first: nothing more to copy with.
+                contextlib.suppress(trio.ClosedResourceError, anyio.ClosedResourceError),
+            ):
                 await _copy(client, key, origin, forwarder)
 
 
