@@ -197,6 +197,19 @@ def measured(out: Path, argv: list[str], env: dict[str, str], cwd: Path) -> subp
     )  # fmt: skip
 
 
+def idle_worker_cpu(url: str, env: dict[str, str], workdir: Path) -> float:
+    """The CPU seconds of a worker that starts, hosts nothing for 3 s and stops: what
+    each worker process costs before its first teammate (a keyspace of its own)."""
+    out = workdir / "idle.json"
+    argv = [sys.executable, "-m", "coterie", "worker", "--backend", url, "--workdir",
+            str(workdir), "--id", "idle"]  # fmt: skip
+    proc = measured(out, argv, env, workdir)
+    time.sleep(3)
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=60)
+    return float(json.loads(out.read_text())["cpu"])
+
+
 def team_section(quick: bool, directory: Path) -> None:
     teammates, workers = (8, 2) if quick else (50, 4)
     names = [f"mate{i:02d}" for i in range(teammates)]
@@ -223,6 +236,7 @@ def team_section(quick: bool, directory: Path) -> None:
         outs = [workdir / f"used-{i}.json" for i in range(workers + 1)]
         procs: list[subprocess.Popen[bytes]] = []
         server = None
+        idle: float | None = None
         try:
             if label.startswith("file"):
                 start = time.perf_counter()
@@ -234,6 +248,7 @@ def team_section(quick: bool, directory: Path) -> None:
                 (directory / "redis").mkdir()
                 server = redis_server(directory / "redis", appendonly=True, appendfsync="always")
                 url = server.__enter__().url
+                idle = idle_worker_cpu(f"{url}?prefix=idle", env_run, workdir)
                 for i in range(workers):
                     argv = [sys.executable, "-m", "coterie", "worker", "--backend", url,
                             "--capacity", str(teammates), "--id", f"w{i}", "--workdir",
@@ -265,6 +280,10 @@ def team_section(quick: bool, directory: Path) -> None:
         each = ", ".join(f"{u['cpu']:.1f}" for u in used)
         rows.append((label, wall, cpu, rss))
         print(f"{label:<34} {wall:>7.1f} {cpu:>12.0f} {rss:>26}   (CPU s: {each})")
+        if idle is not None:
+            beyond = (sum(u["cpu"] for u in used) - workers * idle) / teammates * 1000
+            print(f"{'':<34} an idle worker's start and stop: {idle:.2f} s CPU; beyond the"
+                  f" workers' start-up: {beyond:.0f} ms/task")  # fmt: skip
 
 
 def main() -> None:
