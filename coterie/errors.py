@@ -44,6 +44,12 @@ class BackendLost(CoterieError, ConnectionError):
     one line rather than a traceback."""
 
 
+class HoldLost(BackendLost):
+    """A write of this process was refused by the backend because another process
+    holds what it wrote for (the run, or a teammate's hosting lease) since this
+    one's hold lapsed: its late records never enter the other holder's copy."""
+
+
 # -- runtime outcomes --------------------------------------------------------
 
 

@@ -80,6 +80,26 @@ def transcript_path(run_dir: Path, actor: str) -> Path:
     return run_dir / "transcripts" / f"{actor}.log"
 
 
+def actor_of_file(rel: str) -> str | None:
+    """The actor a run directory's file at *rel* belongs to: its transcript, its
+    subagents' (``transcripts/<actor>-sub-<hex>.log``), its teammate record, its
+    Auto Mode counts; None for the run's own files."""
+    folder, sep, name = rel.partition("/")
+    stem, dot, ext = name.rpartition(".")
+    if not sep or not dot or "/" in name:
+        return None
+    if folder == "transcripts" and ext == "log":
+        return stem.split("-sub-", 1)[0]
+    if folder in ("teammates", "auto-mode") and ext == "json":
+        return stem
+    return None
+
+
+def teammate_files(name: str) -> Callable[[str], bool]:
+    """Which of a run directory's files belong to teammate *name*."""
+    return lambda rel: actor_of_file(rel) == name
+
+
 def create_run(
     workdir: Path, config: dict[str, Any], run_id: str | None = None
 ) -> tuple[str, Path]:

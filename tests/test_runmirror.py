@@ -17,6 +17,7 @@ from coterie.journal import Durability
 from tests.redis_server import LOSES_SERVER, collect_failed_connections, redis_server
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
     from coterie.backends.redis.client import RedisTarget
@@ -129,3 +130,62 @@ async def _copy_after_the_loss(client: Any, target: RedisTarget) -> None:
 def test_paths_outside_a_run_directory_are_refused(rel: str) -> None:
     with pytest.raises(ValueError, match="not a path inside a run directory"):
         check_rel(rel)
+
+
+async def test_a_writer_whose_hold_was_taken_over_is_refused_and_told(redis_url: str) -> None:
+    """Fencing (issue 29, finding 7): a worker cut off from the server, whose
+    teammate's lease another worker took meanwhile, sends its queued records when
+    the link comes back: the server refuses them (the lease names the other worker)
+    and the late writer's flush says so; the new holder's transcript stays whole."""
+    from coterie.backends.redis.mirror import Fence
+    from coterie.errors import HoldLost
+
+    target = parse_backend(redis_url)
+    lease = target.key("run", "r9", "host", "alice")
+
+    def fenced_by(worker: str) -> Callable[[str], Fence | None]:
+        return lambda rel: Fence(lease, worker, 10.0) if "alice" in rel else None
+
+    rel = "transcripts/alice.log"
+    async with connect(target) as client, trio.open_nursery() as nursery:
+        await client.set(lease, "w-old")
+        old = RunMirror(client, target, "r9", fenced_by("w-old"))
+        new = RunMirror(client, target, "r9", fenced_by("w-new"))
+        for mirror in (old, new):
+            await nursery.start(mirror.run)
+        old.put("config.json", b"{}")
+        old.append(rel, b"old 1\n")
+        await old.flush()  # its hold was good then
+        await client.set(lease, "w-new")  # the lease lapsed and w-new took alice over
+        new.append(rel, b"new 2\n")
+        await new.flush()
+        late = old.replica(rel)
+        late.append(b"old late\n")  # queued while cut off, sent once the link is back
+        with pytest.raises(HoldLost, match="another process holds it now"):
+            await late.flush()
+        old.append("transcripts/bob.log", b"bob is still its own\n")  # no fence: written
+        await old.flush(rel="transcripts/bob.log")
+        copy = await new.read(rel)
+        bob = await new.read("transcripts/bob.log")
+        nursery.cancel_scope.cancel()
+    assert copy == b"old 1\nnew 2\n"  # the late record never entered it
+    assert bob == b"bob is still its own\n"
+
+
+async def test_a_hold_that_lapsed_with_nobody_taking_it_is_taken_back_by_the_write(
+    redis_url: str,
+) -> None:
+    from coterie.backends.redis.mirror import Fence
+
+    target = parse_backend(redis_url)
+    live = target.key("run", "r10", "live")
+    async with connect(target) as client, trio.open_nursery() as nursery:
+        mirror = RunMirror(client, target, "r10", lambda _rel: Fence(live, "host:1", 6.0))
+        await nursery.start(mirror.run)
+        mirror.put("config.json", b"{}")  # the key is gone (lapsed): nobody took it
+        await mirror.flush()
+        held = await client.get(live)
+        ttl = await client.pttl(live)
+        nursery.cancel_scope.cancel()
+    assert held == b"host:1"
+    assert 0 < ttl <= 6000

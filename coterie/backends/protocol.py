@@ -308,8 +308,12 @@ class Provider(Protocol):
         on_corruption: Callable[[BoardCorruption], None] | None,
         holds_run: bool,
         bring: Callable[[str], bool] | None,
+        hosted_by: str | None,
     ) -> AbstractAsyncContextManager[RunStores]:
-        """Run *run_id*'s stores (its board only for a *team*)."""
+        """Run *run_id*'s stores (its board only for a *team*). What this process
+        writes for the run is fenced by its hold (*holds_run*), or by the hosting
+        lease of the worker *hosted_by* for its teammates' files: a write made after
+        another process took that over is refused (:class:`~coterie.errors.HoldLost`)."""
         ...
 
     def reader(self, location: Any, workdir: Path) -> RunReader:

@@ -29,6 +29,7 @@ def open_stores(
     on_corruption: Callable[[BoardCorruption], None] | None = None,
     holds_run: bool = True,
     bring: Callable[[str], bool] | None = None,
+    hosted_by: str | None = None,
 ) -> AbstractAsyncContextManager[RunStores]:
     """Open run *run_id*'s stores on *backend* (its board only for a *team*).
 
@@ -37,6 +38,8 @@ def open_stores(
     the run (a worker hosting one teammate) passes False. *bring* chooses the
     files of the backend's copy of the run directory that replace this host's
     (by default all but the run's config, which each host keeps as it wrote it).
+    A worker passes its id as *hosted_by*: its teammates' files are written under
+    its hosting leases (a write after another worker took one over is refused).
     """
     return backend.provider.open_stores(
         backend.location,
@@ -48,4 +51,5 @@ def open_stores(
         on_corruption=on_corruption,
         holds_run=holds_run,
         bring=bring,
+        hosted_by=hosted_by,
     )

@@ -38,6 +38,7 @@ from coterie.backends import Backend, open_stores
 from coterie.errors import SupervisorGaveUp
 from coterie.events import EventLog
 from coterie.home import coterie_home, private_dir
+from coterie.runs import teammate_files
 from coterie.runtime.agents import Agents, run_hooks
 from coterie.runtime.options import RunOptions
 from coterie.runtime.prepare import prepare_hosted
@@ -55,23 +56,12 @@ if TYPE_CHECKING:
     from coterie.mailbox import PostOffice
     from coterie.runtime.prepare import PreparedRun
 
-__all__ = ["Hosting", "HostedTeammate", "teammate_files", "watch_remote"]
+__all__ = ["Hosting", "HostedTeammate", "watch_remote"]
 
 #: Seconds a run's shared part waits, once the worker stops, for its teammates to go.
 CLOSE_GRACE = 30.0
 #: Seconds between the lead's looks at who hosts its teammates.
 WATCH_EVERY = 1.0
-
-
-def teammate_files(name: str) -> Callable[[str], bool]:
-    """Which of a run directory's mirrored files belong to teammate *name*."""
-    mine = (f"transcripts/{name}.log", f"teammates/{name}.json", f"auto-mode/{name}.json")
-    subagents = f"transcripts/{name}-sub-"  # its subagents' (``<parent>-sub-<hex>``)
-
-    def only(rel: str) -> bool:
-        return rel in mine or rel.startswith(subagents)
-
-    return only
 
 
 @attrs.define(eq=False)  # one teammate, by identity
@@ -211,6 +201,7 @@ class Hosting:
         opened = open_stores(
             self.backend, run_id, run_dir, events, team=True,
             on_change=wakeups.changed, holds_run=False, bring=lambda _rel: False,
+            hosted_by=self.worker_id,
         )  # fmt: skip
         try:
             async with opened as stores, trio.open_nursery() as nursery:

@@ -67,6 +67,7 @@ class FilesProvider:
         on_corruption: Callable[[BoardCorruption], None] | None,
         holds_run: bool,
         bring: Callable[[str], bool] | None,
+        hosted_by: str | None,
     ) -> AbstractAsyncContextManager[RunStores]:
         from coterie.backends.files.stores import open_stores
 

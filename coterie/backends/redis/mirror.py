@@ -34,7 +34,7 @@ import attrs
 import trio
 
 from coterie.backends.redis.client import accepted, refused, server_errors
-from coterie.errors import BackendLost
+from coterie.errors import BackendLost, HoldLost
 from coterie.fsutil import atomic_write
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 
     from coterie.backends.redis.client import RedisTarget
 
-__all__ = ["LogReplica", "RunMirror"]
+__all__ = ["Fence", "LogReplica", "RunMirror"]
 
 #: Seconds between tries while the server is away (doubling up to the last).
 RETRY_FIRST, RETRY_LAST = 0.05, 2.0
@@ -53,30 +53,60 @@ BATCH = 256
 
 
 #: One batch of writes, all at once, and only to a server that still holds the run.
-#: KEYS: the files hash, the run's ``config.json`` document, then each write's key;
-#: ARGV: kind (``log``, ``doc``), path and bytes per write. Returns 1, or 0 (nothing
-#: written) when the server has no ``config.json`` of the run and the batch does not
-#: bring it: the server lost the run (restarted empty), and copying on would leave a
-#: partial run there that a resume would take for the whole.
+#: KEYS: the files hash, the run's ``config.json`` document, then for each write its
+#: key and its fence's key (its own key again when it has none); ARGV: for each write
+#: kind (``log``, ``doc``), path, bytes, the fence's value ('' for none) and the
+#: milliseconds a fence taken anew lives. Returns ``{0}`` (nothing written) when the
+#: server has no ``config.json`` of the run and the batch does not bring it: the
+#: server lost the run (restarted empty), and copying on would leave a partial run
+#: there that a resume would take for the whole. Else ``{1, i, ...}``: written, but
+#: for the i-th writes, refused by their fence: it names another holder now (this
+#: writer's hold lapsed and someone took it). A fence that lapsed with nobody
+#: taking it is taken back (NX) and the write goes in: no one else wrote meanwhile.
 _COPY = """
 local brings = false
-for i = 1, #ARGV, 3 do
+for i = 1, #ARGV, 5 do
   if ARGV[i] == 'doc' and ARGV[i + 1] == 'config.json' then brings = true end
 end
 if not brings and redis.call('EXISTS', KEYS[2]) == 0 then
-  return 0
+  return {0}
 end
-for i = 1, #ARGV, 3 do
-  local key = KEYS[3 + (i - 1) / 3]
-  redis.call('HSET', KEYS[1], ARGV[i + 1], ARGV[i])
-  if ARGV[i] == 'log' then
-    redis.call('RPUSH', key, ARGV[i + 2])
-  else
-    redis.call('SET', key, ARGV[i + 2])
+local out = {1}
+for i = 1, #ARGV, 5 do
+  local n = (i - 1) / 5
+  local key, fence, holder = KEYS[3 + 2 * n], KEYS[4 + 2 * n], ARGV[i + 3]
+  local ok = true
+  if holder ~= '' then
+    local now = redis.call('GET', fence)
+    if not now then
+      redis.call('SET', fence, holder, 'PX', ARGV[i + 4], 'NX')
+    elseif now ~= holder then
+      ok = false
+      table.insert(out, n + 1)
+    end
+  end
+  if ok then
+    redis.call('HSET', KEYS[1], ARGV[i + 1], ARGV[i])
+    if ARGV[i] == 'log' then
+      redis.call('RPUSH', key, ARGV[i + 2])
+    else
+      redis.call('SET', key, ARGV[i + 2])
+    end
   end
 end
-return 1
+return out
 """
+
+
+@attrs.frozen
+class Fence:
+    """What a write must still hold on the server to go in: *key* holding *holder*
+    (the run's live key, or a teammate's hosting lease); *ttl* seconds if it is
+    taken back after a lapse nobody else used."""
+
+    key: str
+    holder: str
+    ttl: float
 
 
 @attrs.frozen
@@ -85,6 +115,7 @@ class _Write:
     kind: Literal["log", "doc"]
     rel: str
     data: bytes
+    fence: Fence | None = None
 
 
 def check_rel(rel: str) -> str:
@@ -98,10 +129,20 @@ def check_rel(rel: str) -> str:
 class RunMirror:
     """The server's copy of one run directory (see the module docstring)."""
 
-    def __init__(self, client: coredis.Redis[bytes], target: RedisTarget, run_id: str) -> None:
+    def __init__(
+        self,
+        client: coredis.Redis[bytes],
+        target: RedisTarget,
+        run_id: str,
+        fence: Callable[[str], Fence | None] | None = None,
+    ) -> None:
         self._client = client
         self._target = target
         self.run_id = run_id
+        #: What each write (by its path) must still hold to go in (None: nothing).
+        self._fence = fence
+        #: The last write refused by its fence, by path.
+        self._refused: dict[str, int] = {}
         self._queue: deque[_Write] = deque()
         self._queued = 0  # seq of the last write queued
         self._copied = 0  # seq of the last write on the server
@@ -126,15 +167,24 @@ class RunMirror:
 
     def _put(self, write: _Write) -> int:
         self._queued += 1
-        self._queue.append(attrs.evolve(write, seq=self._queued))
+        fence = None if self._fence is None else self._fence(write.rel)
+        self._queue.append(attrs.evolve(write, seq=self._queued, fence=fence))
         self._wake.set()
         return self._queued
 
-    async def flush(self, upto: int | None = None) -> None:
-        """Until every write queued so far (or up to number *upto*) is on the server."""
+    async def flush(self, upto: int | None = None, rel: str | None = None) -> None:
+        """Until every write queued so far (or up to number *upto*) is on the server;
+        :class:`~coterie.errors.HoldLost` if one of them (of the file *rel*, if
+        given) was refused because another process holds what it was written for."""
         target = self._queued if upto is None else upto
         while self._copied < target:
             await self._moved.wait()
+        refused = [r for r, seq in self._refused.items() if seq <= target and rel in (None, r)]
+        if refused:
+            raise HoldLost(
+                f"the Redis server refused this process's writes to {', '.join(sorted(refused))}"
+                f" of run {self.run_id}: its hold lapsed and another process holds it now"
+            )
 
     def replica(self, rel: str) -> LogReplica:
         """A transcript's replica: its appends copied to the log at *rel*."""
@@ -167,10 +217,13 @@ class RunMirror:
             keys = [self._key("files"), self._key("doc", "config.json")]
             args: list[str | bytes] = []
             for write in batch:
-                keys.append(self._key(write.kind, write.rel))
+                key = self._key(write.kind, write.rel)
+                fence = write.fence
+                keys += [key, key if fence is None else fence.key]
                 args += [write.kind, write.rel, write.data]
+                args += ["", "0"] if fence is None else [fence.holder, str(round(fence.ttl * 1000))]
             try:
-                copied: int = await self._copier(keys=keys, args=args)
+                answer: list[int] = await self._copier(keys=keys, args=args)
             except server_errors() as exc:
                 self.failures += 1
                 refused(exc)  # a server out of memory is said once
@@ -179,13 +232,16 @@ class RunMirror:
                 continue
             if delay != RETRY_FIRST:
                 accepted()
-            if not copied:
+            if not answer[0]:
                 raise BackendLost(
                     f"the Redis server at {self._target.url} no longer holds run {self.run_id}"
                     " (restarted without its data, or flushed); the run stopped: what the"
                     " server kept for it is gone"
                 )
             delay = RETRY_FIRST
+            for index in answer[1:]:  # dropped: another process holds what they were for
+                fenced = batch[int(index) - 1]
+                self._refused[fenced.rel] = fenced.seq
             for _ in batch:
                 self._queue.popleft()
             self._copied = batch[-1].seq
@@ -238,7 +294,7 @@ class LogReplica:
         return self.mirror.append(self.rel, data)
 
     async def flush(self, upto: int | None = None) -> None:
-        await self.mirror.flush(upto)
+        await self.mirror.flush(upto, self.rel)
 
 
 def _text(value: str | bytes) -> str:

@@ -77,12 +77,13 @@ class RedisProvider:
         on_corruption: Callable[[BoardCorruption], None] | None,
         holds_run: bool,
         bring: Callable[[str], bool] | None,
+        hosted_by: str | None,
     ) -> AbstractAsyncContextManager[RunStores]:
         from coterie.backends.redis.stores import open_stores
 
         return open_stores(
             _target(location), run_id, run_dir, events, team=team, on_change=on_change,
-            on_corruption=on_corruption, holds_run=holds_run, bring=bring,
+            on_corruption=on_corruption, holds_run=holds_run, bring=bring, hosted_by=hosted_by,
         )  # fmt: skip
 
     def reader(self, location: Any, workdir: Path) -> RunReader:

@@ -35,11 +35,12 @@ from coterie.backends.protocol import RunStores
 from coterie.backends.redis.board import open_redis_board
 from coterie.backends.redis.client import RedisTarget, connect
 from coterie.backends.redis.eventstream import forward_events
-from coterie.backends.redis.mirror import RunMirror
+from coterie.backends.redis.mirror import Fence, RunMirror
 from coterie.backends.redis.office import open_redis_post_office
-from coterie.backends.redis.registry import held_live
+from coterie.backends.redis.registry import LIVE_TTL, held_live, live_key
+from coterie.backends.redis.workers import lease_key
 from coterie.errors import BackendLost
-from coterie.runs import read_config
+from coterie.runs import actor_of_file, read_config
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable
@@ -98,6 +99,7 @@ async def open_stores(
     on_corruption: Callable[[BoardCorruption], None] | None = None,
     holds_run: bool = True,
     bring: Callable[[str], bool] | None = None,
+    hosted_by: str | None = None,
 ) -> AsyncIterator[RunStores]:
     """Open run *run_id*'s stores on the server *target* (its board only for a *team*).
 
@@ -130,6 +132,7 @@ async def open_stores(
                 nursery,
                 bring or _shared,
                 holds_run,
+                _fences(target, run_id, origin if holds_run else None, hosted_by),
             ) as mirror,  # fmt: skip
             open_redis_post_office(target, run_id, events=events) as post,
         ):
@@ -144,6 +147,32 @@ async def open_stores(
         nursery.cancel_scope.cancel()
 
 
+#: Seconds a teammate's hosting lease lives when a write takes it back after a lapse
+#: nobody used (its worker's next renewal gives it the worker's own time to live).
+LEASE_TAKEN_BACK = 10.0
+
+
+def _fences(
+    target: RedisTarget, run_id: str, holder: str | None, hosted_by: str | None
+) -> Callable[[str], Fence | None] | None:
+    """What this process's writes to the run's mirror must still hold: the run's
+    live key (the *holder* of the run), or for a worker the hosting lease of the
+    teammate each file belongs to (*hosted_by*: the worker's id)."""
+    if holder is not None:
+        run_fence = Fence(live_key(target, run_id), holder, LIVE_TTL)
+        return lambda _rel: run_fence
+    if hosted_by is not None:
+
+        def lease(rel: str) -> Fence | None:
+            name = actor_of_file(rel)
+            if name is None:
+                return None
+            return Fence(lease_key(target, run_id, name), hosted_by, LEASE_TAKEN_BACK)
+
+        return lease
+    return None
+
+
 @contextlib.asynccontextmanager
 async def _opened(
     client: coredis.Redis[bytes],
@@ -155,10 +184,11 @@ async def _opened(
     nursery: trio.Nursery,
     bring: Callable[[str], bool],
     holds_run: bool,
+    fence: Callable[[str], Fence | None] | None,
 ) -> AsyncIterator[RunMirror]:
     """The run's mirror, with this host's run directory brought up to date, and
     its events forwarded; flushed on the way out."""
-    mirror = RunMirror(client, target, run_id)
+    mirror = RunMirror(client, target, run_id, fence)
     await nursery.start(mirror.run)
     await nursery.start(
         lambda task_status: forward_events(

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     from coterie.backends.redis.client import RedisTarget
 
-__all__ = ["FAILURE_TTL", "WorkerRegistry"]
+__all__ = ["FAILURE_TTL", "WorkerRegistry", "lease_key"]
 
 #: Seconds a worker's reason for not starting a teammate is kept for the run's lead.
 FAILURE_TTL = 600.0
@@ -85,7 +85,7 @@ class WorkerRegistry:
         return self._target.key(*parts)
 
     def _lease(self, run_id: str, teammate: str) -> str:
-        return self._key("run", run_id, "host", teammate)
+        return lease_key(self._target, run_id, teammate)
 
     # -- workers -----------------------------------------------------------------
 
@@ -207,6 +207,11 @@ class WorkerRegistry:
                 record = json.loads(raw)
                 said[name] = f"{record['reason']} (worker {record['worker']})"
         return said
+
+
+def lease_key(target: RedisTarget, run_id: str, teammate: str) -> str:
+    """The key of *teammate*'s hosting lease in run *run_id* (its worker's id)."""
+    return target.key("run", run_id, "host", teammate)
 
 
 def _ms(seconds: float) -> int:
