@@ -34,9 +34,9 @@ def checkpoints_command(args: argparse.Namespace, console: Console, err: Console
     except UnknownRun as exc:
         err.print(f"[red]error:[/] {escape(str(exc))}")
         return 2
-    if args.json:
+    if args.json:  # one object per line, as `coterie runs --json`
         for row in rows:
-            console.print_json(json.dumps(attrs.asdict(row)))
+            console.file.write(json.dumps(attrs.asdict(row)) + "\n")
         return 0
     if not rows:
         console.print(f"run {escape(args.run_id)} has no checkpoints")

@@ -44,7 +44,7 @@ from coterie.checkpoints.retention import DEFAULT_DAYS, prune_checkpoints
 from coterie.context.tokens import Budget
 from coterie.errors import CoterieError, RunCancelled
 from coterie.events import EventLog
-from coterie.fsutil import raise_fd_limit
+from coterie.fsutil import is_storage_error, raise_fd_limit
 from coterie.hooks import Actor
 from coterie.mcpclient import McpServers
 from coterie.procgroups import reap_run, reap_workspace
@@ -365,13 +365,27 @@ class AgentSession:
             self.events.emit("checkpoint.skipped", reason=str(exc))
 
     async def _checkpoint_end(self, request_id: str) -> None:
-        """Record the workspace as the work on request *request_id* left it."""
+        """Record the workspace as the work on request *request_id* left it. The work
+        is done and recorded by then: a snapshot that cannot be stored (a full disk,
+        a workspace grown past the limits) is said (``checkpoint.skipped``), never a
+        failure of the request."""
         log = self.checkpoints
         if log is None:
             return
         point = next((p for p in log.checkpoints() if p.request == request_id), None)
-        if point is not None and point.end is None and not log.off:
+        if point is None or point.end is not None or log.off:
+            return
+        try:
             await SCANS.run(functools.partial(log.end, self.options.workdir, point.n))
+        except SnapshotTooLarge as exc:
+            log.off = str(exc)
+            self.events.emit("checkpoint.skipped", reason=str(exc))
+        except OSError as exc:
+            if not is_storage_error(exc):
+                raise
+            said = f"checkpoint {point.n} has no end: its snapshot could not be stored ({exc})"
+            with contextlib.suppress(OSError):  # the log is on the same full disk: said if it can
+                self.events.emit("checkpoint.skipped", reason=said)
 
 
 @contextlib.asynccontextmanager

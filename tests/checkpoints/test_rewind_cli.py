@@ -81,6 +81,9 @@ def test_rewinding_puts_back_every_change_the_run_made(workspace: Path, home: Pa
     assert "  1  " in listed.stdout
     assert "first" in listed.stdout
     assert "a.txt (lead)" in listed.stdout
+    as_json = coterie("checkpoints", run_id, "--json", cwd=workspace, home=home)
+    rows = [json.loads(line) for line in as_json.stdout.splitlines()]  # one object a line
+    assert [(r["n"], r["text"]) for r in rows] == [(1, "first"), (2, "second")]
     done = rewind(run_id, "--to", "2", workspace=workspace, home=home)
     assert done.returncode == 0, done.stderr
     assert tree(workspace) == after1

@@ -120,8 +120,7 @@ def test_teammates_on_one_worker_share_its_run_and_every_event_reaches_the_serve
     for name in names:
         wrote = [e for e in seen if e.type == "agent.tool_call" and e.data.get("actor") == name]
         assert wrote, f"no tool call of {name} reached the server's stream"
-    worker_dirs = list((coterie_home() / "workers" / "w0").glob("*"))
-    logs = [p.name for d in worker_dirs for p in d.glob("events*.jsonl")]
+    logs = [p.name for p in (coterie_home() / "workers" / "w0" / run.run_id).glob("events*")]
     assert logs == ["events.jsonl"], logs  # one log for the run on this worker
 
 
