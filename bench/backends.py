@@ -197,6 +197,20 @@ def measured(out: Path, argv: list[str], env: dict[str, str], cwd: Path) -> subp
     )  # fmt: skip
 
 
+def done_once(env: dict[str, str], workdir: Path, url: str | None) -> str:
+    """Whether every task on the run's board is completed, each by one owner."""
+    on = ["--backend", url] if url else []
+    listed = subprocess.run(
+        [sys.executable, "-m", "coterie", "tasks", "--json", *on], cwd=workdir, env=env,
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if listed.returncode != 0:
+        return f"unreadable ({listed.stderr.strip()})"
+    tasks = json.loads(listed.stdout)["tasks"]
+    open_ = [t["id"] for t in tasks if t["status"] != "completed"]
+    return "yes" if not open_ else f"no: {', '.join(open_)} not completed"
+
+
 def idle_worker_cpu(url: str, env: dict[str, str], workdir: Path) -> float:
     """The CPU seconds of a worker that starts, hosts nothing for 3 s and stops: what
     each worker process costs before its first teammate (a keyspace of its own)."""
@@ -210,8 +224,11 @@ def idle_worker_cpu(url: str, env: dict[str, str], workdir: Path) -> float:
     return float(json.loads(out.read_text())["cpu"])
 
 
-def team_section(quick: bool, directory: Path) -> None:
-    teammates, workers = (8, 2) if quick else (50, 4)
+def team_section(
+    quick: bool, directory: Path, teammates: int | None = None, workers: int | None = None
+) -> None:
+    teammates = teammates or (8 if quick else 50)
+    workers = workers or (2 if quick else 4)
     names = [f"mate{i:02d}" for i in range(teammates)]
     scenario = team_scenario(directory / "team.json", names)
     home = directory / "home"
@@ -267,6 +284,10 @@ def team_section(quick: bool, directory: Path) -> None:
                 print(f"{label}: the run failed: {lead.stderr.read().decode()[-2000:]}")
                 continue
             used = [json.loads(out.read_text()) for out in outs]
+            missing = [n for n in names if (workdir / f"{n}.txt").read_text() != n]
+            if missing:
+                print(f"{label}: tasks not done: {', '.join(missing)}")
+            done = done_once(env_run, workdir, None if label.startswith("file") else url)
         finally:
             for proc in procs:
                 if proc.poll() is None:
@@ -280,6 +301,7 @@ def team_section(quick: bool, directory: Path) -> None:
         each = ", ".join(f"{u['cpu']:.1f}" for u in used)
         rows.append((label, wall, cpu, rss))
         print(f"{label:<34} {wall:>7.1f} {cpu:>12.0f} {rss:>26}   (CPU s: {each})")
+        print(f"{'':<34} every task completed once on the board: {done}")
         if idle is not None:
             beyond = (sum(u["cpu"] for u in used) - workers * idle) / teammates * 1000
             print(f"{'':<34} an idle worker's start and stop: {idle:.2f} s CPU; beyond the"
@@ -294,6 +316,12 @@ def main() -> None:
         "--team", action="store_true", help="the 50-teammate team section (real processes)"
     )
     parser.add_argument("--quick", action="store_true", help="a smoke run")
+    parser.add_argument(
+        "--teammates", type=int, metavar="N", help="the team section's teammates (default 50)"
+    )
+    parser.add_argument(
+        "--workers", type=int, metavar="N", help="the team section's workers (default 4)"
+    )
     args = parser.parse_args()
     everything = not (args.mailbox or args.board or args.team)
     with tempfile.TemporaryDirectory(prefix="coterie-bench-") as tmp:
@@ -306,7 +334,7 @@ def main() -> None:
             board_section(args.quick)
         if args.team or everything:
             (Path(tmp) / "team").mkdir()
-            team_section(args.quick, Path(tmp) / "team")
+            team_section(args.quick, Path(tmp) / "team", args.teammates, args.workers)
 
 
 if __name__ == "__main__":
