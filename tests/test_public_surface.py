@@ -217,7 +217,7 @@ SURFACES: dict[str, set[str]] = {
         "git_sync", "run_git", "safe_git_config"
     },
     "coterie.backends.redis.mirror": {
-        "LogReplica", "RunMirror"
+        "Fence", "LogReplica", "RunMirror"
     },
     "coterie.eventtypes": {
         "EVENT_TYPES", "EventType"
