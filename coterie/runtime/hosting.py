@@ -42,7 +42,7 @@ from coterie.runs import teammate_files
 from coterie.runtime.agents import Agents, run_hooks
 from coterie.runtime.options import RunOptions
 from coterie.runtime.prepare import prepare_hosted
-from coterie.runtime.tree import teammate_spec
+from coterie.runtime.tree import run_team, teammate_spec
 from coterie.supervisors import DynamicSupervisor, Strategy, Supervisor
 from coterie.team import Team, Wakeups, hand_back
 from coterie.workers import RETIRED, HostingWatch
@@ -207,18 +207,7 @@ class Hosting:
             async with opened as stores, trio.open_nursery() as nursery:
                 board = stores.board
                 assert board is not None
-                options = prepared.options
-                team = Team(
-                    run_dir,
-                    board,
-                    "lead",
-                    options.teammates,
-                    options.plan_approval,
-                    request=request,
-                    wakeups=wakeups,
-                    lead_turns=options.lead_turns,
-                    checkouts=prepared.checkouts,
-                )
+                team = run_team(prepared, board, wakeups, request=request)
                 nursery.start_soon(_follow_board, board, wakeups, self.backend.errors())
                 subagents = DynamicSupervisor("subagents", events=events)
                 await nursery.start(subagents.run)

@@ -69,7 +69,7 @@ from coterie.runtime.integrity import (
     check_tool_calls,
 )
 from coterie.runtime.tasks import LiveTasks
-from coterie.runtime.tree import build_tree
+from coterie.runtime.tree import build_tree, run_team
 from coterie.supervisors import DynamicSupervisor
 from coterie.team import Team, Wakeups, changed_tasks
 
@@ -461,17 +461,8 @@ async def open_run(
                 notices.extend(damage.notices)
                 ids = [task.id for task in await board.list()]
                 check_tasks(run_dir, ids, run_dir / "board", had_log, damage.notices)
-                team = Team(
-                    run_dir,
-                    board,
-                    "lead",
-                    options.teammates,
-                    options.plan_approval,
-                    wakeups=wakeups,
-                    lead_turns=options.lead_turns,
-                    checkouts=prepared.checkouts,
-                    copy=None if stores.mirror is None else stores.mirror.put,
-                )
+                copy = None if stores.mirror is None else stores.mirror.put
+                team = run_team(prepared, board, wakeups, copy=copy)
             # The run's background commands: started before the agents, ended after them.
             shells = BackgroundShells.of_run(run_dir, events)
             subagents = DynamicSupervisor("subagents", events=events)

@@ -41,14 +41,41 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
     from coterie.actors import ActorContext
+    from coterie.board import TaskBoard
     from coterie.runtime.agents import Agents
+    from coterie.runtime.prepare import PreparedRun
     from coterie.supervisors import ChildSpec
+    from coterie.team import Wakeups
     from coterie.tools import ToolRegistry
 
-__all__ = ["MAX_RESTARTS", "RESTART_PERIOD", "build_tree", "teammate_spec"]
+__all__ = ["MAX_RESTARTS", "RESTART_PERIOD", "build_tree", "run_team", "teammate_spec"]
 
 #: A teammate is stopped for good after this many restarts within RESTART_PERIOD seconds.
 MAX_RESTARTS, RESTART_PERIOD = 3, 60.0
+
+
+def run_team(
+    prepared: PreparedRun,
+    board: TaskBoard,
+    wakeups: Wakeups,
+    *,
+    request: str | None = None,
+    copy: Callable[[str, bytes], object] | None = None,
+) -> Team:
+    """The team of the run *prepared* (its lead's process, or a worker's), on *board*."""
+    options = prepared.options
+    return Team(
+        prepared.run_dir,
+        board,
+        "lead",
+        options.teammates,
+        options.plan_approval,
+        request=request,
+        wakeups=wakeups,
+        lead_turns=options.lead_turns,
+        checkouts=prepared.checkouts,
+        copy=copy,
+    )
 
 
 def build_tree(

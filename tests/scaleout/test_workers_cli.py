@@ -54,6 +54,16 @@ def workers_up(url: str, count: int, timeout: float = 60) -> None:
     trio.run(wait)
 
 
+def remote_team(
+    redis_url: str, *args: str, workspace: Path, home: Path, env: dict[str, str],
+    timeout: float = 90,
+) -> subprocess.CompletedProcess[str]:  # fmt: skip
+    """``coterie team -p --output-format json --remote`` on *redis_url*, with *args*
+    (the teammates and any option) and the prompt ``go``."""
+    argv = ["team", "-p", "--output-format", "json", *BYPASS, "--backend", redis_url, "--remote"]
+    return coterie(*argv, *args, "go", cwd=workspace, home=home, env=env, timeout=timeout)
+
+
 def stop(proc: subprocess.Popen[str], timeout: float = 20) -> tuple[str, str]:
     if proc.poll() is None:
         proc.send_signal(signal.SIGTERM)
@@ -103,11 +113,16 @@ def test_teammates_on_one_worker_share_its_run_and_every_event_reaches_the_serve
            "ANTHROPIC_API_KEY": "k"}  # fmt: skip
     workers.append(start_worker(home, workspace, redis_url, "--id", "w0", *BYPASS, env=api))
     workers_up(redis_url, 1)
-    done = coterie(
-        "team", "-p", "--output-format", "json", *BYPASS, "--backend", redis_url, "--remote",
-        "--teammate", "alice", "--teammate", "bob", "go", cwd=workspace, home=home, env=api,
-        timeout=90,
-    )  # fmt: skip
+    done = remote_team(
+        redis_url,
+        "--teammate",
+        "alice",
+        "--teammate",
+        "bob",
+        workspace=workspace,
+        home=home,
+        env=api,
+    )
     out, err = stop(workers[0])
     assert done.returncode == 0, (done.stderr, out, err)
     hosting = sorted(line.split()[1] for line in out.splitlines() if line.startswith("hosting"))
@@ -134,11 +149,16 @@ def test_a_remote_team_runs_on_two_workers(
     for i in range(2):
         workers.append(start_worker(home, workspace, redis_url, "--id", f"w{i}", *BYPASS, env=api))
     workers_up(redis_url, 2)
-    done = coterie(
-        "team", "-p", "--output-format", "json", *BYPASS, "--backend", redis_url, "--remote",
-        "--teammate", "alice", "--teammate", "bob", "go", cwd=workspace, home=home, env=api,
-        timeout=90,
-    )  # fmt: skip
+    done = remote_team(
+        redis_url,
+        "--teammate",
+        "alice",
+        "--teammate",
+        "bob",
+        workspace=workspace,
+        home=home,
+        env=api,
+    )
     outs = [stop(w) for w in workers]
     (tmp_path / "outs.json").write_text(json.dumps([*outs, (done.stdout, done.stderr)]))
     assert done.returncode == 0, (done.stderr, outs)
@@ -223,11 +243,20 @@ def test_remote_teammates_push_their_branches_from_their_own_clones_and_the_lead
     url = mock_server(clone_scenario(tmp_path))
     api = {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "k"}
     workers.append(start_worker(home, elsewhere, redis_url, "--id", "far", *BYPASS, env=api))
-    done = coterie(
-        "team", "-p", "--output-format", "json", *BYPASS, "--backend", redis_url, "--remote",
-        "--isolation", "worktree", "--repo", str(bare), "--teammate", "alice", "--teammate",
-        "bob", "go", cwd=workspace, home=home, env=api, timeout=90,
-    )  # fmt: skip
+    done = remote_team(
+        redis_url,
+        "--isolation",
+        "worktree",
+        "--repo",
+        str(bare),
+        "--teammate",
+        "alice",
+        "--teammate",
+        "bob",
+        workspace=workspace,
+        home=home,
+        env=api,
+    )
     out, _err = stop(workers[0])
     assert done.returncode == 0, (done.stderr[-3000:], out)
     summary = json.loads(done.stdout)
@@ -309,11 +338,18 @@ def test_teammates_no_worker_hosts_are_handed_back_once_after_the_grace(
          + [{"text": "nobody could do it"}] * 4},
     )  # fmt: skip
     api = {"ANTHROPIC_BASE_URL": mock_server(scenario), "ANTHROPIC_API_KEY": "k"}
-    done = coterie(
-        "team", "-p", "--output-format", "json", *BYPASS, "--backend", redis_url, "--remote",
-        "--remote-grace", "1", "--teammate", "alice", "--teammate", "bob", "go",
-        cwd=workspace, home=home, env=api, timeout=90,
-    )  # fmt: skip
+    done = remote_team(
+        redis_url,
+        "--remote-grace",
+        "1",
+        "--teammate",
+        "alice",
+        "--teammate",
+        "bob",
+        workspace=workspace,
+        home=home,
+        env=api,
+    )
     summary = json.loads(done.stdout)
     (task,) = summary["tasks"]
     assert (task["status"], task["owner"]) == ("pending", None)  # handed back
@@ -336,11 +372,16 @@ def test_why_a_worker_cannot_host_a_teammate_reaches_the_worker_and_the_leads_su
     )  # fmt: skip
     api = {"ANTHROPIC_BASE_URL": mock_server(scenario), "ANTHROPIC_API_KEY": "k"}
     workers.append(start_worker(home, workspace, redis_url, "--id", "w0", *BYPASS))  # no key
-    done = coterie(
-        "team", "-p", "--output-format", "json", *BYPASS, "--backend", redis_url, "--remote",
-        "--remote-grace", "3", "--teammate", "alice", "go",
-        cwd=workspace, home=home, env=api, timeout=90,
-    )  # fmt: skip
+    done = remote_team(
+        redis_url,
+        "--remote-grace",
+        "3",
+        "--teammate",
+        "alice",
+        workspace=workspace,
+        home=home,
+        env=api,
+    )
     out, _err = stop(workers[0])
     failed = [line for line in out.splitlines() if line.startswith("failed ")]
     assert failed, out
@@ -425,11 +466,16 @@ def test_a_worker_keeps_its_owners_deny_rules_whatever_the_run_read(
     )
     api = {"ANTHROPIC_BASE_URL": mock_server(scenario), "ANTHROPIC_API_KEY": "k"}
     workers.append(start_worker(home, workspace, redis_url, "--id", "w0", *BYPASS, env=api))
-    done = coterie(
-        "team", "-p", "--output-format", "json", *BYPASS, "--backend", redis_url, "--remote",
-        "--setting-sources", "project", "--teammate", "alice", "go",
-        cwd=workspace, home=home, env=api, timeout=90,
-    )  # fmt: skip
+    done = remote_team(
+        redis_url,
+        "--setting-sources",
+        "project",
+        "--teammate",
+        "alice",
+        workspace=workspace,
+        home=home,
+        env=api,
+    )
     out, err = stop(workers[0])
     assert done.returncode == 0, (done.stderr, out, err)
     assert not (workspace / "copied.txt").exists(), (out, err)
@@ -452,11 +498,17 @@ def test_a_teammate_no_worker_hosted_does_not_stop_the_shutdown(
     api = {"ANTHROPIC_BASE_URL": mock_server(scenario), "ANTHROPIC_API_KEY": "k"}
     # One worker with room for one teammate: bob is never hosted.
     workers.append(start_worker(home, workspace, redis_url, "--capacity", "1", *BYPASS, env=api))
-    done = coterie(
-        "team", "-p", "--output-format", "json", *BYPASS, "--backend", redis_url, "--remote",
-        "--teammate", "alice", "--teammate", "bob", "go", cwd=workspace, home=home, env=api,
+    done = remote_team(
+        redis_url,
+        "--teammate",
+        "alice",
+        "--teammate",
+        "bob",
+        workspace=workspace,
+        home=home,
+        env=api,
         timeout=60,
-    )  # fmt: skip
+    )
     stop(workers[0])
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["terminal_reason"] == "completed"
