@@ -19,7 +19,10 @@ asked about, in any mode.
 from __future__ import annotations
 
 import copy
+import errno
 import json
+import os
+import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,13 +50,31 @@ class SchemaError(ValueError):
     not an object, not a valid schema, or not the schema of an object."""
 
 
+#: Bytes a schema file may hold at most (a schema is a few kilobytes).
+MAX_SCHEMA_BYTES = 1 << 20
+
+
+def _schema_file(path: Path) -> str:
+    """The text of the schema file *path*: a regular file of at most
+    :data:`MAX_SCHEMA_BYTES` (never a device such as ``/dev/zero``, which has no end,
+    or a FIFO, which may never answer)."""
+    with open(path, "rb", opener=lambda p, flags: os.open(p, flags | os.O_NONBLOCK)) as f:
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        data = f.read(MAX_SCHEMA_BYTES + 1)
+    if len(data) > MAX_SCHEMA_BYTES:
+        raise OSError(errno.EFBIG, f"larger than {MAX_SCHEMA_BYTES} bytes")
+    return data.decode()
+
+
 def load_schema(value: str) -> dict[str, Any]:
     """``--json-schema``'s value: a JSON object's text, or the path of a file holding
     one; the schema, checked (:func:`check_schema`)."""
     text = value
     if not value.lstrip().startswith(("{", "[")):
         try:
-            text = Path(value).expanduser().read_text()
+            text = _schema_file(Path(value).expanduser())
         except (OSError, ValueError, RuntimeError) as exc:  # ValueError: undecodable, or
             # a NUL in the path; RuntimeError: "~" with no home directory to expand
             try:

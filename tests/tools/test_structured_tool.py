@@ -90,3 +90,21 @@ def test_any_objects_schema_text_reads_back_as_itself(props: dict[str, Any], pad
 def test_text_that_is_no_schema_is_a_schema_error(text: str) -> None:
     with pytest.raises(SchemaError):
         load_schema(text)
+
+
+def test_a_schema_path_that_is_no_regular_file_or_too_large_is_refused_at_once(
+    tmp_path: Path,
+) -> None:
+    """``--json-schema /dev/zero`` read until memory ran out (a Hypothesis run drew it
+    from the project's own strings and the suite's worker was killed); a FIFO would
+    wait forever. Only a regular file of at most a megabyte is read."""
+    import os
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    big = tmp_path / "big.json"
+    big.write_text(" " * (2 << 20) + "{}")
+    for value, said in (("/dev/zero", "not a regular file"), (str(fifo), "not a regular file"),
+                        (str(big), "larger than")):  # fmt: skip
+        with pytest.raises(SchemaError, match=said):
+            load_schema(value)
