@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
+    from coterie.backends.redis.client import RedisTarget
+
 
 # Sends standard input to HOST PORT and prints the first reply (run inside a namespace).
 _SEND = """
@@ -202,3 +204,12 @@ def collect_failed_connections() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ResourceWarning)
         gc.collect()
+
+
+async def blocked_reads(target: RedisTarget) -> int:
+    """How many connections to *target* sit in a blocking stream read now."""
+    from coterie.backends.redis.client import connect
+
+    async with connect(target) as client:
+        listed = await client.client_list()
+    return sum(1 for c in listed if c.get("cmd") in ("xread", "xreadgroup"))

@@ -30,7 +30,7 @@ from coterie.board import (
     read_log,
 )
 from tests.board.conftest import RUN_ID
-from tests.redis_server import redis_server
+from tests.redis_server import blocked_reads, redis_server
 
 
 async def play(board: AsyncBoard | RedisBoard) -> None:
@@ -161,6 +161,29 @@ async def test_the_board_survives_a_server_restart_with_aof(tmp_path: Path) -> N
         assert len(after) == 20
 
 
+async def test_waiters_ride_out_server_restarts(tmp_path: Path) -> None:
+    """The follower's connection is lost with the server; it makes another (its
+    client had one connection, which coredis would never have given back)."""
+    with redis_server(tmp_path, appendonly=True, appendfsync="always") as server:
+        target = parse_backend(server.url)
+        async with open_redis_board(target, RUN_ID) as a, open_redis_board(target, RUN_ID) as b:
+            woke: list[int] = []
+
+            async def waiter(after: int) -> None:
+                woke.append(await a.wait_for_change(after))
+
+            for n in range(3):
+
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(waiter, n)
+                    await trio.sleep(0.2)
+                    await trio.to_thread.run_sync(server.restart)
+                    assert woke == list(range(1, n + 1))
+                    with trio.fail_after(15):
+                        await b.create(f"t{n}", "d")
+                assert woke == list(range(1, n + 2))
+
+
 async def test_a_call_retried_after_a_lost_reply_is_applied_once(
     redis_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -256,3 +279,37 @@ def test_both_trio_faces_are_task_boards() -> None:
     if TYPE_CHECKING:
         is_a_task_board(cast("AsyncBoard", None))
         is_a_task_board(cast("RedisBoard", None))
+
+
+async def test_cut_short_waits_never_use_up_the_client(redis_url: str) -> None:
+    """coredis 6.9 gives back no pool slot for a blocking command that was
+    cancelled (the connection is dropped, its slot lost): a board whose waits
+    ran a blocking read each ran out of its 64 connections after 64 cut-short
+    waits, and the next call waited forever (a lead woken by mail hung so)."""
+    target = parse_backend(redis_url)
+    async with open_redis_board(target, RUN_ID) as a, open_redis_board(target, RUN_ID) as b:
+        await a.create("x", "d")
+        for _ in range(80):
+            with trio.move_on_after(0.02):
+                await a.wait_for_change(a.seq)
+        with trio.fail_after(10):
+            await b.create("y", "d")
+            assert await a.wait_for_change(1) == 2
+            assert len(await a.list()) == 2
+
+
+async def test_many_waiters_share_one_blocking_read(redis_url: str) -> None:
+    target = parse_backend(redis_url)
+    async with open_redis_board(target, RUN_ID) as a, open_redis_board(target, RUN_ID) as b:
+        woke: list[int] = []
+
+        async def waiter() -> None:
+            woke.append(await a.wait_for_change(0))
+
+        async with trio.open_nursery() as nursery:
+            for _ in range(100):
+                nursery.start_soon(waiter)
+            await trio.sleep(0.3)
+            assert await blocked_reads(target) == 1
+            await b.create("a", "d")
+        assert woke == [1] * 100

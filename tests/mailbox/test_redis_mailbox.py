@@ -18,7 +18,7 @@ from coterie.backends.redis.link import entry_id, entry_position
 from coterie.errors import MailboxError, UnknownActor
 from coterie.events import EventLog
 from coterie.messages import Message
-from tests.redis_server import LOSES_SERVER, redis_server
+from tests.redis_server import LOSES_SERVER, blocked_reads, redis_server
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -241,3 +241,68 @@ async def test_a_server_that_lost_its_scripts_gets_them_again(redis_url: str) ->
 def test_entry_ids_and_positions_round_trip(ms: int, seq: int) -> None:
     assert entry_position(entry_id((ms, seq))) == (ms, seq)
     assert entry_position(entry_id((ms, seq)).encode()) == (ms, seq)
+
+
+async def test_one_blocking_read_serves_every_mailbox_of_a_post_office(redis_url: str) -> None:
+    """A reader per mailbox held a connection each: past 64 mailboxes in one
+    process (a worker hosting many teammates) the client had none left."""
+    target = parse_backend(redis_url)
+    names = [f"mate{n}" for n in range(100)]
+    async with (
+        open_redis_post_office(target, "r1") as receiver_side,
+        open_redis_post_office(target, "r1") as sender_side,
+    ):
+        boxes = [opened(receiver_side, name) for name in names]
+        with trio.fail_after(20):  # the old code: no connection left, ever
+            for box in boxes:
+                await box.sync()
+            await trio.sleep(0.2)
+            assert await blocked_reads(target) == 1
+            for n, name in enumerate(names):
+                await sender_side.send(msg(n, name, durable=False))
+            for n, box in enumerate(boxes):
+                delivery = await box.receive()
+                assert delivery.message.body == {"n": n}
+                await box.ack(delivery)
+
+
+async def test_mailboxes_closed_and_opened_again_leave_the_client_whole(redis_url: str) -> None:
+    """Closing a mailbox cut its blocking read short, and coredis (6.9) gives no
+    pool slot back for that: after 64 closes the post office could send nothing."""
+    target = parse_backend(redis_url)
+    async with (
+        open_redis_post_office(target, "r1") as receiver_side,
+        open_redis_post_office(target, "r1") as sender_side,
+    ):
+        with trio.fail_after(20):  # the old code: no connection left, ever
+            for n in range(80):
+                box = opened(receiver_side, f"short{n}")
+                await box.sync()
+                await trio.sleep(0.01)
+                await box.aclose()
+            box = opened(receiver_side, "alice")
+            await box.sync()
+            await sender_side.send(msg(1, durable=False))
+            await receiver_side.send(msg(2, durable=False))
+            assert [(await box.receive()).message.body["n"] for _ in range(2)] == [1, 2]
+
+
+async def test_a_mailbox_opened_during_a_blocking_read_gets_its_mail_at_once(
+    redis_url: str,
+) -> None:
+    target = parse_backend(redis_url)
+    async with (
+        open_redis_post_office(target, "r1") as receiver_side,
+        open_redis_post_office(target, "r1") as sender_side,
+    ):
+        first = opened(receiver_side, "first")
+        await first.sync()
+        await trio.sleep(0.2)  # the one read now blocks on the server, for "first" only
+        late = opened(receiver_side, "late")
+        await late.sync()
+        start = trio.current_time()
+        await sender_side.send(msg(1, "late", durable=False))
+        with trio.fail_after(5):
+            await late.receive()
+        # well under the read's block (5 s): the read was woken to take "late" in
+        assert trio.current_time() - start < 1.0

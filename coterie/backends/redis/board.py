@@ -19,9 +19,10 @@ optimistic concurrency on the log's length:
 1. copy the state (tasks are immutable; the copy is a few dict copies) and
    run the operation on the copy, which yields the records to append (or a
    refusal: then nothing is to be appended);
-2. send them with ``APPEND`` (the script below): *if the stream still holds
-   exactly the records this process has read*, append them and say so; else
-   append nothing and return the records this process is missing;
+2. send them with ``APPEND`` (a script, in ``scripts.py``): *if the stream
+   still holds exactly the records this process has read*, append them and
+   say so; else append nothing and return the records this process is
+   missing;
 3. on success the copy becomes the state (and a refusal is raised); on a
    conflict the missing records are applied to the state and the operation
    runs again from step 1.
@@ -46,6 +47,19 @@ and so a wider window for a conflict under eight contending workers, and
 ``coredis``'s pipelines cannot read between WATCH and MULTI on the watched
 connection.
 
+Waiting for a change (``wait_for_change``) blocks on the server, never
+polls, and yet no waiter ever runs a blocking command itself: coredis (6.9)
+drops the connection of a blocking command that is cancelled and never
+gives its pool slot back, so a waiter cut short (a lead woken by mail first)
+used up one of the client's 64 connections, and after 64 the next call
+waited forever. One *follower* task per board runs the one ``XREAD BLOCK``
+on the log while anyone waits, reads what was added and wakes every waiter;
+it blocks on a connection of its own (:mod:`coterie.backends.redis.reading`),
+made again after it is lost, and is cut short only when the board closes. A
+writer waiting for its turn (``BLPOP``, never cancelled) is the only other
+blocking command: a server lost while one waits costs the board's client one
+of its connections.
+
 Durability is the server's (docs/scale-out.md): with ``appendonly yes``
 and ``appendfsync always`` a change is on the server's disk before the call
 returns; ``everysec`` can lose the last second; replication is asynchronous.
@@ -61,6 +75,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import trio
 
 from coterie.backends.redis.client import connect
+from coterie.backends.redis.reading import ReadConnection
+from coterie.backends.redis.scripts import APPEND
 from coterie.board import BoardError, BoardLost, BoardRefusal, BoardStatistics, TaskStatus
 from coterie.board import ops as ops
 from coterie.board.face import BoardOperations
@@ -83,52 +99,10 @@ BATCH = 1000
 #: How long a writer that lost a race keeps the turn (module docs), in ms.
 TURN_MS = 1000
 
-#: KEYS: the log stream, the turn, the wake-up list, the "someone waits"
-#: mark. ARGV: how many records the writer has read, BATCH, its token,
-#: TURN_MS, then the records to append. Returns:
-#:
-#: * ``{1}``: appended (or, with no records, confirmed: the writer had read
-#:   the whole log). The turn, if it was the writer's, is given back, and a
-#:   waiting writer, if any, is woken (one token on the wake-up list);
-#: * ``{0, entries}``: the log moved on: up to BATCH of the records after
-#:   ARGV[1]. The turn is now the writer's, unless the first of them is its
-#:   own first record (a retried call whose first reply was lost);
-#: * ``{2}``: another writer has the turn: wait on the wake-up list;
-#: * ``{3}``: the log is shorter than what the writer read (it was deleted).
-#:
-#: Entry ids are ``0-<n>``: the n-th record is found without counting, and no
-#: id is ever written twice.
-APPEND = """
-local log, turn_key, wake, waiting = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local read, me, ttl = tonumber(ARGV[1]), ARGV[3], ARGV[4]
-local turn = redis.call('GET', turn_key)
-if turn and turn ~= me then
-  redis.call('SET', waiting, 1, 'PX', ttl)
-  return {2}
-end
-local have = redis.call('XLEN', log)
-if have < read then
-  return {3}
-end
-if have > read then
-  local missed = redis.call('XRANGE', log, '(0-' .. read, '+', 'COUNT', ARGV[2])
-  if #ARGV < 5 or missed[1][2][2] ~= ARGV[5] then
-    redis.call('SET', turn_key, me, 'PX', ttl)
-  end
-  return {0, missed}
-end
-for i = 5, #ARGV do
-  redis.call('XADD', log, '0-' .. (read + i - 4), 'r', ARGV[i])
-end
-if turn then
-  redis.call('DEL', turn_key)
-end
-if turn or redis.call('EXISTS', waiting) == 1 then
-  redis.call('DEL', wake)
-  redis.call('RPUSH', wake, 1)
-end
-return {1}
-"""
+#: How long the follower's one blocking read waits on the server (s), and its
+#: pause after the server did not answer.
+FOLLOW_BLOCK = 5.0
+FOLLOW_RETRY = 0.2
 
 
 def log_key(target: RedisTarget, run_id: str) -> str:
@@ -149,15 +123,18 @@ async def open_redis_board(
     The board is shared by every process and host opening the same run on
     the same server. *on_change* and *on_corruption* as for ``open_board``.
     """
-    async with connect(target) as client:
+    async with connect(target) as client, trio.open_nursery() as nursery:
         board = RedisBoard(
             client, log_key(target, run_id), on_corruption=on_corruption, on_change=on_change
         )
         await board._catch_up()
+        await nursery.start(board._follow, target, name=f"board follower {board.key}")
         try:
             yield board
         finally:
             board.closed = True
+            # The follower's read is cut short only here, with its client closing.
+            nursery.cancel_scope.cancel()
 
 
 async def read_redis_log(target: RedisTarget, run_id: str) -> list[LogEntry]:
@@ -220,6 +197,11 @@ class RedisBoard(BoardOperations):
         self._writes = 0
         self._conflicts = 0
         self._attempt = 0
+        # Waiting for the log to grow (wait_for_change): the waiters park on
+        # _grown; the follower's one blocking read wakes them (module docs).
+        self._grown = trio.lowlevel.ParkingLot()
+        self._waiters = 0
+        self._someone_waits = trio.Event()
 
     # -- machinery -----------------------------------------------------------
 
@@ -364,18 +346,57 @@ class RedisBoard(BoardOperations):
     async def wait_for_change(self, after: int, *, poll_interval: float = 1.0) -> int:
         """Wait until the board's sequence number exceeds *after*; returns it.
 
-        Blocks on the server (``XREAD BLOCK`` on the log) rather than polling:
-        a change by any process wakes the waiter at once. *poll_interval* only
-        bounds each blocking read (the call loops until a change).
+        Woken by the server, not by polling: the board's follower blocks in
+        one ``XREAD`` on the log for every waiter of this process, so a change
+        by any process wakes them at once (*poll_interval*, the file board's,
+        is not used). A waiter cut short costs nothing on the server.
         """
-        block_ms = max(1, int(poll_interval * 1000))
+        del poll_interval
         while True:
             seq = await self._read(_last_seq)
             if seq > after:
                 return seq
-            # No lock held while blocked: other tasks of this process go on,
-            # and their writes wake this read like anyone's.
-            await self._client.xread({self.key: f"0-{self._records_read}"}, count=1, block=block_ms)
+            self._waiters += 1
+            self._someone_waits.set()
+            try:
+                await self._grown.park()
+            finally:
+                self._waiters -= 1
+
+    async def _follow(
+        self, target: RedisTarget, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        """While anyone waits, block on the server until the log holds more than
+        this board has read; then read it and wake the waiters (module docs)."""
+        from coterie.backends.redis.client import server_errors
+
+        trouble: tuple[type[Exception], ...] = (*server_errors(), BoardError)
+        block_ms = int(FOLLOW_BLOCK * 1000)
+        async with ReadConnection(target) as reading:
+            task_status.started()
+            lost = False
+            while not self.closed:
+                if not self._waiters:
+                    await self._someone_waits.wait()
+                    self._someone_waits = trio.Event()
+                    continue
+                try:
+                    if lost:
+                        await reading.renew()
+                        lost = False
+                    grown = await reading.client.xread(
+                        {self.key: f"0-{self._records_read}"}, count=1, block=block_ms
+                    )
+                    if grown:
+                        await self._read(_last_seq)
+                except trouble:
+                    # Waiting rides out a server away (the waiters stay parked): the
+                    # follower reads again, on a new connection, once it answers.
+                    lost = True
+                    await trio.sleep(FOLLOW_RETRY)
+                    continue
+                if grown:
+                    self._grown.unpark_all()
 
     async def aclose(self) -> None:
         """Mark the board closed (the client is closed by ``open_redis_board``)."""

@@ -94,7 +94,12 @@ def parse_backend(url: str) -> RedisTarget:
     )
 
 
-def connect(target: RedisTarget, *, connect_timeout: float | None = 5.0) -> coredis.Redis[bytes]:
+def connect(
+    target: RedisTarget,
+    *,
+    connect_timeout: float | None = 5.0,
+    max_connections: int | None = None,
+) -> coredis.Redis[bytes]:
     """A ``coredis`` client for *target* (not connected yet: use ``async with``).
 
     A command the server refuses for a while
@@ -102,6 +107,7 @@ def connect(target: RedisTarget, *, connect_timeout: float | None = 5.0) -> core
     data, a busy script, a replica that cannot take writes) is sent again with a
     growing pause, for as long as it takes, and said once on stderr for the
     whole process: the run waits for the server instead of crashing its actors.
+    *max_connections*: the pool's size (coredis's default, 64, when None).
     """
     import coredis  # imported here: a run on files never pays for it
 
@@ -114,6 +120,7 @@ def connect(target: RedisTarget, *, connect_timeout: float | None = 5.0) -> core
         username=target.username,
         password=target.password,
         connect_timeout=connect_timeout,
+        max_connections=max_connections,
         retry_policy=WaitOutRefusals(),
     )
 

@@ -5,9 +5,10 @@ Theory of operation
 The mailbox of actor ``a`` is the stream ``<prefix>run:<run>:mailbox:a`` with
 one consumer group; this process is one consumer in it. Senders ``XADD`` (with
 ``NOMKSTREAM``, so a name without a mailbox is refused with nothing written).
-A reader task per mailbox blocks in ``XREADGROUP ... >`` on the server and
-fills a local buffer, from which the sync ``receive_nowait`` and the async
-``receive`` (selective, ``where=``) take, as from the file mailbox. ``ack``
+The post office's one reader (:mod:`coterie.backends.redis.intake`) blocks in
+one ``XREADGROUP ... >`` for all its mailboxes and fills each one's local
+buffer, from which the sync ``receive_nowait`` and the async ``receive``
+(selective, ``where=``) take, as from the file mailbox. ``ack``
 runs ``XACK`` and deletes the acknowledged entries in one script, so the stream
 holds exactly the unacknowledged messages. Opening the mailbox first takes
 over (``XAUTOCLAIM``) every message another consumer holds in flight (a dead
@@ -16,7 +17,9 @@ counts: ``Delivery.redelivered`` is a count above one. A message delivered
 more than ``Policy.max_deliveries`` times (takeovers and ``requeue_in_flight``
 both count) moves to the dead-letter stream and is reported as
 ``mailbox.dead_letter``. After a connection error the reader reloads its own
-pending entries (an ``XREADGROUP`` answer lost on the way is there).
+pending entries (an ``XREADGROUP`` answer lost on the way is there). Each
+mailbox keeps a task of its own for the server work its sync methods ask
+for (dead letters, delivery counts), never a blocking read.
 
 ``send_nowait`` is refused: a write is a network round trip that a sync call
 cannot wait for honestly. Nothing in coterie calls it on a mailbox.
@@ -31,21 +34,19 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
+from coterie.backends.redis.intake import BATCH, RETRY_PAUSE, connection_errors
 from coterie.backends.redis.link import GROUP, entry_id, entry_position
 from coterie.errors import BackendLost, InvalidMessage, MailboxError
 from coterie.mailbox.base import Delivery, Inbox, MailboxStatistics, Predicate
 from coterie.messages import Message
 
 if TYPE_CHECKING:
+    from coterie.backends.redis.intake import Intake
     from coterie.backends.redis.link import RedisLink
     from coterie.mailbox.base import Position
 
-#: Entries one ``XREADGROUP`` (or one page of the pending list) brings at most.
-BATCH = 256
 #: How long an acknowledgement may hold up a cancellation (s).
 ACK_TIMEOUT = 10.0
-#: Pause after a connection error before the reader tries again (s).
-RETRY_PAUSE = 0.2
 
 SEND_NOWAIT_REFUSED = (
     "send_nowait is not available on the Redis backend: a send is a round trip "
@@ -53,19 +54,14 @@ SEND_NOWAIT_REFUSED = (
 )
 
 
-def _connection_errors() -> tuple[type[BaseException], ...]:
-    from coredis.exceptions import ConnectionError as RedisConnectionError
-
-    return (RedisConnectionError, TimeoutError, OSError)
-
-
 class RedisMailbox:
     """One actor's mailbox on a Redis stream, received by this process."""
 
-    def __init__(self, name: str, link: RedisLink) -> None:
+    def __init__(self, name: str, link: RedisLink, intake: Intake) -> None:
         self.name = name
         self.durability = link.label
         self._link = link
+        self._intake = intake
         self._key = link.stream(name)
         self._inbox = Inbox()
         self._deliveries: dict[str, int] = {}  # message id -> delivery count
@@ -82,18 +78,21 @@ class RedisMailbox:
         self._corrupt = 0
         self._closed = False
 
-    # -- the reader task ---------------------------------------------------------
+    # -- on the server ---------------------------------------------------------
 
     async def run(self) -> None:
-        """Open the mailbox on the server, then keep the local buffer filled."""
+        """Open the mailbox on the server, have the post office's reader fill its
+        buffer, and do the server work its sync methods ask for, until closed."""
         with self._scope:
             try:
                 await self._retrying(self._open_on_server)
+                await self._intake.add(self, self._key)
             finally:
                 self._ready.set()
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(self._job_worker)
-                await self._read_forever()
+            try:
+                await self._job_worker()
+            finally:
+                self._intake.remove(self, self._key)
 
     async def _retrying(self, step: Any) -> None:
         from coredis.exceptions import StreamConsumerGroupError
@@ -102,7 +101,7 @@ class RedisMailbox:
             try:
                 await step()
                 return
-            except _connection_errors():
+            except connection_errors():
                 await trio.sleep(RETRY_PAUSE)
             except StreamConsumerGroupError:
                 raise self._lost() from None
@@ -130,10 +129,11 @@ class RedisMailbox:
                 mine = name in (self._link.consumer, self._link.consumer.encode())
                 if name is not None and consumer.get(b"pending") == 0 and not mine:
                     await client.xgroup_delconsumer(self._key, GROUP, name)
-        await self._load_own_pending()
+        await self.reload()
 
-    async def _load_own_pending(self) -> None:
-        """Buffer this consumer's pending entries not buffered yet, with their counts."""
+    async def reload(self) -> None:
+        """Buffer this consumer's pending entries not buffered yet, with their counts
+        (at the opening; after a connection error, a read's answer lost on the way)."""
         start = "-"
         while True:
             reply = await self._link.own_pending(self._key, start, BATCH)
@@ -146,32 +146,15 @@ class RedisMailbox:
                 return
             start = "(" + (rows[-1][0].decode() if rows else start)
 
-    async def _read_forever(self) -> None:
-        from coredis.exceptions import StreamConsumerGroupError, UnblockedError
-
-        recover = False
-        client = self._link.client
-        block_ms = max(1, int(self._link.policy.block * 1000))
-        while True:
-            try:
-                if recover:
-                    await self._load_own_pending()
-                    recover = False
-                reply = await client.xreadgroup(
-                    GROUP, self._link.consumer, {self._key: ">"}, count=BATCH, block=block_ms
-                )
-            except _connection_errors():
-                recover = True
-                await trio.sleep(RETRY_PAUSE)
-                continue
-            except (StreamConsumerGroupError, UnblockedError):  # gone, or deleted under the read
-                raise self._lost() from None
-            for entries in (reply or {}).values():
-                for entry in entries:
-                    position = entry_position(entry.identifier)
-                    self._buffer(position, 1, entry.field_values.get(b"m", b""))
-                    self._read_upto = max(self._read_upto, position)
-            self._progress.unpark_all()
+    def took(self, entries: Any) -> None:
+        """Entries the post office's reader read from this mailbox's stream."""
+        if self._closed:
+            return  # they stay in flight with this consumer, for the next opening
+        for entry in entries:
+            position = entry_position(entry.identifier)
+            self._buffer(position, 1, entry.field_values.get(b"m", b""))
+            self._read_upto = max(self._read_upto, position)
+        self._progress.unpark_all()
 
     def _lost(self) -> BackendLost:
         return self._link.lost(f"mailbox {self.name!r}")
@@ -286,7 +269,7 @@ class RedisMailbox:
             try:
                 last = await self._link.client.xrevrange(self._key, count=1)
                 break
-            except _connection_errors():
+            except connection_errors():
                 await trio.sleep(RETRY_PAUSE)
         if last:
             await self.caught_up(entry_position(last[0].identifier))

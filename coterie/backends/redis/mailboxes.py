@@ -10,24 +10,28 @@ from coterie.backends.redis.mailbox import SEND_NOWAIT_REFUSED, RedisMailbox
 from coterie.errors import MailboxError
 
 if TYPE_CHECKING:
+    from coterie.backends.redis.intake import Intake
     from coterie.backends.redis.link import RedisLink
     from coterie.messages import Message
 
 
 class RedisMailboxes:
     """A post office's :class:`~coterie.mailbox.NameRegistry` on Redis: opens mailboxes
-    (each with its reader task in the post office's nursery) and writes to the others."""
+    (each with its task in the post office's nursery) and writes to the others."""
 
-    def __init__(self, link: RedisLink, nursery: trio.Nursery, known: set[str]) -> None:
+    def __init__(
+        self, link: RedisLink, nursery: trio.Nursery, known: set[str], intake: Intake
+    ) -> None:
         self.link = link
         self._nursery = nursery
+        self._intake = intake
         # Actors with a mailbox on the server, as far as this process has seen
         # (read when the post office opened, then every open and send).
         self._known = known
 
     def open(self, name: str) -> RedisMailbox:
-        """Actor *name*'s mailbox, received here; its reader starts at once."""
-        box = RedisMailbox(name, self.link)
+        """Actor *name*'s mailbox, received here (read by the post office's one reader)."""
+        box = RedisMailbox(name, self.link, self._intake)
         self._known.add(name)
         self._nursery.start_soon(box.run, name=f"mailbox reader {name}")
         return box

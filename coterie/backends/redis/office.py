@@ -1,7 +1,8 @@
 """A post office on Redis: :func:`open_redis_post_office` (docs/scale-out.md).
 
-The mailboxes' reader tasks need a Trio nursery and the client an open
-connection pool, so a Redis post office only exists inside
+The mailboxes' reader (:mod:`coterie.backends.redis.intake`, one per post
+office, with a connection of its own) needs a Trio nursery and the client an
+open connection pool, so a Redis post office only exists inside
 ``async with open_redis_post_office(target, run_id) as post:``; on the way out
 every mailbox is closed and the client disconnected. The object it yields is
 a plain :class:`~coterie.mailbox.PostOffice`, so everything that takes one
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
+from coterie.backends.redis.intake import Intake
 from coterie.backends.redis.link import Policy, RedisLink, registry_key
 from coterie.backends.redis.mailboxes import RedisMailboxes
 from coterie.errors import MailboxError
@@ -89,8 +91,10 @@ async def open_redis_post_office(
         members = await client.smembers(registry_key(target, run_id))
         known = {m.decode() if isinstance(m, bytes) else str(m) for m in members}
         link = RedisLink(client, target, run_id, consumer, policy, label, events, set(known))
+        intake = Intake(link)
+        await nursery.start(intake.run, name="mailbox intake")
         post = PostOffice(
-            durability=durability, events=events, via=RedisMailboxes(link, nursery, known)
+            durability=durability, events=events, via=RedisMailboxes(link, nursery, known, intake)
         )
         try:
             yield post

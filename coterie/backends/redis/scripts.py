@@ -1,8 +1,10 @@
-"""The server-side scripts of the Redis mailbox (Lua, run atomically by Redis).
+"""The server-side scripts of the Redis mailbox and board (Lua, run atomically by Redis).
 
-Each takes the stream as ``KEYS[1]`` and the consumer group as ``ARGV[1]``;
-every key a script touches is passed in ``KEYS`` (so a cluster could route it).
-A message is the field ``m`` of its stream entry (the message's JSON).
+Every key a script touches is passed in ``KEYS`` (so a cluster could route it).
+The mailbox's take the stream as ``KEYS[1]`` and the consumer group as
+``ARGV[1]``; a message is the field ``m`` of its stream entry (the message's
+JSON). The board's one, ``APPEND``, is explained in
+:mod:`coterie.backends.redis.board`.
 """
 
 from __future__ import annotations
@@ -64,4 +66,52 @@ local dead = redis.call('XADD', KEYS[2], '*', 'm', payload, 'id', ARGV[2],
                         'deliveries', ARGV[3], 'reason', ARGV[4])
 redis.call('XDEL', KEYS[1], ARGV[2])
 return dead
+"""
+
+#: The board's append (coterie.backends.redis.board). KEYS: the log stream,
+#: the turn, the wake-up list, the "someone waits" mark. ARGV: how many
+#: records the writer has read, BATCH, its token, TURN_MS, then the records
+#: to append. Returns:
+#:
+#: * ``{1}``: appended (or, with no records, confirmed: the writer had read
+#:   the whole log). The turn, if it was the writer's, is given back, and a
+#:   waiting writer, if any, is woken (one token on the wake-up list);
+#: * ``{0, entries}``: the log moved on: up to BATCH of the records after
+#:   ARGV[1]. The turn is now the writer's, unless the first of them is its
+#:   own first record (a retried call whose first reply was lost);
+#: * ``{2}``: another writer has the turn: wait on the wake-up list;
+#: * ``{3}``: the log is shorter than what the writer read (it was deleted).
+#:
+#: Entry ids are ``0-<n>``: the n-th record is found without counting, and no
+#: id is ever written twice.
+APPEND = """
+local log, turn_key, wake, waiting = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local read, me, ttl = tonumber(ARGV[1]), ARGV[3], ARGV[4]
+local turn = redis.call('GET', turn_key)
+if turn and turn ~= me then
+  redis.call('SET', waiting, 1, 'PX', ttl)
+  return {2}
+end
+local have = redis.call('XLEN', log)
+if have < read then
+  return {3}
+end
+if have > read then
+  local missed = redis.call('XRANGE', log, '(0-' .. read, '+', 'COUNT', ARGV[2])
+  if #ARGV < 5 or missed[1][2][2] ~= ARGV[5] then
+    redis.call('SET', turn_key, me, 'PX', ttl)
+  end
+  return {0, missed}
+end
+for i = 5, #ARGV do
+  redis.call('XADD', log, '0-' .. (read + i - 4), 'r', ARGV[i])
+end
+if turn then
+  redis.call('DEL', turn_key)
+end
+if turn or redis.call('EXISTS', waiting) == 1 then
+  redis.call('DEL', wake)
+  redis.call('RPUSH', wake, 1)
+end
+return {1}
 """
