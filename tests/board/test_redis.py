@@ -173,7 +173,6 @@ async def test_waiters_ride_out_server_restarts(tmp_path: Path) -> None:
                 woke.append(await a.wait_for_change(after))
 
             for n in range(3):
-
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(waiter, n)
                     await trio.sleep(0.2)
