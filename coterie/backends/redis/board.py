@@ -305,6 +305,19 @@ class RedisBoard(BoardOperations):
                 # it lapses, if that writer died), without polling.
                 await self._client.blpop([self._keys[2]], timeout=TURN_MS / 1000)
 
+    async def _take_read(self, grown: Any) -> None:
+        """Apply the records the follower read (the ones this board has not, in
+        order), then whatever follows them on the server."""
+        async with self._lock:
+            entries = [e for batch in grown.values() for e in batch]
+            for entry in entries:
+                n = int(_text(entry.identifier).partition("-")[2])
+                if n == self._records_read + 1:  # not applied meanwhile by a catch-up
+                    self._apply([_payload(entry.field_values)])
+            if len(entries) == BATCH:
+                with self._server_trouble("nothing was changed"):
+                    await self._catch_up()
+
     async def _read(self, fn: Callable[[BoardState], T]) -> T:
         await trio.lowlevel.checkpoint_if_cancelled()
         self._check_open()
@@ -353,7 +366,10 @@ class RedisBoard(BoardOperations):
         """
         del poll_interval
         while True:
-            seq = await self._read(_last_seq)
+            # What the follower read is known here already: no round trip for it.
+            seq = self._state.last_seq
+            if seq <= after:
+                seq = await self._read(_last_seq)
             if seq > after:
                 return seq
             self._waiters += 1
@@ -385,10 +401,10 @@ class RedisBoard(BoardOperations):
                         await reading.renew()
                         lost = False
                     grown = await reading.client.xread(
-                        {self.key: f"0-{self._records_read}"}, count=1, block=block_ms
+                        {self.key: f"0-{self._records_read}"}, count=BATCH, block=block_ms
                     )
                     if grown:
-                        await self._read(_last_seq)
+                        await self._take_read(grown)
                 except trouble:
                     # Waiting rides out a server away (the waiters stay parked): the
                     # follower reads again, on a new connection, once it answers.
