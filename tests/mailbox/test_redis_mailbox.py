@@ -18,7 +18,7 @@ from coterie.backends.redis.link import entry_id, entry_position
 from coterie.errors import MailboxError, UnknownActor
 from coterie.events import EventLog
 from coterie.messages import Message
-from tests.redis_server import LOSES_SERVER, blocked_reads, redis_server
+from tests.redis_server import LOSES_SERVER, RedisServer, blocked_reads, redis_server
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -306,3 +306,29 @@ async def test_a_mailbox_opened_during_a_blocking_read_gets_its_mail_at_once(
             await late.receive()
         # well under the read's block (5 s): the read was woken to take "late" in
         assert trio.current_time() - start < 1.0
+
+
+async def test_where_the_server_refuses_client_commands_a_new_mailbox_waits_out_the_read(
+    redis_url: str, redis_session_server: RedisServer
+) -> None:
+    """Managed servers often refuse ``CLIENT``: the read is then not woken early,
+    and a mailbox opened meanwhile is taken in when it ends (at most ``block``)."""
+    redis_session_server.command(
+        "ACL", "SETUSER", "noclient", "on", ">pw", "~*", "&*", "+@all", "-client"
+    )
+    try:
+        target = parse_backend(redis_url.replace("redis://", "redis://noclient:pw@"))
+        async with (
+            open_redis_post_office(target, "r1", block=0.5) as receiver_side,
+            open_redis_post_office(target, "r1", block=0.5) as sender_side,
+        ):
+            first = opened(receiver_side, "first")
+            await first.sync()
+            await trio.sleep(0.1)
+            late = opened(receiver_side, "late")
+            with trio.fail_after(5):
+                await late.sync()
+                await sender_side.send(msg(1, "late", durable=False))
+                assert (await late.receive()).message.body == {"n": 1}
+    finally:
+        redis_session_server.command("ACL", "DELUSER", "noclient")
