@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from coterie.backends import RunStores, WorkerDirectory
-    from coterie.board import TaskBoard
+    from coterie.board import Task, TaskBoard
     from coterie.mailbox import PostOffice
     from coterie.runtime.prepare import PreparedRun
 
@@ -302,12 +302,17 @@ async def _read_run(
 async def _follow_board(
     board: TaskBoard, wakeups: Wakeups, errors: tuple[type[BaseException], ...]
 ) -> None:
-    """Feed *wakeups* with the board's changes, whoever made them."""
+    """Feed *wakeups* with the board's changes, whoever made them: the tasks that
+    changed, as the lead's process hands it each operation's result (the whole
+    list would wake every owner of a pending task at every change)."""
     seq = -1
+    seen: dict[str, Task] = {}
     while True:
         try:
             seq = await board.wait_for_change(seq)
-            wakeups.changed(await board.list())
+            tasks = await board.list()
+            wakeups.changed([t for t in tasks if seen.get(t.id) != t])
+            seen = {t.id: t for t in tasks}
         except errors:
             await trio.sleep(1.0)  # the server is away: the teammate's own poll goes on
 
