@@ -57,6 +57,7 @@ from coterie.autonomy import LoopSpecError, parse_loop_spec
 from coterie.checkpoints import list_checkpoints
 from coterie.context.transcript import read_history
 from coterie.errors import CoterieError
+from coterie.events import read_events
 from coterie.extensions.commandrun import complete
 from coterie.extensions.commands import invocable
 from coterie.home import coterie_home, workspace_key
@@ -71,7 +72,7 @@ from coterie.runs import find_run, list_runs, read_state, transcript_path
 from coterie.tools import SUBAGENT_TYPES
 from coterie.ui import ConsoleView
 from coterie.ui.region import LiveRegion
-from coterie.ui.spend import SpendCounter
+from coterie.ui.spend import SpendCounter, spend_by_actor, spend_lines
 from coterie.ui.statusline import run_status_line, status_payload
 from coterie.ui.turnorder import TurnOrder
 from coterie.version import __version__
@@ -328,6 +329,10 @@ class Conversation:
             f" {usage.cache_read_input_tokens:,} cache read,"
             f" {usage.cache_creation_input_tokens:,} cache write tokens"
         )
+        # Who spent it, when more than one agent did (subagents, teammates).
+        spent = spend_by_actor(read_events(session.run_dir / "events.jsonl"), self.model or "")
+        if len(spent) > 1:
+            self.console.print("By actor:\n" + escape("\n".join(spend_lines(spent))))
         return True
 
     async def _model(self, session: AgentSession, args: str) -> bool:

@@ -23,9 +23,8 @@ from typing import Any
 import attrs
 
 from coterie.control import CONTROL
-from coterie.models import Usage
-from coterie.models.pricing import cost_usd
 from coterie.ui import TeamState, one_line
+from coterie.ui.spend import ActorSpend
 
 #: Messages and timeline entries a snapshot carries (newest kept).
 KEEP = 500
@@ -51,40 +50,13 @@ TIMELINE = frozenset(
 
 
 @attrs.define
-class Spend:
-    """One actor's turns, tokens and cost so far."""
-
-    turns: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float = 0.0
-
-    def add(self, model: str, usage: Mapping[str, Any]) -> None:
-        """Count one model reply that used *usage* (the API's usage fields)."""
-        counts = Usage.from_api(dict(usage))  # the searches too, priced per search
-        self.turns += 1
-        self.input_tokens += counts.input_tokens
-        self.output_tokens += counts.output_tokens
-        self.cost_usd += cost_usd(model, counts)
-
-    def to_json(self) -> dict[str, Any]:
-        """As the page reads it."""
-        return {
-            "turns": self.turns,
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "cost_usd": round(self.cost_usd, 6),
-        }
-
-
-@attrs.define
 class RunView:
     """The page's state of one run (see the module docstring)."""
 
     #: The model the run's agents call, for prices.
     model: str = ""
     team: TeamState = attrs.field(factory=TeamState)
-    spend: dict[str, Spend] = attrs.field(factory=dict)
+    spend: dict[str, ActorSpend] = attrs.field(factory=dict)
     messages: deque[dict[str, Any]] = attrs.field(factory=lambda: deque(maxlen=KEEP))
     timeline: deque[dict[str, Any]] = attrs.field(factory=lambda: deque(maxlen=KEEP))
     message_count: int = 0
@@ -125,8 +97,9 @@ class RunView:
                 self._changed.add(name)
         if kind == "agent.message" and isinstance(event.get("actor"), str):
             usage = event.get("usage")
-            spend = self.spend.setdefault(event["actor"], Spend())
-            spend.add(self.model, usage if isinstance(usage, Mapping) else {})
+            spend = self.spend.setdefault(event["actor"], ActorSpend())
+            replied = str(event.get("model") or self.model)  # priced by who wrote it
+            spend.add(replied, usage if isinstance(usage, Mapping) else {})
         elif kind == "team.message":
             self._message(event)
         elif kind in TIMELINE:
@@ -202,7 +175,7 @@ class RunView:
 
     def _actor(self, name: str, carrying: set[str]) -> dict[str, Any]:
         row = self.team.actors[name]
-        spend = self.spend.get(name, Spend())
+        spend = self.spend.get(name, ActorSpend())
         return {
             "name": row.name,
             "supervisor": row.supervisor,

@@ -152,7 +152,15 @@ def test_a_conversation_through_the_real_sdk(
 def test_slash_commands_help_cost_model_and_an_unknown_one(
     trusted: Path, home: Path, tmp_path: Path
 ) -> None:
-    scen = scenario(tmp_path / "s.json", [{"text": "Done.", "usage": {"input_tokens": 1234}}])
+    delegate = {"name": "Task", "input": {"description": "d", "prompt": "look"}}
+    tracks = {
+        "lead": [{"tool_uses": [delegate], "usage": {"input_tokens": 1000}},
+                 {"text": "Done.", "usage": {"input_tokens": 234}}],
+        "subagent": [{"text": "looked",
+                      "usage": {"input_tokens": 5, "cache_read_input_tokens": 77}}],
+    }  # fmt: skip
+    scen = tmp_path / "s.json"
+    scen.write_text(json.dumps({"name": "conversation", "tracks": tracks}))
     term = Terminal("--scenario", str(scen), cwd=trusted, home=home)
     term.prompt()
     term.type("/help\r")
@@ -160,7 +168,9 @@ def test_slash_commands_help_cost_model_and_an_unknown_one(
     term.type("go\r")  # typed ahead, while /help still prints: sent all the same
     term.wait_for("Done.")
     term.type("/cost\r")
-    assert "1,234 input" in term.wait_for("output")
+    shown = term.wait_for("77 cache read")  # the subagent's line: who spent what
+    assert "1,234 input" in shown
+    assert "lead: 2 turns, 1,234 input" in shown
     term.type("/model opus\r")
     assert "claude-opus" in term.wait_for("claude-opus")  # the alias, resolved
     term.prompt()

@@ -187,6 +187,9 @@ def test_the_page_follows_a_live_run_without_faults(
             >= 1
         )
         assert page.locator("#spend tbody tr[data-actor='lead']").count() == 1
+        # actor, turns, input, cache write, cache read, output, cost
+        assert page.locator("#spend tbody tr[data-actor='lead'] td").count() == 7
+        assert page.locator("#spend tfoot th").count() == 7
         assert errors == []
 
 

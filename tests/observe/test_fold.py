@@ -69,11 +69,13 @@ def test_a_crash_and_restart_count_and_enter_the_timeline() -> None:
 
 
 def test_turns_tokens_and_cost_per_actor() -> None:
-    usage = {"input_tokens": 1000, "output_tokens": 100}
+    usage = {"input_tokens": 1000, "output_tokens": 100, "cache_creation_input_tokens": 30,
+             "cache_read_input_tokens": 7}  # fmt: skip
     view = folded(*START, ev(5, "agent.message", actor="alice", content=[], usage=usage),
                   ev(6, "agent.message", actor="alice", content=[], usage=usage))  # fmt: skip
     alice = actors(view.snapshot())["alice"]
     assert (alice["turns"], alice["input_tokens"], alice["output_tokens"]) == (2, 2000, 200)
+    assert (alice["cache_creation_input_tokens"], alice["cache_read_input_tokens"]) == (60, 14)
     assert alice["cost_usd"] > 0
     assert actors(view.snapshot())["lead"]["cost_usd"] == 0
 

@@ -274,15 +274,16 @@ function drawTimeline() {
 
 function drawSpend() {
   const rows = [...run.actors.values()].filter((a) => a.turns || a.input_tokens);
-  const total = { turns: 0, input_tokens: 0, output_tokens: 0, cost_usd: 0 };
+  const total = { turns: 0, input_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0,
+    output_tokens: 0, cost_usd: 0 };
+  const cells = (a, tag) => Object.keys(total).map((key) =>
+    el(tag, { text: key === "cost_usd" ? (a[key] || 0).toFixed(4) : a[key] || 0 }));
   const body = rows.map((a) => {
     for (const key of Object.keys(total)) total[key] += a[key] || 0;
-    return el("tr", { "data-actor": a.name }, el("td", { text: a.name }), el("td", { text: a.turns }),
-      el("td", { text: a.input_tokens }), el("td", { text: a.output_tokens }), el("td", { text: a.cost_usd.toFixed(4) }));
+    return el("tr", { "data-actor": a.name }, el("td", { text: a.name }), ...cells(a, "td"));
   });
   $("spend").tBodies[0].replaceChildren(...body);
-  $("spend").tFoot.replaceChildren(el("tr", {}, el("th", { text: "total" }), el("th", { text: total.turns }),
-    el("th", { text: total.input_tokens }), el("th", { text: total.output_tokens }), el("th", { text: total.cost_usd.toFixed(4) })));
+  $("spend").tFoot.replaceChildren(el("tr", {}, el("th", { text: "total" }), ...cells(total, "th")));
 }
 
 // -- the message sequence chart ------------------------------------------------
