@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from coterie.board import TaskStatus
 from coterie.events import read_events
+from coterie.ui.spend import spend_by_actor
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -45,17 +46,15 @@ def team_summary(run_dir: Path, result: dict[str, Any], tasks: list[Task]) -> di
             "tasks_completed": 0,
         }
     )
-    for event in read_events(run_dir / "events.jsonl"):
+    events = list(read_events(run_dir / "events.jsonl"))
+    for replier, spent in spend_by_actor(events).items():
+        figures = spent.to_json()
+        actors[replier].update({key: figures[key] for key in ("turns", *_TOKENS)})
+    for event in events:
         name = event.data.get("actor")
         if not isinstance(name, str):
             continue
-        if event.type == "agent.message":
-            row = actors[name]
-            row["turns"] += 1
-            usage = event.data.get("usage") or {}
-            for key in _TOKENS:
-                row[key] += int(usage.get(key) or 0)
-        elif event.type == "agent.result":
+        if event.type == "agent.result":
             # Each loop's cost is a running total, restored on resume.
             actors[name]["cost_usd"] = float(event.data.get("total_cost_usd", 0.0))
         elif event.type == "actor.restarted":
