@@ -206,10 +206,19 @@ def collect_failed_connections() -> None:
         gc.collect()
 
 
-async def blocked_reads(target: RedisTarget) -> int:
-    """How many connections to *target* sit in a blocking stream read now."""
+async def blocked_reads(target: RedisTarget, within: float = 10.0) -> int:
+    """How many connections to *target* sit in a blocking stream read, once at
+    least one does (waited for up to *within* seconds: a loaded machine is slow)."""
+    import trio
+
     from coterie.backends.redis.client import connect
 
     async with connect(target) as client:
-        listed = await client.client_list()
-    return sum(1 for c in listed if c.get("cmd") in ("xread", "xreadgroup"))
+        with trio.move_on_after(within):
+            while True:
+                listed = await client.client_list()
+                count = sum(1 for c in listed if c.get("cmd") in ("xread", "xreadgroup"))
+                if count:
+                    return count
+                await trio.sleep(0.05)
+    return 0
