@@ -79,22 +79,27 @@ class Intake:
         """Read *box*'s stream (at *key*) from now on; returns once the read in
         flight, if any, was woken to take it in (as far as the server allows)."""
         self._boxes[key] = box
-        await self._changed_set()
+        await self._wake_the_read()
 
     def remove(self, box: RedisMailbox, key: str) -> None:
         """Leave *box*'s stream out of the next read."""
         if self._boxes.get(key) is box:
             del self._boxes[key]  # the read in flight goes on: nothing waits for it
 
-    async def _changed_set(self) -> None:
+    async def _wake_the_read(self) -> None:
         from coredis.exceptions import ResponseError
 
         self._generation += 1
         self._changed.set()
         wanted = self._generation
         # Between reads (or while its connection is made again) the next read
-        # takes the new mailbox in; a read in flight without it is woken.
+        # takes the new mailbox in; a read in flight without it is woken. Not
+        # past the read's own end: a read that never reached the server (a
+        # connection lost without a word) is not woken by trying forever.
+        give_up = trio.current_time() + self._link.policy.block
         while self._client_id is not None and 0 <= self._reading < wanted:
+            if trio.current_time() > give_up:
+                return
             try:
                 if await self._link.client.client_unblock(self._client_id):
                     return
