@@ -35,7 +35,7 @@ group gone from the server (it lost the run's data) is the run's end, a
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 import trio
 
@@ -46,7 +46,6 @@ if TYPE_CHECKING:
     import coredis
 
     from coterie.backends.redis.link import RedisLink
-    from coterie.backends.redis.mailbox import RedisMailbox
 
 #: Entries one read brings at most, per stream.
 BATCH = 256
@@ -63,25 +62,37 @@ def connection_errors() -> tuple[type[BaseException], ...]:
     return (RedisConnectionError, TimeoutError, OSError)
 
 
+class Fed(Protocol):
+    """What the intake feeds (a :class:`~coterie.backends.redis.mailbox.RedisMailbox`)."""
+
+    name: str
+
+    def took(self, entries: Any) -> None:
+        """Entries the read brought from this mailbox's stream."""
+
+    async def reload(self) -> None:
+        """Buffer again what the server holds in flight for this consumer."""
+
+
 class Intake:
     """The one reader of a post office's mailboxes (see the module docstring)."""
 
     def __init__(self, link: RedisLink) -> None:
         self._link = link
-        self._boxes: dict[str, RedisMailbox] = {}  # stream key -> mailbox
+        self._boxes: dict[str, Fed] = {}  # stream key -> mailbox
         self._changed = trio.Event()  # set when a mailbox comes or goes
         self._generation = 0  # counts the changes of the set of mailboxes
         self._reading = -1  # the generation of the read in flight, -1 between reads
         self._client_id: int | None = None  # of the read's connection, None: unknown
         self._can_unblock = True
 
-    async def add(self, box: RedisMailbox, key: str) -> None:
+    async def add(self, box: Fed, key: str) -> None:
         """Read *box*'s stream (at *key*) from now on; returns once the read in
         flight, if any, was woken to take it in (as far as the server allows)."""
         self._boxes[key] = box
         await self._wake_the_read()
 
-    def remove(self, box: RedisMailbox, key: str) -> None:
+    def remove(self, box: Fed, key: str) -> None:
         """Leave *box*'s stream out of the next read."""
         if self._boxes.get(key) is box:
             del self._boxes[key]  # the read in flight goes on: nothing waits for it
