@@ -20,8 +20,9 @@ A mailbox opened while the read blocks is taken in at once: the intake is
 woken with ``CLIENT UNBLOCK`` on its connection's id (sent from the post
 office's other client), and its next read includes the new stream; the
 waker tries again until the read in flight includes it (the read may not
-have reached the server yet). Where the server refuses ``CLIENT`` commands
-(some managed services), the new mailbox waits for the read in flight to
+have reached the server yet), for at most the read's own ``block``. Where
+the server refuses ``CLIENT`` commands (some managed services), the new
+mailbox waits for the read in flight to
 end (at most the policy's ``block``). A mailbox closed is left out of the
 next read; an entry the read in flight brings for it stays pending with this
 consumer on the server, as a closed mailbox's messages do, for the next
@@ -133,7 +134,7 @@ class Intake:
         from coredis.exceptions import StreamConsumerGroupError, UnblockedError
 
         block_ms = max(1, int(self._link.policy.block * 1000))
-        lost = False
+        lost = reload = False
         while True:
             if lost:  # a new connection; what the old one read and lost is in flight here
                 try:
@@ -142,6 +143,7 @@ class Intake:
                 except connection_errors():
                     await trio.sleep(RETRY_PAUSE)
                     continue
+                lost, reload = False, True
             if not self._boxes:
                 await self._changed.wait()
                 self._changed = trio.Event()
@@ -151,10 +153,10 @@ class Intake:
             self._reading = self._generation
             boxes = dict(self._boxes)
             try:
-                if lost:
+                if reload:
                     for box in boxes.values():
                         await box.reload()
-                    lost = False
+                    reload = False
                 reply = await reading.client.xreadgroup(
                     GROUP,
                     self._link.consumer,

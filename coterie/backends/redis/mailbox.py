@@ -85,13 +85,13 @@ class RedisMailbox:
         buffer, and do the server work its sync methods ask for, until closed."""
         with self._scope:
             try:
-                await self._retrying(self._open_on_server)
-                await self._intake.add(self, self._key)
-            finally:
-                self._ready.set()
-            try:
+                try:
+                    await self._retrying(self._open_on_server)
+                    await self._intake.add(self, self._key)
+                finally:
+                    self._ready.set()
                 await self._job_worker()
-            finally:
+            finally:  # closed, even while it was being added: read no more
                 self._intake.remove(self, self._key)
 
     async def _retrying(self, step: Any) -> None:
