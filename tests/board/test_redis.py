@@ -175,7 +175,7 @@ async def test_waiters_ride_out_server_restarts(tmp_path: Path) -> None:
             for n in range(3):
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(waiter, n)
-                    await trio.sleep(0.2)
+                    assert await blocked_reads(target) == 1  # the follower waits on it
                     await trio.to_thread.run_sync(server.restart)
                     assert woke == list(range(1, n + 1))
                     with trio.fail_after(15):
