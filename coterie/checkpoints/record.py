@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +32,8 @@ from coterie.journal import SyncRunner
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from coterie.checkpoints.watch import Watcher
 
 __all__ = ["FULL_EVERY", "SCANS", "Checkpoint", "CheckpointLog"]
 
@@ -78,6 +81,10 @@ class CheckpointLog:
     #: Why no checkpoint is taken in this session (the workspace is too large);
     #: None while they are.
     off: str | None = None
+    #: What tells a snapshot what changed in the workspace since the last one
+    #: (:func:`~.watch.open_watcher`); without it each snapshot walks everything.
+    watcher: Watcher | None = None
+    _scanning: threading.Lock = attrs.field(init=False, factory=threading.Lock)
 
     @property
     def folder(self) -> Path:
@@ -110,10 +117,29 @@ class CheckpointLog:
         return [found[n] for n in sorted(found)]
 
     def snapshot_now(self, workspace: Path) -> Snapshot:
-        """A snapshot of *workspace* now (reusing the hashes of the last one taken)."""
-        last = self._last if self._last is not None else self._latest()
-        self._last = scan(workspace, self.store, last)
-        return self._last
+        """A snapshot of *workspace* now (reusing the hashes of the last one taken;
+        with the :attr:`watcher`, looking again only at what changed since)."""
+        with self._scanning:
+            watcher = self.watcher
+            if watcher is not None and watcher.root != workspace:
+                watcher = None  # it watches another folder
+            last = self._last
+            dirty = watcher.changes() if watcher is not None else None
+            if last is None:
+                last, dirty = self._latest(), None  # the watcher's changes are since no snapshot
+            on_dir = watcher.watch if watcher is not None else None  # new folders too
+            try:
+                self._last = scan(workspace, self.store, last, dirty=dirty, on_dir=on_dir)
+            except BaseException:
+                if watcher is not None:
+                    watcher.lost()  # the changes taken are not in any snapshot
+                raise
+            return self._last
+
+    def close(self) -> None:
+        """Stop watching the workspace (the log stays readable)."""
+        if self.watcher is not None:
+            self.watcher.close()
 
     def begin(self, workspace: Path, *, request: str, text: str, kind: str = "prompt",
               to: int | None = None, message: str | None = None) -> Checkpoint:  # fmt: skip
@@ -153,10 +179,11 @@ class CheckpointLog:
         else:
             cached = self._saved
             base = cached[1] if cached is not None and cached[0] == ids[-1] else self.load(ids[-1])
-            changed = {
+            before = base.files
+            changed = {  # an entry a scan kept is the same object: `is` settles most
                 path: attrs.asdict(entry)
                 for path, entry in snapshot.files.items()
-                if base.files.get(path) != entry
+                if (old := before.get(path)) is not entry and old != entry
             }
             gone = sorted(set(base.files) - set(snapshot.files))
             data = {"base": ids[-1], "set": changed, "del": gone}

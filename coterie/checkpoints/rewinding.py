@@ -22,6 +22,7 @@ from coterie.checkpoints.record import Checkpoint, CheckpointLog
 from coterie.checkpoints.restore import restore
 from coterie.checkpoints.rewind import RewindPlan, Span, plan_rewind
 from coterie.checkpoints.snapshot import changed_paths
+from coterie.checkpoints.watch import open_watcher
 from coterie.context import TranscriptLog
 from coterie.context.transcript import prompt_status
 from coterie.errors import CoterieError
@@ -57,10 +58,16 @@ class RewindRefused(CoterieError):
     """A file the rewind would put back was changed outside the run since."""
 
 
-def checkpoint_log(run_dir: Path) -> CheckpointLog:
+def checkpoint_log(run_dir: Path, watch: Path | None = None) -> CheckpointLog:
     """The checkpoints of the run in *run_dir*, their contents kept with the project's
-    (runs of one workspace share them: a file unchanged between runs is kept once)."""
-    return CheckpointLog(run_dir, objects=run_dir.parent.parent / "checkpoint-objects")
+    (runs of one workspace share them: a file unchanged between runs is kept once).
+    With *watch* (the workspace of a live session), its changes are watched between
+    snapshots (:mod:`.watch`; close the log when the session ends)."""
+    return CheckpointLog(
+        run_dir,
+        objects=run_dir.parent.parent / "checkpoint-objects",
+        watcher=open_watcher(watch) if watch is not None else None,
+    )
 
 
 @attrs.frozen

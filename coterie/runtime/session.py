@@ -494,6 +494,8 @@ async def open_run(
                 scope.cancel()
 
             root = build_tree(agents, team, cancel=on_cancel or cancel)
+            checkpoints = checkpoint_log(run_dir, watch=options.workdir)
+            stack.callback(checkpoints.close)
             user = ActorContext(name=USER, mailbox=post.open(USER), post=post, events=events)
             remote = trio.CancelScope()  # --remote: the lead's watch over its hosts
             with scope:
@@ -522,7 +524,7 @@ async def open_run(
                             meter,
                             tasks,
                             shells,
-                            checkpoint_log(run_dir),
+                            checkpoints,
                         )
                     finally:
                         with trio.CancelScope(shield=True):

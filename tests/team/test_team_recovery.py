@@ -95,10 +95,12 @@ def test_kill9_of_a_team_run_then_resume_completes_every_task_exactly_once(
     first = ["team", "-p", *BYPASS, "--scenario", str(scenario), "go"]
     done, kills = kill_and_resume(first, workspace, home, rng, most=5)
     assert done.returncode == 0, done.stderr
-    assert done.stdout == "noted\n", done.stderr
     run_dir = runs_root(workspace) / only_run(workspace)
     log = read_log(run_dir / "board")
     created = [e.task_id for e in log if e.op == "create"]
+    # The lead's last answer follows its last results; a kill that cut short every
+    # TaskCreate (none run again on the resume) leaves it with its plan's answer.
+    assert done.stdout == ("noted\n" if created else "planned\n"), done.stderr
     completions = Counter(e.task_id for e in log if e.fields.get("status") == "completed")
     assert completions == dict.fromkeys(created, 1)
     # A kill during the lead's TaskCreate calls leaves the rest of them unrun
@@ -112,8 +114,9 @@ def test_kill9_of_a_team_run_then_resume_completes_every_task_exactly_once(
     told = "\n".join(b.get("text", "") for b in results)
     for task_id in created:
         assert f"Task {task_id} completed" in told
-    steps = Counter((workspace / "steps.log").read_text().split())
-    assert max(steps.values()) == 1, f"a tool ran twice: {steps.most_common(3)}"
+    log_file = workspace / "steps.log"
+    steps = Counter(log_file.read_text().split() if log_file.exists() else [])
+    assert max(steps.values(), default=1) == 1, f"a tool ran twice: {steps.most_common(3)}"
     # Each kill interrupts at most one step of each teammate.
     assert len(steps) >= 3 * len(created) - kills * 2
     print(f"seed {seed}: {kills} kills, {3 * len(created) - len(steps)} steps interrupted")

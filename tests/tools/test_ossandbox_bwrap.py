@@ -263,3 +263,31 @@ async def test_a_folder_a_person_admitted_is_writable_for_that_command_only(
     assert (home / "notes").exists()
     assert (home / ".bashrc").read_text() == "# mine\n"
     assert "PRIVATE KEY" not in result.content
+
+
+async def test_the_checkpoint_watcher_sees_what_a_sandboxed_command_changes(
+    workspace: Path, home: Path, tmp_path: Path
+) -> None:
+    """The sandbox writes through a bind mount: the kernel still reports each change
+    to the watcher, so a watched snapshot is what a walk gives."""
+    from coterie.checkpoints import ObjectStore, scan
+    from coterie.checkpoints.watch import open_watcher
+
+    for name in ("b", "c", "e"):
+        (workspace / name).write_text(name)
+    store = ObjectStore(tmp_path / "objects")
+    watcher = open_watcher(workspace)
+    assert watcher is not None
+    assert watcher.changes() is None
+    first = scan(workspace, store, on_dir=watcher.watch)
+    command = "echo x > a; mkdir -p n/m; echo y > n/m/z; rm b; mv c d; chmod +x e; echo more >> d"
+    result = await bash.run({"command": command}, sandboxed(workspace, home))
+    assert not result.is_error, result.content
+    dirty = watcher.changes()
+    watcher.close()
+    assert dirty is not None
+    assert {"a", "b", "c", "d", "e"} <= dirty.paths
+    assert "n" in dirty.subtrees
+    later = scan(workspace, store, first, dirty=dirty)
+    assert later.files == scan(workspace, store).files
+    assert set(later.files) >= {"a", "d", "e", "n/m/z"}
