@@ -10,7 +10,8 @@ as a session does (:meth:`CheckpointLog.begin`: the snapshot, its delta
 written and synced, the log's line), twice over in the same run: once with
 the session's watcher (:mod:`coterie.checkpoints.watch`: only what changed
 is looked at) and once walking the whole workspace (the baseline). Reports
-the median and worst time of each, their ratio, and the disk a later
+the median and worst time of each, their ratio, the time of the whole
+snapshot written every ``FULL_EVERY`` checkpoints, and the disk a later
 checkpoint adds against the bytes changed. Target (issue 31): a later
 checkpoint adds ≤ 20 ms to the turn that takes it.
 """
@@ -27,8 +28,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from coterie.checkpoints import CheckpointLog  # noqa: E402
+from coterie.checkpoints import CheckpointLog, record  # noqa: E402
 from coterie.checkpoints.watch import open_watcher  # noqa: E402
+
+whole: list[float] = []
 
 
 def disk(root: Path) -> int:
@@ -78,7 +81,16 @@ def series(args: argparse.Namespace, size: int, watched: bool) -> tuple[float, l
                 log.begin(root, request=f"r{round_ + 1}", text="later")
                 times.append(time.perf_counter() - began)
                 growth.append(disk(run) - before)
-            kept = len(log.snapshot_now(root).files)
+            snapshot = log.snapshot_now(root)
+            kept = len(snapshot.files)
+            if watched:  # a whole snapshot, as one is written every FULL_EVERY checkpoints
+                every, record.FULL_EVERY = record.FULL_EVERY, 0
+                try:
+                    began = time.perf_counter()
+                    log.save(snapshot)
+                    whole.append(time.perf_counter() - began)
+                finally:
+                    record.FULL_EVERY = every
         finally:
             log.close()
     return first, times, growth, written, kept
@@ -103,6 +115,10 @@ def main() -> int:
             f"a later checkpoint, {args.changed} files changed, {name}: median"
             f" {statistics.median(times) * 1000:.1f} ms, worst {max(times) * 1000:.1f} ms"
         )
+    print(
+        f"a whole snapshot, written once every {record.FULL_EVERY} checkpoints (or when the"
+        f" deltas since name more paths than it holds): {whole[0] * 1000:.1f} ms"
+    )
     ratio = statistics.median(walked) / statistics.median(watched)
     met = statistics.median(watched) <= 0.020
     print(

@@ -9,6 +9,9 @@ files: Write and Edit, Bash commands, subagents, teammates. This package owns
 - :mod:`.snapshot`: taking a snapshot (:func:`~.snapshot.scan`: a stat walk,
   hashing only files whose size, time or inode moved since the last one) and
   comparing two (:func:`~.snapshot.changed_paths`);
+- :mod:`.changes` and :mod:`.watch`: what changed since the last snapshot, from
+  the kernel's file events (inotify), so that a later one looks again only at
+  that (the pure bookkeeping, and the thin layer reading the events);
 - :mod:`.restore`: putting chosen paths back as a snapshot had them;
 - :mod:`.record`: a run's checkpoints on disk (the log, delta-coded snapshots);
 - :mod:`.rewind`: what a rewind puts back and what refuses it (pure);

@@ -7,8 +7,10 @@
   ``to``). A line cut off by a crash is ignored.
 - ``snapshots/<id>.json``: each snapshot, written atomically before the line
   naming it: the first whole, each later one as what changed since the one
-  before (``{"base", "set", "del"}``), a whole one again every
-  :data:`FULL_EVERY`, so that disk per checkpoint follows what changed.
+  before (``{"base", "set", "del"}``), a whole one again after
+  :data:`FULL_EVERY` deltas, or once the deltas since the last whole one name
+  more paths than it holds, so that disk per checkpoint follows what changed
+  and loading one replays a bounded chain.
 - ``objects/``: the file contents (:class:`~.store.ObjectStore`).
 
 The files stay with the run, under the coterie home, never in the
@@ -37,8 +39,9 @@ if TYPE_CHECKING:
 
 __all__ = ["FULL_EVERY", "SCANS", "Checkpoint", "CheckpointLog"]
 
-#: A whole snapshot is written after this many deltas (loading replays at most this many).
-FULL_EVERY = 32
+#: A whole snapshot is written after this many deltas (loading replays at most this many;
+#: a whole one of a large workspace costs tens of milliseconds, a delta a few).
+FULL_EVERY = 256
 #: Where a session takes its snapshots: in a worker thread (a snapshot may read many
 #: files), never blocking the run's loop. Tests set ``inline_below`` to run them
 #: inline, as they do the journal's fsyncs (a thread looks idle to autojump_clock).
@@ -68,6 +71,16 @@ class Checkpoint:
         return self.text.strip().splitlines()[0] if self.text.strip() else ""
 
 
+@attrs.frozen
+class _Chain:
+    """The deltas written since the last whole snapshot: how many paths that one holds,
+    how many deltas, how many paths they name in all."""
+
+    whole: int
+    deltas: int
+    named: int
+
+
 @attrs.define
 class CheckpointLog:
     """The checkpoints of the run whose directory is *run_dir*."""
@@ -78,6 +91,7 @@ class CheckpointLog:
     _last: Snapshot | None = None
     #: The last snapshot written and its id (the base of the next delta).
     _saved: tuple[int, Snapshot] | None = None
+    _chain: _Chain = _Chain(0, 0, 0)
     #: Why no checkpoint is taken in this session (the workspace is too large);
     #: None while they are.
     off: str | None = None
@@ -173,26 +187,36 @@ class CheckpointLog:
         folder.mkdir(parents=True, exist_ok=True)
         ids = self._snapshot_ids()
         sid = (ids[-1] + 1) if ids else 1
-        data: dict[str, Any]
-        if not ids or sid % FULL_EVERY == 1:
-            data = {"full": snapshot.to_json()}
-        else:
+        data: dict[str, Any] | None = None
+        chain = _Chain(0, 0, 0)
+        if ids:
             cached = self._saved
-            base = cached[1] if cached is not None and cached[0] == ids[-1] else self.load(ids[-1])
+            if cached is not None and cached[0] == ids[-1]:
+                base, chain = cached[1], self._chain
+            else:
+                base, chain = self._load(ids[-1])
             before = base.files
             changed = {  # an entry a scan kept is the same object: `is` settles most
                 path: attrs.asdict(entry)
                 for path, entry in snapshot.files.items()
                 if (old := before.get(path)) is not entry and old != entry
             }
-            gone = sorted(set(base.files) - set(snapshot.files))
-            data = {"base": ids[-1], "set": changed, "del": gone}
+            gone = sorted(set(before) - set(snapshot.files))
+            chain = _Chain(chain.whole, chain.deltas + 1, chain.named + len(changed) + len(gone))
+            if chain.deltas < FULL_EVERY and chain.named <= chain.whole:
+                data = {"base": ids[-1], "set": changed, "del": gone}
+        if data is None:
+            data = {"full": snapshot.to_json()}
+            chain = _Chain(len(snapshot.files), 0, 0)
         atomic_write(folder / f"{sid}.json", json.dumps(data).encode(), sync=True)
-        self._saved = (sid, snapshot)
+        self._saved, self._chain = (sid, snapshot), chain
         return sid
 
     def load(self, sid: int) -> Snapshot:
         """Snapshot *sid*, rebuilt from its whole ancestor and the deltas since."""
+        return self._load(sid)[0]
+
+    def _load(self, sid: int) -> tuple[Snapshot, _Chain]:
         chain: list[dict[str, Any]] = []
         current: int | None = sid
         while current is not None:
@@ -200,11 +224,13 @@ class CheckpointLog:
             chain.append(data)
             current = None if "full" in data else int(data["base"])
         files = {p: Entry(**f) for p, f in chain[-1]["full"].items()}
+        named = 0
         for delta in reversed(chain[:-1]):
             for path in delta["del"]:
                 files.pop(path, None)
             files.update({p: Entry(**f) for p, f in delta["set"].items()})
-        return Snapshot(files)
+            named += len(delta["del"]) + len(delta["set"])
+        return Snapshot(files), _Chain(len(chain[-1]["full"]), len(chain) - 1, named)
 
     def _latest(self) -> Snapshot | None:
         ids = self._snapshot_ids()
