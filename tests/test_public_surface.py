@@ -234,8 +234,8 @@ SURFACES: dict[str, set[str]] = {
         "SCANS", "BadCheckpoint", "Checkpoint", "CheckpointLog", "CheckpointRow", "DamagedObject",
         "Entry", "ObjectStore", "RestoreRefused", "RewindPlan", "RewindRefused", "RewindReport",
         "Snapshot", "SnapshotTooLarge", "Span", "changed_paths", "checkpoint_log", "cut_point",
-        "list_checkpoints", "plan_files", "plan_rewind", "restore", "rewind_checkpoints",
-        "rewind_files", "rewind_run", "scan",
+        "list_checkpoints", "plan_files", "plan_rewind", "restore", "resume_at",
+        "rewind_checkpoints", "rewind_files", "rewind_run", "scan",
     },
     "coterie.workflows": {
         "CONCURRENCY", "MAX_AGENTS", "MAX_ITEMS", "AgentOutcome", "Done", "Failed", "Meta",

@@ -294,13 +294,17 @@ class AgentLoop:
                 return self._finish(text, "error_model", started, turns_before, failed=exc)
             self.turns += 1
             self.tools.turns_since_todo_update += 1
-            await self._add({"role": "assistant", "content": reply.content})
+            # The reply's name for good: its stream-json line's uuid, and what
+            # --resume-session-at cuts the conversation back to.
+            named = str(uuid.uuid4())
+            await self._add({"role": "assistant", "content": reply.content}, message_uuid=named)
             self._emit(
                 "agent.message",
                 content=reply.content,
                 stop_reason=reply.stop_reason,
                 usage=reply.usage.to_dict(),
                 model=reply.model,
+                uuid=named,
             )
             last_text = reply.text or last_text
             if not reply.tool_uses:
@@ -460,7 +464,13 @@ class AgentLoop:
             "is_error": outcome.is_error,
         }
 
-    async def _add(self, message: dict[str, Any], *, prompt_id: str | None = None) -> None:
+    async def _add(
+        self,
+        message: dict[str, Any],
+        *,
+        prompt_id: str | None = None,
+        message_uuid: str | None = None,
+    ) -> None:
         """Append to the history, and to the durable transcript if there is one.
 
         A message of the same role as the last one (a new request after a restart
@@ -480,7 +490,9 @@ class AgentLoop:
             }
             if self.tools.shell_cwd is not None:  # where its Bash is: a restart goes on there
                 totals["shell_cwd"] = str(self.tools.shell_cwd)
-            await self.transcript.append_message(message, prompt_id=prompt_id, meta=totals)
+            await self.transcript.append_message(
+                message, prompt_id=prompt_id, meta=totals, uuid=message_uuid
+            )
 
     def _unannounced(self) -> dict[str, Any] | None:
         """The reminder naming the deferred tools no reminder of the history named

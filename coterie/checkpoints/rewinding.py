@@ -155,6 +155,49 @@ async def rewind_run(
         return report
 
 
+async def resume_at(run_dir: Path, message_uuid: str, drops_turn: str | None = None) -> int:
+    """Cut the lead's conversation of the stopped run in *run_dir* back to just after
+    its message *message_uuid* (the Agent SDK's ``resume_session_at``: a reply's
+    stream-json ``uuid``, or a prompt's, as the host sent or was sent it back); how
+    many messages went. The files are left alone (``rewind_files`` puts them back).
+
+    With *drops_turn* (``resume_drops_turn``: the uuid of the prompt whose turn the
+    cut is meant to drop), only if what goes is that turn and nothing else.
+    :class:`BadCheckpoint` for a message the conversation does not hold, or a cut
+    that would drop more than *drops_turn*'s turn."""
+    with hold_run(run_dir):
+        lead = transcript_path(run_dir, "lead")
+        if not lead.exists():
+            raise BadCheckpoint(f"run {run_dir.name} has no conversation to resume at")
+        prompts = {p.message: p.request for p in checkpoint_log(run_dir).checkpoints() if p.message}
+        drops = None
+        if drops_turn is not None:
+            drops = prompts.get(drops_turn)
+            if drops is None:
+                raise BadCheckpoint(
+                    f"Resume rejected by --resume-drops-turn: run {run_dir.name} has no"
+                    f" prompt {drops_turn}"
+                )
+        with TranscriptLog.open(lead) as transcript:
+            try:
+                if message_uuid in prompts:
+                    dropped = await transcript.cut_after(
+                        prompt_id=prompts[message_uuid], drops=drops
+                    )
+                else:
+                    dropped = await transcript.cut_after(message_uuid, drops=drops)
+            except LookupError:
+                raise BadCheckpoint(
+                    f"run {run_dir.name}'s conversation holds no message {message_uuid}"
+                    " (--resume-session-at takes the uuid of an assistant or user line)"
+                ) from None
+            except ValueError as exc:
+                raise BadCheckpoint(f"Resume rejected by --resume-drops-turn: {exc}") from None
+        if dropped:
+            write_state(run_dir, state=COMPLETED, request=None, result=None)
+        return dropped
+
+
 async def rewind_checkpoints(
     log: CheckpointLog,
     workdir: Path,

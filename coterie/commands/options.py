@@ -226,6 +226,23 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
         help="with --resume: go on in a copy of that run under a new id (--session-id's, if given)",
     )
     parser.add_argument(
+        "--resume-session-at",
+        metavar="UUID",
+        help=(
+            "with --resume: cut the conversation back to just after this reply of the"
+            " lead (the uuid of its stream-json assistant line) before going on; with"
+            " --fork-session the copy is cut, the original kept"
+        ),
+    )
+    parser.add_argument(
+        "--resume-drops-turn",
+        metavar="UUID",
+        help=(
+            "with --resume-session-at: refuse the cut unless what it drops is exactly"
+            " the turn of this prompt (its user line's uuid)"
+        ),
+    )
+    parser.add_argument(
         "--session-id",
         metavar="UUID",
         help="the new run's id (a UUID; the Agent SDK's session_id): resume it by that id",
@@ -370,8 +387,6 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
 #: one is not refused (its run goes on); the run says once what it leaves out.
 UNHONOURED: dict[str, tuple[bool, str]] = {
     "--task-budget": (True, "the task budget is not applied (--max-budget-usd is)"),
-    "--resume-session-at": (True, "runs are not cut back"),
-    "--resume-drops-turn": (True, "runs are not cut back"),
     "--session-mirror": (False, "the transcript is not mirrored to the host"),
 }
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shutil
 from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
@@ -47,6 +48,9 @@ async def run_prompt(args: argparse.Namespace, console: Console, err: Console) -
     if args.continue_run:
         return await continue_run(args, console, err)
     if args.resume is not None and conversing(args):  # `coterie --resume ID` at a terminal
+        if args.resume_session_at is not None:
+            err.print("[red]error:[/] --resume-session-at goes with -p (print mode)")
+            return 2
         try:
             found = find_run(args.workdir.resolve(), args.resume)
         except (CoterieError, ValueError) as exc:
@@ -57,7 +61,7 @@ async def run_prompt(args: argparse.Namespace, console: Console, err: Console) -
         return await converse(args, console, err, run_id=None, first=args.prompt)
     try:
         streamed = check_input_format(args)
-        resumed = _resumed(args)
+        resumed = await _resumed(args)
         given = args.prompt if args.loop is not None else headless_input(args, args.prompt)
     except (CoterieError, ValueError) as exc:
         err.print(f"[red]error:[/] {exc}")
@@ -136,22 +140,39 @@ async def run_prompt(args: argparse.Namespace, console: Console, err: Console) -
     return await drive(args, console, err, agent, ask)
 
 
-def _resumed(args: argparse.Namespace) -> Path | None:
+async def _resumed(args: argparse.Namespace) -> Path | None:
     """The run ``--resume RUN_ID`` names (a :class:`CoterieError` if there is none);
     with ``--fork-session``, a copy of it under a new id (``--session-id``'s, if
-    given), the original left as it was."""
+    given), the original left as it was; with ``--resume-session-at``, its
+    conversation cut back to just after that reply."""
+    if args.resume_drops_turn is not None and args.resume_session_at is None:
+        raise CoterieError("--resume-drops-turn checks the cut of --resume-session-at: give both")
     if args.resume is None:
         if args.fork_session:
             raise CoterieError("--fork-session copies the run --resume names: give both")
+        if args.resume_session_at is not None:
+            raise CoterieError("--resume-session-at cuts back the run --resume names: give both")
         return None
     if args.input_format != "stream-json":
         raise CoterieError(
             f"--resume {args.resume} goes with --input-format stream-json or a terminal;"
             f" for one prompt, `coterie resume {args.resume} PROMPT` continues it"
         )
-    if args.fork_session:
-        return fork_run(args.workdir.resolve(), args.resume, args.session_id)
-    return find_run(args.workdir.resolve(), args.resume)
+    from coterie.checkpoints import resume_at  # only a cut-back needs it
+
+    if not args.fork_session:
+        found = find_run(args.workdir.resolve(), args.resume)
+        if args.resume_session_at is not None:
+            await resume_at(found, args.resume_session_at, args.resume_drops_turn)
+        return found
+    fork = fork_run(args.workdir.resolve(), args.resume, args.session_id)
+    if args.resume_session_at is not None:
+        try:
+            await resume_at(fork, args.resume_session_at, args.resume_drops_turn)
+        except BaseException:
+            shutil.rmtree(fork, ignore_errors=True)  # no half-made copy left behind
+            raise
+    return fork
 
 
 async def continue_run(args: argparse.Namespace, console: Console, err: Console) -> int:
@@ -185,7 +206,7 @@ async def run_team(args: argparse.Namespace, console: Console, err: Console) -> 
         streamed = check_input_format(args)
         if args.resume is not None and not streamed:
             raise CoterieError(f"a team goes on with `coterie resume {args.resume} [GOAL]`")
-        resumed = _resumed(args)
+        resumed = await _resumed(args)
         if streamed and args.request is not None:
             raise CoterieError("with --input-format stream-json the goals come on standard input")
         request = None if streamed else headless_input(args, args.request) or args.request

@@ -51,6 +51,7 @@ from coterie.context.history import (
     INTERRUPTED,
     NOT_RUN,
     Message,
+    blocks,
     changed_span,
     repair_history,
     tool_use_ids,
@@ -102,6 +103,8 @@ class _Replay:
     prompt_at: dict[str, int | None] = attrs.field(factory=dict)
     # The stage of the compaction that took each such message away.
     prompt_gone: dict[str, str] = attrs.field(factory=dict)
+    # Where each message recorded with a ``uuid`` is in the history (None: compacted away).
+    uuid_at: dict[str, int | None] = attrs.field(factory=dict)
 
     def apply(self, entry: dict[str, Any]) -> None:
         kind = entry.get("type")
@@ -114,6 +117,8 @@ class _Replay:
                 self.prompt_ids.add(str(entry["prompt_id"]))
                 self.prompt_meta[str(entry["prompt_id"])] = self.meta
                 self.prompt_at[str(entry["prompt_id"])] = len(self.messages) - 1
+            if entry.get("uuid") is not None:
+                self.uuid_at[str(entry["uuid"])] = len(self.messages) - 1
             # A new message starts a new round of tool calls.
             self.started.clear()
             self.finished.clear()
@@ -133,12 +138,14 @@ class _Replay:
             end = max(start, min(int(entry["end"]), size))
             self.messages[start:end] = list(entry["messages"])
             shift = len(entry["messages"]) - (end - start)
-            for prompt, at in self.prompt_at.items():
-                if at is not None and at >= end:
-                    self.prompt_at[prompt] = at + shift
-                elif at is not None and at >= start:
-                    self.prompt_at[prompt] = None
-                    self.prompt_gone[prompt] = str(entry.get("stage", ""))
+            for places in (self.prompt_at, self.uuid_at):
+                for key, at in places.items():
+                    if at is not None and at >= end:
+                        places[key] = at + shift
+                    elif at is not None and at >= start:
+                        places[key] = None
+                        if places is self.prompt_at:
+                            self.prompt_gone[key] = str(entry.get("stage", ""))
         else:
             raise ValueError(f"unknown entry type {kind!r}")
 
@@ -360,6 +367,53 @@ class TranscriptLog:
         )
         return size - at
 
+    async def cut_after(
+        self,
+        message_uuid: str | None = None,
+        *,
+        prompt_id: str | None = None,
+        drops: str | None = None,
+        stage: str = "rewind",
+    ) -> int:
+        """Drop the history after a message: the one recorded with *message_uuid*, or
+        the one starting request *prompt_id* (a reply keeps the results of the tools
+        it called: a call is never left without its answer); how many messages went.
+
+        With *drops* (a request's id), only if what goes is that request's work and
+        nothing else: it starts right after the message, and no other request starts
+        after it (``ValueError`` otherwise). ``LookupError`` if the history does not
+        hold the message.
+        """
+        replay = _replay(self.path.read_bytes(), self.path)
+        at = (
+            replay.uuid_at.get(message_uuid)
+            if message_uuid is not None
+            else replay.prompt_at.get(str(prompt_id))
+        )
+        if at is None:
+            raise LookupError(message_uuid or prompt_id)
+        messages, end = replay.messages, at + 1
+        calls = set(tool_use_ids(messages[at]))
+        if calls and end < len(messages) and messages[end].get("role") == "user":
+            answered = {b.get("tool_use_id") for b in blocks(messages[end])}
+            if calls <= answered:
+                end += 1
+        size = len(messages)
+        if drops is not None:
+            starting = {p for p, i in replay.prompt_at.items() if i is not None and i >= end}
+            if replay.prompt_at.get(drops) != end or starting != {drops}:
+                raise ValueError(
+                    "what follows that message is not that request's work alone"
+                    if end < size
+                    else "nothing follows that message"
+                )
+        if end >= size:
+            return 0
+        await self._append(
+            {"type": "compaction", "stage": stage, "start": end, "end": size, "messages": []}
+        )
+        return size - end
+
     # -- appending -------------------------------------------------------------
 
     async def append_message(
@@ -368,15 +422,19 @@ class TranscriptLog:
         *,
         prompt_id: str | None = None,
         meta: dict[str, Any] | None = None,
+        uuid: str | None = None,
     ) -> None:
         """Record a user or assistant message the loop added to its history.
 
         *prompt_id* marks the message as the start of work on that request
         (a ``prompt`` message's id), in the same record, so a restarted actor
         can tell a request it already began from a new one. *meta* (JSON-able
-        totals of the loop) comes back as :attr:`meta` on reopen.
+        totals of the loop) comes back as :attr:`meta` on reopen. *uuid* names
+        the message for good (its stream-json line's ``uuid``: :meth:`cut_after`).
         """
         entry: dict[str, Any] = {"type": "message", "message": message}
+        if uuid is not None:
+            entry["uuid"] = uuid
         if meta is not None:
             entry["meta"] = meta
             self.meta = meta

@@ -242,13 +242,14 @@ class StreamLines:
 
     # -- the lines ------------------------------------------------------------
 
-    def _stamped(self, line: dict[str, Any]) -> dict[str, Any]:
-        return {**line, "uuid": self.new_uuid()}
+    def _stamped(self, line: dict[str, Any], uuid: str | None = None) -> dict[str, Any]:
+        return {**line, "uuid": uuid or self.new_uuid()}
 
-    def _line(self, actor: str, line: dict[str, Any]) -> dict[str, Any]:
-        """*line* from *actor*: its parent call, the session, a uuid."""
+    def _line(self, actor: str, line: dict[str, Any], uuid: str | None = None) -> dict[str, Any]:
+        """*line* from *actor*: its parent call, the session, a uuid (*uuid*, the one
+        its message was recorded with, else a new one)."""
         parent = {"parent_tool_use_id": self.record.parent_of(actor)}
-        return self._stamped({**line, **parent, "session_id": self.session_id})
+        return self._stamped({**line, **parent, "session_id": self.session_id}, uuid)
 
     def _stream_event(self, actor: str, raw: Any) -> list[dict[str, Any]]:
         if not isinstance(raw, dict):
@@ -280,7 +281,9 @@ class StreamLines:
             "stop_reason": d.get("stop_reason"),
             "usage": d["usage"],
         }
-        return [self._line(actor, {"type": "assistant", "message": message})]
+        named = d.get("uuid")  # the transcript's name for it (--resume-session-at)
+        line = {"type": "assistant", "message": message}
+        return [self._line(actor, line, named if isinstance(named, str) else None)]
 
     def _api_retry(self, d: dict[str, Any]) -> dict[str, Any]:
         """Claude Code's ``system/api_retry``: a model call failed and will be tried

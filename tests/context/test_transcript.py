@@ -245,3 +245,38 @@ def test_kill_9_mid_append_leaves_a_valid_prefix(tmp_path: Path) -> None:
     check_history(loaded)
     for i, message in enumerate(loaded):
         assert message["content"][0]["text"].startswith(f"message {i} ")
+
+
+async def test_a_cut_after_a_named_reply_keeps_its_tools_answers_and_follows_compactions(
+    tmp_path: Path,
+) -> None:
+    """``cut_after``: the history ends at the named reply (with the results of the tools
+    it called); a compaction before it moves it, one over it takes it away."""
+    path = tmp_path / "t.log"
+    calls = exchange(1, "ok")  # a reply calling a tool, then its result
+    with TranscriptLog.open(path, "none") as log:
+        await log.append_message(user("one"), prompt_id="p1")
+        await log.append_message(assistant("first"), uuid="r1")
+        await log.append_message(user("two"), prompt_id="p2")
+        await log.append_message(calls[0], uuid="r2")
+        await log.append_message(calls[1])
+        await log.append_message(assistant("second"), uuid="r3")
+        await log.append_message(user("three"), prompt_id="p3")
+        await log.append_message(assistant("third"), uuid="r4")
+        # What goes must be p3's work alone: after r2 (and its results), r3 is not.
+        with pytest.raises(ValueError, match="not that request's work alone"):
+            await log.cut_after("r2", drops="p3")
+        assert await log.cut_after("r3", drops="p3") == 2
+        before = log.load()
+        await log.record_compaction(before, [user("summary of one"), *before[2:]], stage="summary")
+        with pytest.raises(LookupError):
+            await log.cut_after("r1")  # summarised away
+        assert await log.cut_after("r2") == 1  # r3 goes; the tool's result stays
+    with TranscriptLog.open(path, "none") as log:
+        history = log.load()
+    merged = {
+        "role": "user",
+        "content": [*user("summary of one")["content"], *user("two")["content"]],
+    }
+    assert history == [merged, *calls]  # two user messages in a row become one
+    check_history(history)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from claude_agent_sdk import (
     AgentDefinition,
+    AssistantMessage,
     ClaudeSDKClient,
     ResultMessage,
     SystemMessage,
@@ -134,6 +135,70 @@ async def test_fork_session_goes_on_in_a_copy_and_leaves_the_run_as_it_was(
     said = json.dumps(history)
     assert "first" in said
     assert "and then" in said
+
+
+async def test_resume_session_at_goes_on_from_an_earlier_reply(
+    tmp_path: Path, workspace: Path, home: Path, mock_server: Callable[[Path], str]
+) -> None:
+    """The SDK's branch point: a reply's uuid, seen live, names where the fork's
+    conversation ends; what came after it is not in the next request."""
+    turns = [
+        {"expect": "first", "text": "one"},
+        {"expect": "second", "text": "two"},
+        {"expect": "third", "expect_not": "second", "text": "three"},
+    ]
+    url = mock_server(scenario(tmp_path, turns))
+    stderr: list[str] = []
+    replies = [
+        m async for m in query(prompt="first", options=options(workspace, home, url, stderr))
+    ]
+    [one] = [m for m in replies if isinstance(m, AssistantMessage)]
+    run_id = next(m for m in replies if isinstance(m, ResultMessage)).session_id
+    again = options(workspace, home, url, stderr)
+    again.resume = run_id
+    again.extra_args = {"replay-user-messages": None}
+    later = [m async for m in query(prompt="second", options=again)]
+    [second_prompt] = [m.uuid for m in later if isinstance(m, UserMessage) and m.uuid]
+    # A cut that would drop more than the turn it names is refused, the copy not made.
+    wrong = options(workspace, home, url, stderr)
+    wrong.resume, wrong.fork_session, wrong.resume_session_at = run_id, True, one.uuid
+    wrong.resume_drops_turn = "00000000-0000-4000-8000-000000000000"
+    with pytest.raises(Exception):  # noqa: B017, PT011 - the SDK's ProcessError
+        [m async for m in query(prompt="third", options=wrong)]
+    assert "Resume rejected by --resume-drops-turn:" in "".join(stderr)
+    fork = options(workspace, home, url, stderr)
+    fork.resume, fork.fork_session, fork.resume_session_at = run_id, True, one.uuid
+    fork.resume_drops_turn = second_prompt
+    [third] = [m async for m in query(prompt="third", options=fork)
+               if isinstance(m, ResultMessage)]  # fmt: skip
+    assert third.result == "three", stderr
+    cut = json.dumps(read_history(transcript_path(find_run(workspace, third.session_id), "lead")))
+    assert "first" in cut
+    assert "second" not in cut
+    kept = json.dumps(read_history(transcript_path(find_run(workspace, run_id), "lead")))
+    assert "second" in kept  # the original as it was
+    runs = coterie("runs", "--json", cwd=workspace, home=home).stdout.splitlines()
+    assert len(runs) == 2  # the refused cut left no copy behind
+
+
+def test_resume_session_at_of_a_message_the_run_lacks_is_one_line(
+    tmp_path: Path, workspace: Path, home: Path
+) -> None:
+    path = scenario(tmp_path, [{"text": "one"}])
+    first = coterie("-p", "hi", "--output-format", "json", "--scenario", str(path),
+                    cwd=workspace, home=home)  # fmt: skip
+    run_id = json.loads(first.stdout)["session_id"]
+    done = coterie(
+        "-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
+        "--resume", run_id, "--resume-session-at", "no-such-message",
+        cwd=workspace, home=home,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert "holds no message no-such-message" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    alone = coterie("-p", "hi", "--resume-session-at", "x", cwd=workspace, home=home)
+    assert alone.returncode == 2
+    assert "--resume-session-at cuts back the run --resume names" in alone.stderr
 
 
 def test_fork_session_without_resume_is_one_line(workspace: Path, home: Path) -> None:
