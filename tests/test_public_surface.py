@@ -85,7 +85,7 @@ SURFACES: dict[str, set[str]] = {
         "BoardRefusal", "BoardStatistics", "InvalidOwnerName", "InvalidTaskField", "InvalidTaskId",
         "InvalidTransition", "Lease", "LogEntry", "NotTaskOwner", "Task", "TaskBoard",
         "TaskCycle", "TaskStatus", "UnknownTask", "Unset", "check_task_id", "open_board",
-        "read_log"
+        "read_log", "rewind_log",
     },
     "coterie.context": {
         "CONTEXT_WINDOWS", "DEFAULT_CONTEXT_WINDOW", "SUMMARY_SYSTEM", "Budget",
@@ -233,7 +233,8 @@ SURFACES: dict[str, set[str]] = {
     "coterie.checkpoints": {
         "SCANS", "BadCheckpoint", "Checkpoint", "CheckpointLog", "CheckpointRow", "DamagedObject",
         "Entry", "ObjectStore", "RestoreRefused", "RewindPlan", "RewindRefused", "RewindReport",
-        "Snapshot", "SnapshotTooLarge", "Span", "changed_paths", "checkpoint_log", "cut_point",
+        "Snapshot", "SnapshotTooLarge", "Span", "changed_paths", "checkpoint_log",
+        "conversation_marks", "cut_point",
         "list_checkpoints", "plan_files", "plan_rewind", "restore", "resume_at",
         "rewind_checkpoints", "rewind_files", "rewind_run", "scan",
     },

@@ -57,7 +57,7 @@ from coterie.board._errors import (
 from coterie.board._rules import UNSET, Unset
 from coterie.board._task import Lease, Task, TaskStatus, check_task_id
 from coterie.board.face import TaskBoard
-from coterie.board.log import BoardCorruption, LogEntry, read_log
+from coterie.board.log import BoardCorruption, LogEntry, read_log, rewind_log
 
 __all__ = [
     "UNSET",
@@ -84,4 +84,5 @@ __all__ = [
     "check_task_id",
     "open_board",
     "read_log",
+    "rewind_log",
 ]

@@ -7,6 +7,7 @@ Layout of a board directory::
                            catching up with the tail
     board.log              the operation log: framed records, oldest first
     corrupt-<offset>.bin   bytes of a torn tail cut off, kept for inspection
+    rewound-<size>[-n].bin records a rewind of the run cut off (:func:`rewind_log`)
 
 Records use the shared framing of :mod:`coterie.journal` (magic, length,
 checksums; the same bytes as the mailbox's), so a torn tail is told apart
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
 LOG_NAME = "board.log"
 LOCK_NAME = "lock"
 CORRUPT_RE = re.compile(r"corrupt-\d{16}\.bin")
+REWOUND_RE = re.compile(r"rewound-\d{16}(-\d+)?\.bin")
 
 
 @attrs.frozen
@@ -82,7 +84,11 @@ def check_directory(directory: Path) -> None:
         raise BoardError(f"{directory}: board path exists but is not a directory")
     for name in sorted(os.listdir(directory)):
         path = directory / name
-        if name in (LOG_NAME, LOCK_NAME) or CORRUPT_RE.fullmatch(name):
+        if (
+            name in (LOG_NAME, LOCK_NAME)
+            or CORRUPT_RE.fullmatch(name)
+            or REWOUND_RE.fullmatch(name)
+        ):
             if not path.is_file() or path.is_symlink():
                 raise BoardError(f"{path}: expected a regular file")
             continue
@@ -227,6 +233,36 @@ class BoardLog:
             self.closed = True
             os.close(self._fd)
             self._lock.close()
+
+
+def rewind_log(directory: Path, size: int) -> int:
+    """Put the board of a stopped run back to when its log was *size* bytes long (a
+    rewind of the run's conversation): the records after that are cut off, kept
+    beside the log as ``rewound-<size>.bin``; how many tasks their cut took away.
+    Nothing is done if the log is not longer, or *size* is not the end of a record
+    (a ``BoardError``: the log is not the one the size was taken of)."""
+    path = directory / LOG_NAME
+    lock = FileLock(directory / LOCK_NAME)
+    fd = os.open(path, os.O_RDWR)
+    try:
+        lock.acquire(exclusive=True)
+        data = os.pread(fd, os.fstat(fd).st_size, 0)
+        if len(data) <= size:
+            return 0
+        ends = {item.end for item in scan(data) if isinstance(item, Record)}
+        if size != 0 and size not in ends:
+            raise BoardError(f"{path}: {size} is not the end of a record; not rewound")
+        tail = data[size:]
+        gone = [log_entry(item.payload) for item in scan(tail) if isinstance(item, Record)]
+        saved, again = directory / f"rewound-{size:016d}.bin", 1
+        while saved.exists():  # rewound to the same length before: that cut is kept too
+            saved, again = directory / f"rewound-{size:016d}-{again}.bin", again + 1
+        cut_tail(fd, size, tail, saved, sync=True)
+    finally:
+        os.close(fd)
+        lock.close()
+    fsync_dir(directory)
+    return sum(1 for entry in gone if entry is not None and entry.op == "create")
 
 
 def read_log(directory: str | PathLike[str]) -> list[LogEntry]:

@@ -65,6 +65,10 @@ class Checkpoint:
     #: The host's id of the prompt (its stream-json user line's ``uuid``), by which
     #: the Agent SDK's ``rewind_files`` names it.
     message: str | None = None
+    #: How long the run's other logs were (bytes, by path in the run directory: the
+    #: teammates' transcripts, the board's log) when the checkpoint was taken, so a
+    #: rewind can cut them back too; None for a checkpoint taken without them.
+    marks: dict[str, int] | None = None
 
     @property
     def first_line(self) -> str:
@@ -125,6 +129,7 @@ class CheckpointLog:
                     start=int(line["start"]),
                     to=line.get("to"),
                     message=line.get("message"),
+                    marks=_marks(line.get("marks")),
                 )
             elif "end" in line and n in found:
                 found[n] = attrs.evolve(found[n], end=int(line["end"]))
@@ -156,8 +161,10 @@ class CheckpointLog:
             self.watcher.close()
 
     def begin(self, workspace: Path, *, request: str, text: str, kind: str = "prompt",
-              to: int | None = None, message: str | None = None) -> Checkpoint:  # fmt: skip
-        """Take checkpoint n+1: the snapshot of *workspace* before the work on *request*."""
+              to: int | None = None, message: str | None = None,
+              marks: dict[str, int] | None = None) -> Checkpoint:  # fmt: skip
+        """Take checkpoint n+1: the snapshot of *workspace* before the work on *request*
+        (and the *marks* of the run's other logs then)."""
         snapshot = self.snapshot_now(workspace)
         sid = self.save(snapshot)
         done = self.checkpoints()
@@ -170,6 +177,7 @@ class CheckpointLog:
             start=sid,
             to=to,
             message=message,
+            marks=marks,
         )
         line = {k: v for k, v in attrs.asdict(point).items() if k != "end" and v is not None}
         self._append(line)
@@ -251,3 +259,12 @@ class CheckpointLog:
     def _append(self, line: dict[str, Any]) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
         append_json_line(self.folder / "log.jsonl", line)
+
+
+def _marks(raw: object) -> dict[str, int] | None:
+    """A checkpoint line's ``marks``, if it has them whole."""
+    if not isinstance(raw, dict):
+        return None
+    if not all(isinstance(k, str) and isinstance(v, int) for k, v in raw.items()):
+        return None
+    return dict(raw)

@@ -7,26 +7,40 @@ changed since the target checkpoint, and cuts the lead's conversation back to
 before the first prompt from that checkpoint on (a ``compaction`` entry in its
 transcript), so that ``coterie resume RUN_ID "..."`` goes on as if those
 prompts had never been sent. The run's last request is forgotten with them.
+In a team run on files, each teammate's conversation is cut back to before
+the first work it began after the checkpoint, and the board's log to its
+length then (:func:`conversation_marks`, recorded with each checkpoint), so
+the tasks of those prompts go too.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from coterie.board import rewind_log
+from coterie.board.log import LOG_NAME as BOARD_LOG
 from coterie.checkpoints.record import Checkpoint, CheckpointLog
 from coterie.checkpoints.restore import restore
 from coterie.checkpoints.rewind import RewindPlan, Span, plan_rewind
 from coterie.checkpoints.snapshot import changed_paths
 from coterie.checkpoints.watch import open_watcher
 from coterie.context import TranscriptLog
-from coterie.context.transcript import prompt_status
+from coterie.context.transcript import first_prompt_from, prompt_status
 from coterie.errors import CoterieError
-from coterie.runs import COMPLETED, find_run, hold_run, transcript_path, write_state
+from coterie.runs import (
+    COMPLETED,
+    find_run,
+    hold_run,
+    read_config,
+    transcript_path,
+    write_state,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -37,9 +51,11 @@ __all__ = [
     "RewindRefused",
     "RewindReport",
     "checkpoint_log",
+    "conversation_marks",
     "cut_point",
     "list_checkpoints",
     "plan_files",
+    "resume_at",
     "rewind_checkpoints",
     "rewind_files",
     "rewind_run",
@@ -95,6 +111,12 @@ class RewindReport:
     overridden: tuple[str, ...]
     #: Messages dropped from the lead's conversation (None: it was left alone).
     dropped: int | None
+    #: The checkpoint whose prompt the conversation was cut back to (None: not cut).
+    cut_at: int | None = None
+    #: The teammates whose conversations were cut back too (a stopped team run's).
+    teammates: tuple[str, ...] = ()
+    #: Tasks the board lost with the cut (created after that checkpoint).
+    tasks_dropped: int = 0
 
 
 def list_checkpoints(workdir: Path, run_id: str) -> list[CheckpointRow]:
@@ -146,13 +168,56 @@ async def rewind_run(
         async def now(job: Callable[[], None]) -> None:
             job()
 
+        log = checkpoint_log(run_dir)
         report = await rewind_checkpoints(
-            checkpoint_log(run_dir), workdir, lead, to, code=code,
+            log, workdir, lead, to, code=code,
             conversation=conversation, force=force, cut=cut, blocking=now,
         )  # fmt: skip
         if conversation:
+            point = next((p for p in log.checkpoints() if p.n == report.cut_at), None)
+            if point is not None and point.marks is not None:
+                report = await _cut_team(run_dir, point.marks, report)
             write_state(run_dir, state=COMPLETED, request=None, result=None)
         return report
+
+
+def conversation_marks(run_dir: Path) -> dict[str, int]:
+    """How long the run's logs that a rewind of the conversation cuts besides the
+    lead's are now: each teammate's transcript, the board's log (by path in the run
+    directory; what is not there yet is 0)."""
+    marks: dict[str, int] = {}
+    with contextlib.suppress(FileNotFoundError):
+        for entry in os.scandir(run_dir / "transcripts"):
+            name = entry.name.removesuffix(".log")
+            if entry.name.endswith(".log") and name != "lead" and "-sub-" not in name:
+                marks[f"transcripts/{entry.name}"] = entry.stat().st_size
+    with contextlib.suppress(FileNotFoundError):
+        marks[f"board/{BOARD_LOG}"] = (run_dir / "board" / BOARD_LOG).stat().st_size
+    return marks
+
+
+async def _cut_team(run_dir: Path, marks: dict[str, int], report: RewindReport) -> RewindReport:
+    """Cut a stopped team run's teammates' conversations and its board back to
+    *marks* (a checkpoint's): the work each began after it goes, and so do the tasks
+    created after it. A run on a server keeps its teammates and board as they are."""
+    if read_config(run_dir).get("backend"):
+        return report
+    teammates = []
+    for path in sorted((run_dir / "transcripts").glob("*.log")):
+        name = path.name.removesuffix(".log")
+        if name == "lead" or "-sub-" in name:
+            continue
+        prompt = first_prompt_from(path, marks.get(f"transcripts/{path.name}", 0))
+        if prompt is None:
+            continue
+        with TranscriptLog.open(path) as transcript:
+            if await transcript.cut_before(prompt):
+                teammates.append(name)
+    tasks = 0
+    board = run_dir / "board"
+    if (board / BOARD_LOG).exists():
+        tasks = rewind_log(board, marks.get(f"board/{BOARD_LOG}", 0))
+    return attrs.evolve(report, teammates=tuple(teammates), tasks_dropped=tasks)
 
 
 async def resume_at(run_dir: Path, message_uuid: str, drops_turn: str | None = None) -> int:
@@ -241,6 +306,7 @@ async def rewind_checkpoints(
         tuple(sorted(plan.restore)) if code else (),
         tuple(sorted(plan.conflicts)) if code else (),
         dropped,
+        point.n if point is not None else None,
     )
 
 

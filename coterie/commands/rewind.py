@@ -76,5 +76,10 @@ async def rewind_command(args: argparse.Namespace, console: Console, err: Consol
         said.append(
             f"{report.dropped} message{'s' * (report.dropped != 1)} of the conversation dropped"
         )
+    if report.teammates:
+        said.append(f"the conversations of {escape(', '.join(report.teammates))} cut back")
+    if report.tasks_dropped:
+        tasks = report.tasks_dropped
+        said.append(f"{tasks} task{'s' * (tasks != 1)} of the board dropped")
     console.print("; ".join(said) + f" (checkpoint {report.checkpoint} undoes it)")
     return 0

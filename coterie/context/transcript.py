@@ -105,6 +105,10 @@ class _Replay:
     prompt_gone: dict[str, str] = attrs.field(factory=dict)
     # Where each message recorded with a ``uuid`` is in the history (None: compacted away).
     uuid_at: dict[str, int | None] = attrs.field(factory=dict)
+    # Where in the file the record starting each request begins.
+    prompt_start: dict[str, int] = attrs.field(factory=dict)
+    # Where the record being applied begins.
+    offset: int = 0
 
     def apply(self, entry: dict[str, Any]) -> None:
         kind = entry.get("type")
@@ -117,6 +121,7 @@ class _Replay:
                 self.prompt_ids.add(str(entry["prompt_id"]))
                 self.prompt_meta[str(entry["prompt_id"])] = self.meta
                 self.prompt_at[str(entry["prompt_id"])] = len(self.messages) - 1
+                self.prompt_start.setdefault(str(entry["prompt_id"]), self.offset)
             if entry.get("uuid") is not None:
                 self.uuid_at[str(entry["uuid"])] = len(self.messages) - 1
             # A new message starts a new round of tool calls.
@@ -194,6 +199,7 @@ def _replay(data: bytes, path: Path) -> _Replay:
             entry = json.loads(item.payload)
             if not isinstance(entry, dict):
                 raise ValueError("not an object")
+            replay.offset = item.start
             replay.apply(entry)
         except (ValueError, KeyError, TypeError) as exc:
             replay.problems.append(
@@ -215,6 +221,22 @@ def prompt_status(path: Path, prompt_id: str, *, cut: str = "rewind") -> str:
     if prompt_id in replay.prompt_gone:
         return "cut" if replay.prompt_gone[prompt_id] == cut else "gone"
     return "unknown"
+
+
+def first_prompt_from(path: Path, offset: int) -> str | None:
+    """The first request whose work the log at *path* began at or after byte *offset*
+    and still holds (read only); None if there is none (or no log)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    replay = _replay(data, path)
+    later = [
+        (start, prompt)
+        for prompt, start in replay.prompt_start.items()
+        if start >= offset and replay.prompt_at.get(prompt) is not None
+    ]
+    return min(later)[1] if later else None
 
 
 def read_history(path: Path) -> list[Message]:

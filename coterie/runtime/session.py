@@ -37,6 +37,7 @@ from coterie.checkpoints import (
     RewindReport,
     SnapshotTooLarge,
     checkpoint_log,
+    conversation_marks,
     rewind_checkpoints,
     rewind_files,
 )
@@ -353,10 +354,11 @@ class AgentSession:
         log = self.checkpoints
         if log is None or log.off or any(p.request == request_id for p in log.checkpoints()):
             return
-        workdir = self.options.workdir
+        workdir, run_dir = self.options.workdir, self.run_dir
 
         def take() -> None:
-            log.begin(workdir, request=request_id, text=text, message=message)
+            marks = conversation_marks(run_dir)  # the teammates' and the board's logs now
+            log.begin(workdir, request=request_id, text=text, message=message, marks=marks)
 
         try:
             await SCANS.run(take)

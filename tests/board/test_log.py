@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 import threading
-from typing import TYPE_CHECKING
+from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from coterie.board import Board, BoardCorruption, BoardError, TaskStatus, read_log
+from coterie.board import Board, BoardCorruption, BoardError, TaskStatus, read_log, rewind_log
 from coterie.board.log import LOG_NAME
 from coterie.journal import encode
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 
 def fill(directory: Path) -> list[object]:
@@ -249,3 +249,31 @@ def test_a_torn_tail_met_by_a_writer_is_cut_and_reported_by_that_writer(board_di
         assert [t.id for t in board.list()] == ["task_1", "task_2"]
         assert board.corruptions == []
         assert [c.action for c in other.corruptions] == ["truncated"]
+
+
+@given(st.integers(0, 6), st.integers(0, 3))
+@settings(max_examples=25, deadline=None)
+def test_a_rewound_log_is_the_board_it_was_at_that_length(kept: int, more: int) -> None:
+    """``rewind_log``: cut back to the length it had after *kept* creations, the board
+    reopens as it was then; the cut records stay beside it; the count is right."""
+    with tempfile.TemporaryDirectory() as tmp:
+        directory = Path(tmp) / "board"
+        with Board(directory) as board:
+            for i in range(kept):
+                board.create(f"t{i}", "")
+            then = [task.id for task in board.list()]
+        size = (directory / LOG_NAME).stat().st_size
+        with Board(directory) as board:
+            for i in range(more):
+                board.create(f"later {i}", "")
+            if more:
+                board.update(then[0] if then else "task_1", owner="x")
+        assert rewind_log(directory, size) == more
+        with Board(directory) as board:
+            assert [task.id for task in board.list()] == then
+            assert all(task.owner is None for task in board.list())
+        saved = list(directory.glob("rewound-*.bin"))
+        assert len(saved) == (1 if more else 0)
+        if size:
+            with pytest.raises(BoardError, match="not the end of a record"):
+                rewind_log(directory, size - 1)

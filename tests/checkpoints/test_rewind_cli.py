@@ -9,6 +9,7 @@ import json
 import os
 from typing import TYPE_CHECKING, Any
 
+from coterie.board import read_log
 from coterie.context.transcript import read_history
 from coterie.runs import runs_root, transcript_path
 from tests.agent.conftest import coterie, home, workspace
@@ -163,6 +164,49 @@ def test_a_subagents_and_a_teammates_changes_are_rewound(workspace: Path, home: 
     done = rewind(run_id, "--to", "1", "--code", workspace=workspace, home=home)
     assert done.returncode == 0, done.stderr
     assert tree(workspace) == before
+
+
+def test_a_team_runs_rewind_cuts_the_teammates_and_the_board_back_too(
+    workspace: Path, home: Path
+) -> None:
+    """Prompt 2's task, and alice's work on it, go with the rewind: prompt 3's requests
+    (the lead's and alice's) hold nothing of it, and the board only prompt 1's task."""
+
+    def create(subject: str) -> dict[str, Any]:
+        task = {"subject": subject, "description": f"Do: {subject}", "owner": "alice"}
+        return {"tool_uses": [{"name": "TaskCreate", "input": task}]}
+
+    tracks = {
+        "lead": [
+            create("job one"), {"text": "planned one"}, {"text": "done one"},
+            create("job two"), {"text": "planned two"}, {"text": "done two"},
+            create("job three"), {"expect_not": "job two", "text": "planned three"},
+            {"expect_not": "job two", "text": "done three"},
+        ],
+        "alice": [
+            {"text": "did one"},
+            {"text": "did two"},
+            {"expect_not": "job two", "text": "did three"},
+        ],
+    }  # fmt: skip
+    scenario = write_scenario(workspace.parent / "s.json", tracks)
+    team = ("--teammates", "1", "--teammate", "alice", "--scenario", str(scenario))
+    done = coterie("team", "-p", *BYPASS, *team, "goal one", cwd=workspace, home=home)
+    assert (done.returncode, done.stdout) == (0, "done one\n"), done.stderr
+    run_id = only_run(workspace)
+    done = coterie("resume", run_id, "goal two", "-p", cwd=workspace, home=home)
+    assert (done.returncode, done.stdout) == (0, "done two\n"), done.stderr
+    done = rewind(run_id, "--to", "2", "--conversation", workspace=workspace, home=home)
+    assert done.returncode == 0, done.stderr
+    assert "the conversations of alice cut back; 1 task of the board dropped" in done.stdout
+    board = [e for e in read_log(runs_root(workspace) / run_id / "board") if e.op == "create"]
+    assert [e.fields["subject"] for e in board] == ["job one"]
+    done = coterie("resume", run_id, "goal three", "-p", cwd=workspace, home=home)
+    assert (done.returncode, done.stdout) == (0, "done three\n"), done.stderr
+    mate = transcript_path(runs_root(workspace) / run_id, "alice")
+    said = json.dumps(read_history(mate))
+    assert "did one" in said
+    assert "job two" not in said
 
 
 def test_bad_input_is_one_line_and_exit_2(workspace: Path, home: Path) -> None:
