@@ -32,6 +32,7 @@ import attrs
 
 __all__ = [
     "EVENTS",
+    "IN_IGNORED",
     "IN_ISDIR",
     "IN_Q_OVERFLOW",
     "ChangeLog",

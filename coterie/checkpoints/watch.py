@@ -12,9 +12,11 @@ the next snapshot walks everything).
 What a watch cannot see is left to the walk that opens every session: a
 file changed through a hard link from outside the workspace, or by another
 machine on a network file system. Where inotify is missing or refused (not
-Linux, no instances or watches left: ``fs.inotify.max_user_watches``),
-:func:`open_watcher` answers None, or the watcher turns itself off, and
-every snapshot walks the whole workspace as before.
+Linux, no instances or watches left: ``fs.inotify.max_user_watches``), or
+the workspace has more directories than a quarter of the user's watches
+(the rest stay for editors and other tools), :func:`open_watcher` answers
+None, or the watcher turns itself off, and every snapshot walks the whole
+workspace as before.
 """
 
 from __future__ import annotations
@@ -26,13 +28,10 @@ import os
 import struct
 import sys
 import threading
-from typing import TYPE_CHECKING
+from pathlib import Path
 
-from coterie.checkpoints.changes import EVENTS, ChangeLog, Dirty
+from coterie.checkpoints.changes import EVENTS, IN_IGNORED, ChangeLog, Dirty
 from coterie.checkpoints.snapshot import SKIPPED_DIRS
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 __all__ = ["Watcher", "open_watcher"]
 
@@ -61,12 +60,15 @@ class Watcher:
     """The inotify instance watching the directories under *root* (see the module
     docstring). Thread-safe: a snapshot may run in any worker thread."""
 
-    def __init__(self, root: Path, fd: int, libc: ctypes.CDLL) -> None:
+    def __init__(self, root: Path, fd: int, libc: ctypes.CDLL, budget: int) -> None:
         self.root = root
         self._fd: int | None = fd
         self._libc = libc
         self._log = ChangeLog(SKIPPED_DIRS)
         self._lock = threading.Lock()
+        #: At most this many directories are watched; a larger workspace is walked.
+        self.budget = budget
+        self._watched: set[int] = set()
 
     @property
     def on(self) -> bool:
@@ -83,6 +85,9 @@ class Watcher:
             wd = self._libc.inotify_add_watch(self._fd, os.fsencode(path), _MASK)
             if wd >= 0:
                 self._log.watching(wd, rel)
+                self._watched.add(wd)
+                if len(self._watched) > self.budget:
+                    self._off()  # leave the user's other programs their watches
                 return
             code = ctypes.get_errno()
             if code in (errno.ENOENT, errno.ENOTDIR, errno.EACCES):
@@ -123,8 +128,11 @@ class Watcher:
                 start = offset + _HEADER.size
                 name = os.fsdecode(data[start : start + length].rstrip(b"\0"))
                 offset = start + length
+                if mask & IN_IGNORED:
+                    self._watched.discard(wd)
                 for gone in self._log.event(wd, mask, name):
                     self._libc.inotify_rm_watch(fd, gone)  # EINVAL if gone already: fine
+                    self._watched.discard(gone)
 
     def _off(self) -> None:
         if self._fd is not None:
@@ -133,13 +141,23 @@ class Watcher:
         self._log.lost()
 
 
-def open_watcher(root: Path) -> Watcher | None:
-    """A watcher for *root*, not yet watching anything; None where inotify is not
-    available."""
+def open_watcher(root: Path, budget: int | None = None) -> Watcher | None:
+    """A watcher for *root*, not yet watching anything (at most *budget* directories,
+    by default a quarter of the user's watches); None where inotify is not available."""
     libc = _libc()
     if libc is None:
         return None
     fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
     if fd < 0:
         return None
-    return Watcher(root, fd, libc)
+    return Watcher(root, fd, libc, _budget() if budget is None else budget)
+
+
+def _budget() -> int:
+    """How many directories one watcher may watch: a quarter of the user's
+    ``fs.inotify.max_user_watches`` (editors and other tools need theirs)."""
+    try:
+        limit = int(Path("/proc/sys/fs/inotify/max_user_watches").read_text())
+    except (OSError, ValueError):
+        limit = 8192  # the kernel's old default
+    return max(limit // 4, 1)

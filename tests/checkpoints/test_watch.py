@@ -138,6 +138,28 @@ def test_a_closed_watcher_makes_every_snapshot_walk(tmp_path: Path) -> None:
     assert again(root, store, watcher, last).files == scan(root, store).files
 
 
+def test_a_workspace_with_more_folders_than_the_budget_is_walked(tmp_path: Path) -> None:
+    """The user's other programs keep their watches: past its budget the watcher stops
+    and each snapshot walks the workspace, exactly as before."""
+    root = tmp_path / "ws"
+    for i in range(5):
+        put(root, f"d{i}/f", str(i))
+    store = ObjectStore(tmp_path / "objects")
+    watcher = open_watcher(root, budget=3)
+    assert watcher is not None
+    assert watcher.changes() is None
+    last = scan(root, store, on_dir=watcher.watch)
+    assert not watcher.on
+    put(root, "d4/f", "changed")
+    assert again(root, store, watcher, last).files == scan(root, store).files
+    roomy = open_watcher(root, budget=6)
+    assert roomy is not None
+    roomy.changes()
+    scan(root, store, on_dir=roomy.watch)
+    assert roomy.on
+    roomy.close()
+
+
 def test_overflow_and_the_workspace_going_mean_walk_everything() -> None:
     log = ChangeLog()
     log.watching(1, "")
