@@ -66,13 +66,15 @@ ignored, the run finished first) is counted apart and drawn again (at most
       damaged (the board log, a mailbox segment, a transcript or
       ``state.json``; a flipped bit, a truncated tail, zeroed or deleted),
       then resumed;
-  redis-restart, redis-oom (asked for by ``--faults``; not in the default set)
+  redis-restart, redis-oom, redis-partition, redis-slow (asked for by
+  ``--faults``; not in the default set)
       the round runs on a ``redis-server`` of its own (``COTERIE_BACKEND``);
       when the trigger is due the server is killed and started again empty
       (no AOF), or refuses every write (``maxmemory 1``, ``noeviction``) for
-      0.5-3 s; the run must complete, or stop with one line and be resumed
-      (see ``chaos_redis``). ``--backend redis`` runs every round on a Redis
-      server of its own.
+      0.5-3 s, or the link to it (a proxy, ``chaos_proxy``) goes dark for
+      0.5-8 s, or passes each chunk 20-150 ms late for 1-5 s; the run must
+      complete, or stop with one line and be resumed (see ``chaos_redis``).
+      ``--backend redis`` runs every round on a Redis server of its own.
 
 The invariants checked after each round (any failure is a violation):
 

@@ -37,7 +37,8 @@ from bench.chaos_plan import (
     insert_turn,
     team_plan,
 )
-from bench.chaos_redis import OOM_SECONDS, REDIS_FAULTS, Redis
+from bench.chaos_proxy import PARTITION_SECONDS, SLOW_DELAY, SLOW_SECONDS, Proxy
+from bench.chaos_redis import LINK_FAULTS, OOM_SECONDS, REDIS_FAULTS, Redis
 from bench.chaos_round import (
     Round,
     read_events,
@@ -153,13 +154,19 @@ def one_round(
         if mounted.returncode != 0:
             rnd.violations.append(f"cannot mount a tmpfs: {mounted.stderr.strip()}")
             return rnd
-    redis = None
+    redis = proxy = None
     try:
         if fault in REDIS_FAULTS or options.get("redis"):
             redis = Redis(base / f"{root.name}-redis").start()
             rnd.backend = redis.url
-        play_round(rnd, rng, modes, int(options["tasks"]), int(options["resumes"]), redis)
+            if fault in LINK_FAULTS:  # the run talks to the server through the link cut
+                proxy = Proxy(redis.port).start()
+                rnd.backend = proxy.url
+        tasks, resumes = int(options["tasks"]), int(options["resumes"])
+        play_round(rnd, rng, modes, tasks, resumes, redis, proxy)
     finally:
+        if proxy is not None:
+            proxy.stop()
         if redis is not None:
             redis.stop()
             shutil.rmtree(redis.directory, ignore_errors=True)
@@ -173,7 +180,13 @@ def one_round(
 
 
 def play_round(
-    rnd: Round, rng: random.Random, modes: list[str], tasks: int, resumes: int, redis: Redis | None
+    rnd: Round,
+    rng: random.Random,
+    modes: list[str],
+    tasks: int,
+    resumes: int,
+    redis: Redis | None,
+    proxy: Proxy | None = None,
 ) -> None:
     for d in (rnd.workspace, rnd.home, rnd.chome):
         d.mkdir()
@@ -201,7 +214,7 @@ def play_round(
     first = ["team", "-p", *BYPASS, *model, "go"]
     server = rnd.start_mock_server(scenario) if rnd.path == "sdk" else None
     try:
-        code, out, err = run_with_fault(rnd, rng, first, resumes, trigger, redis)
+        code, out, err = run_with_fault(rnd, rng, first, resumes, trigger, redis, proxy)
     finally:
         if server is not None:
             rnd.stop_mock_server(server)
@@ -236,6 +249,7 @@ def fire(
     rng: random.Random,
     trigger: Trigger,
     redis: Redis | None,
+    proxy: Proxy | None = None,
 ) -> Schedule:
     """Fire the round's timed fault when *trigger* is due; the schedule that waited."""
     fault = rnd.fault
@@ -254,19 +268,38 @@ def fire(
         rnd.injected = wait_for(rnd, proc, schedule)
         if rnd.injected and fault == "redis-restart":
             redis.restart_empty()
-        elif rnd.injected:
+        elif rnd.injected and fault == "redis-oom":
             redis.refuse_writes()
-            hold = rng.uniform(*OOM_SECONDS)
-            until = time.monotonic() + hold
-            while time.monotonic() < until and proc.poll() is None:
-                rnd.sample_groups()
-                time.sleep(0.01)
+            hold = hold_while(rnd, proc, rng.uniform(*OOM_SECONDS))
             redis.take_writes()
             rnd.where += f", writes refused for {hold:.1f} s"
+        elif rnd.injected and fault == "redis-partition":
+            assert proxy is not None
+            proxy.partition()
+            hold = hold_while(rnd, proc, rng.uniform(*PARTITION_SECONDS))
+            proxy.heal()
+            rnd.where += f", the link cut for {hold:.1f} s"
+        elif rnd.injected:
+            assert proxy is not None
+            delay = rng.uniform(*SLOW_DELAY)
+            proxy.slow(delay)
+            hold = hold_while(rnd, proc, rng.uniform(*SLOW_SECONDS))
+            proxy.heal()
+            rnd.where += f", each chunk {delay * 1000:.0f} ms late for {hold:.1f} s"
     else:
         sig = signal.SIGKILL if fault == "damage" else SIGNALS[fault]
         rnd.injected = wait_then_signal(rnd, proc, sig, schedule)
     return schedule
+
+
+def hold_while(rnd: Round, proc: subprocess.Popen[str], seconds: float) -> float:
+    """Wait *seconds* (the fault lasting) while the run goes on, sampling its process
+    groups; the seconds it lasted."""
+    until = time.monotonic() + seconds
+    while time.monotonic() < until and proc.poll() is None:
+        rnd.sample_groups()
+        time.sleep(0.01)
+    return seconds
 
 
 def run_with_fault(
@@ -276,12 +309,13 @@ def run_with_fault(
     resumes: int,
     trigger: Trigger | None,
     redis: Redis | None = None,
+    proxy: Proxy | None = None,
 ) -> tuple[int | None, str, str]:
     """The round's first command with its fault, then resumes until the run ends."""
     fault = rnd.fault
     proc = rnd.start(first)
     started(proc)
-    schedule = fire(rnd, proc, rng, trigger, redis) if trigger is not None else None
+    schedule = fire(rnd, proc, rng, trigger, redis, proxy) if trigger is not None else None
     code, out, err = run_to_end(rnd, proc, "team")
     attempts = 0
     space_freed = False

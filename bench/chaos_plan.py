@@ -41,7 +41,10 @@ MODEL_ERRORS = (
 )
 #: Faults fired at a moment of the run (a :class:`chaos_schedule.Trigger`); the
 #: others are put in its scenario.
-TIMED = ("kill9", "sigint", "sigterm", "enospc", "damage", "redis-restart", "redis-oom")
+TIMED = (
+    "kill9", "sigint", "sigterm", "enospc", "damage",
+    "redis-restart", "redis-oom", "redis-partition", "redis-slow",
+)  # fmt: skip
 
 
 def step_command(token: str) -> str:

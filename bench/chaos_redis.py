@@ -7,7 +7,9 @@ run's backend (``COTERIE_BACKEND``), and the faults done to it.
   redis-oom
       the server refuses every write (``CONFIG SET maxmemory 1`` under the
       ``noeviction`` policy: "OOM command not allowed") for 0.5-3 s, then
-      takes them again (``maxmemory 0``).
+      takes them again (``maxmemory 0``);
+  redis-partition, redis-slow
+      the link to the server is cut, or slowed, for a while (``chaos_proxy``).
 
 Expected: no traceback, no hang; the run completes, or stops with one line
 (exit 1 or 2) and is resumed once the server is back. The start logic is a
@@ -27,7 +29,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pathlib import Path
 
-REDIS_FAULTS = ("redis-restart", "redis-oom")
+REDIS_FAULTS = ("redis-restart", "redis-oom", "redis-partition", "redis-slow")
+#: The faults done to the link rather than the server (``chaos_proxy``).
+LINK_FAULTS = ("redis-partition", "redis-slow")
 #: How long a ``redis-oom`` fault refuses writes, at most and at least (s).
 OOM_SECONDS = (0.5, 3.0)
 

@@ -12,8 +12,10 @@ does to a server of its own (refused writes, a restart without data)."""
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -101,3 +103,48 @@ def test_the_redis_faults_refuse_writes_then_lose_the_data(tmp_path: Path) -> No
         assert redis.command("EXISTS", "k") == b":0\r\n"
     finally:
         redis.stop()
+
+
+def test_the_link_faults_hold_data_back_while_cut_and_late_while_slow() -> None:
+    """The proxy between a round's run and its server: cut, nothing passes either way
+    (what was sent arrives once it heals, as TCP would retransmit it); slowed, each
+    chunk waits; stopped, every connection is closed."""
+    from bench.chaos_proxy import Proxy
+
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        proxy = Proxy(int(server.getsockname()[1])).start()
+        try:
+            client = socket.create_connection(("127.0.0.1", proxy.port), timeout=5)
+            far, _ = server.accept()
+            client.sendall(b"hello")
+            assert far.recv(5) == b"hello"
+            proxy.partition()
+            client.sendall(b"held")
+            far.settimeout(0.3)
+            with pytest.raises(TimeoutError):
+                far.recv(4)
+            proxy.heal()
+            far.settimeout(5)
+            assert far.recv(4) == b"held"
+            proxy.slow(0.2)
+            began = time.monotonic()
+            far.sendall(b"late")
+            assert client.recv(4) == b"late"
+            assert time.monotonic() - began >= 0.2
+        finally:
+            proxy.stop()
+        assert client.recv(1) == b""  # closed by the proxy's end
+        client.close()
+        far.close()
+
+
+@pytest.mark.slow
+def test_a_run_goes_on_through_a_cut_and_a_slow_link_to_its_server(tmp_path: Path) -> None:
+    done = chaos(
+        "--rounds", "2", "--seed", "3", "--faults", "redis-partition,redis-slow",
+        "--paths", "scripted", "--json", str(tmp_path / "table.json"),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "0 round(s) with a violation" in done.stdout, done.stdout
+    assert "the link cut for" in done.stdout, done.stdout
+    assert "ms late for" in done.stdout, done.stdout
