@@ -145,7 +145,8 @@ class TeamLead(Lead):
     async def _take(self, ctx: ActorContext, turn: Turn, result: RunResult) -> RunResult:
         """One model turn on every message *turn* carries, then its plans' answers and
         the messages' acknowledgements (only once the turn is recorded)."""
-        texts = [proto.render(self._held[k.id].message) for k in turn.items]
+        # Idle notices ride along to be acknowledged with the turn, never shown.
+        texts = [proto.render(self._held[k.id].message) for k in turn.items if k.kind != proto.IDLE]
         if turn.final and self.machine.lead_turns == "batched":
             texts.append(FINAL_NOTE)
         result = await self._turn(ctx, turn.work_id, "\n\n".join(texts))

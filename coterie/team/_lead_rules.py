@@ -19,7 +19,8 @@ lead takes. The lead takes a turn when something needs its decision (it
 every message kept so far, rendered together. Idle notices and the results
 of completed tasks wake nobody: they go with the next turn, or with the
 final one, taken when every task is finished (or nothing can move any
-more), which so sees every result not seen yet. A team whose tasks all
+more), which so sees every result not seen yet (an idle notice is only
+acknowledged with the turn: the model never reads one). A team whose tasks all
 succeed costs the lead two turns: its plan and its answer. With
 ``lead_turns="each"`` every message but an idle notice is a turn of its own,
 one after another (idle notices are acknowledged at once).

@@ -107,6 +107,14 @@ def test_a_team_run_prints_its_summary_as_json(workspace: Path, home: Path, tmp_
     assert summary["actors"]["alice"]["tasks_completed"] == 1
     # The lead: its plan (two calls) and one answer carrying both results.
     assert summary["num_turns"] == 7
+    # That answer's prompt holds both results, and no idle notice (they are
+    # acknowledged with it, never shown to the model).
+    run_dir = runs_root(workspace) / only_run(workspace)
+    with TranscriptLog.open(run_dir / "transcripts" / "lead.log", "none") as log:
+        last_prompt = json.dumps([m for m in log.load() if m["role"] == "user"][-1])
+    assert "Task task_1 completed" in last_prompt
+    assert "Task task_2 completed" in last_prompt
+    assert 'kind=\\"idle\\"' not in last_prompt
 
 
 def test_a_team_with_a_goal_in_auto_mode_runs_through_the_real_api_path(
