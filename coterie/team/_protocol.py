@@ -162,11 +162,30 @@ def parse(message: Message) -> Body | None:
         return None
 
 
+#: How much of a teammate's result its report shows the lead: the whole result stays on
+#: the board, where TaskGet reads it (a long answer is not paid for in every later turn).
+RESULT_SHOWN = 1500
+
+
+def shown_result(result: str, task_id: str) -> str:
+    """*result* as a report shows it: whole up to :data:`RESULT_SHOWN` characters,
+    else its start (cut at a line's end near the limit) and where the rest is."""
+    if len(result) <= RESULT_SHOWN:
+        return result
+    cut = result[:RESULT_SHOWN]
+    end = cut.rfind("\n", RESULT_SHOWN * 4 // 5)
+    if end > 0:
+        cut = cut[:end]
+    rest = len(result) - len(cut)
+    return f"{cut}\n[... {rest:,} more characters: TaskGet {{task_id: {task_id}}} reads it all]"
+
+
 def render(message: Message) -> str:
     """*message* as the recipient's model sees it: tagged with its sender, as data."""
     body = parse(message)
     if isinstance(body, Result):
-        text = f"Task {body.task_id} {body.status}. Result:\n{body.result}"
+        shown = shown_result(body.result, body.task_id)
+        text = f"Task {body.task_id} {body.status}. Result:\n{shown}"
         if body.branch is not None:
             text += (
                 f"\n\nIts work is committed on branch {body.branch} at {body.commit}:"

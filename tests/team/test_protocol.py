@@ -217,3 +217,20 @@ def test_every_team_message_says_something_in_its_event() -> None:
     assert preview(ShutdownRequest()) == "asks to stop"
     assert preview(ShutdownResponse(approve=False)) == "declines to stop"
     assert preview(Result("task_1", "completed")) == "task_1 completed"
+
+
+@given(st.text(max_size=4000))
+def test_a_report_shows_a_long_result_in_part_and_says_where_the_rest_is(result: str) -> None:
+    """The lead's prompt holds the start of a long result and a pointer to the board;
+    a short one whole; never more than the limit and the pointer."""
+    shown = proto.shown_result(result, "task_7")
+    if len(result) <= proto.RESULT_SHOWN:
+        assert shown == result
+        return
+    head, note = shown.rsplit("\n[... ", 1)
+    assert result.startswith(head)
+    assert proto.RESULT_SHOWN * 4 // 5 <= len(head) <= proto.RESULT_SHOWN
+    assert (
+        note
+        == f"{len(result) - len(head):,} more characters: TaskGet {{task_id: task_7}} reads it all]"
+    )
