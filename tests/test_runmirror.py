@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import anyio
 import pytest
 import trio
 
@@ -95,6 +96,39 @@ async def test_an_append_waits_while_the_server_is_away_and_then_goes_on(
             collect_failed_connections()
             copy = await RunMirror(client, target, "r2").read(rel)
     assert copy == (tmp_path / rel).read_bytes()
+
+
+class _ClosedUnderTheCopy:
+    """A client whose first copy hangs (in flight when the stop comes) and whose
+    connection is closed after it, as coredis leaves one a cancelled request used."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def register_script(self, _source: str) -> Callable[..., Any]:
+        async def copy(**_: object) -> list[int]:
+            self.calls += 1
+            if self.calls == 1:
+                await trio.sleep_forever()
+            raise anyio.ClosedResourceError
+
+        return copy
+
+
+async def test_a_copy_cut_short_by_a_stop_leaves_the_rest_local_without_a_traceback() -> None:
+    """A SIGTERM cancels the copier mid-copy, and coredis closes the connection with
+    the cancelled request: the last copy cannot go out. What is left stays local, as
+    after a kill -9 (a chaos round: ``ClosedResourceError`` out of a stopping run)."""
+    client = _ClosedUnderTheCopy()
+    mirror = RunMirror(client, parse_backend("redis://127.0.0.1:1/0"), "r3")  # type: ignore[arg-type]
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(mirror.run)
+            mirror.put("state.json", b"{}")
+            await trio.sleep(0.1)
+            nursery.cancel_scope.cancel()  # the stop, mid-copy
+    assert client.calls == 2  # the last copy was tried, once
+    assert mirror.backlog == 1  # not copied: local only
 
 
 async def test_a_server_that_lost_the_run_gets_no_partial_copy(redis_url: str) -> None:

@@ -126,12 +126,15 @@ def connect(
 
 
 def server_errors() -> tuple[type[Exception], ...]:
-    """What a call to the server raises when it cannot be served (coredis's errors
-    and the socket's), for ``except server_errors():``. A function, so that a run
-    on files never imports coredis (a third of a second at every start)."""
+    """What a call to the server raises when it cannot be served (coredis's errors,
+    the socket's, and a connection coredis closed under the call: a cancelled
+    request takes its connection with it), for ``except server_errors():``. A
+    function, so that a run on files never imports coredis (a third of a second
+    at every start)."""
+    import anyio
     from coredis.exceptions import RedisError
 
-    return (RedisError, OSError)
+    return (RedisError, OSError, anyio.ClosedResourceError, anyio.BrokenResourceError)
 
 
 def refused(exc: BaseException) -> bool:

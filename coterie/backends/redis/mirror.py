@@ -207,10 +207,13 @@ class RunMirror:
                 self._wake = trio.Event()
                 await self._copy()
         finally:
+            # What is left, once: if the server cannot take it now (or the connection
+            # went with the cancellation), it stays local only, as after a kill -9
+            # (the server's copy is the file as of the last flush).
             with trio.CancelScope(shield=True), trio.move_on_after(5.0):
-                await self._copy()
+                await self._copy(once=True)
 
-    async def _copy(self) -> None:
+    async def _copy(self, *, once: bool = False) -> None:
         delay = RETRY_FIRST
         while self._queue:
             batch = [self._queue[i] for i in range(min(BATCH, len(self._queue)))]
@@ -227,6 +230,8 @@ class RunMirror:
             except server_errors() as exc:
                 self.failures += 1
                 refused(exc)  # a server out of memory is said once
+                if once:
+                    return
                 await trio.sleep(delay)
                 delay = min(delay * 2, RETRY_LAST)
                 continue
