@@ -364,6 +364,7 @@ class AgentSession:
             await SCANS.run(take)
         except SnapshotTooLarge as exc:
             log.off = str(exc)
+            log.close()  # no more snapshots: nothing to watch for
             self.events.emit("checkpoint.skipped", reason=str(exc))
 
     async def _checkpoint_end(self, request_id: str) -> None:
@@ -381,6 +382,7 @@ class AgentSession:
             await SCANS.run(functools.partial(log.end, self.options.workdir, point.n))
         except SnapshotTooLarge as exc:
             log.off = str(exc)
+            log.close()  # no more snapshots: nothing to watch for
             self.events.emit("checkpoint.skipped", reason=str(exc))
         except OSError as exc:
             if not is_storage_error(exc):
