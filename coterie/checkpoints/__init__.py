@@ -14,6 +14,9 @@ files: Write and Edit, Bash commands, subagents, teammates. This package owns
   that (the pure bookkeeping, and the thin layer reading the events);
 - :mod:`.restore`: putting chosen paths back as a snapshot had them;
 - :mod:`.record`: a run's checkpoints on disk (the log, delta-coded snapshots);
+- :mod:`.conversation`: cutting a stopped run's conversations back besides the
+  lead's rewind (to a message: ``resume_session_at``; a team's teammates and
+  board, to a checkpoint);
 - :mod:`.rewind`: what a rewind puts back and what refuses it (pure);
 - :mod:`.rewinding`: listing a stopped run's checkpoints and rewinding it
   (files, and the lead's conversation).
@@ -26,20 +29,23 @@ rewind (what the run changed, what changed outside it) are made on them
 alone.
 """
 
-from coterie.checkpoints.record import SCANS, Checkpoint, CheckpointLog
+from coterie.checkpoints.conversation import conversation_marks, resume_at
+from coterie.checkpoints.record import (
+    SCANS,
+    BadCheckpoint,
+    Checkpoint,
+    CheckpointLog,
+    checkpoint_log,
+)
 from coterie.checkpoints.restore import RestoreRefused, restore
 from coterie.checkpoints.rewind import RewindPlan, Span, plan_rewind
 from coterie.checkpoints.rewinding import (
-    BadCheckpoint,
     CheckpointRow,
     RewindRefused,
     RewindReport,
-    checkpoint_log,
-    conversation_marks,
     cut_point,
     list_checkpoints,
     plan_files,
-    resume_at,
     rewind_checkpoints,
     rewind_files,
     rewind_run,

@@ -29,6 +29,8 @@ import attrs
 
 from coterie.checkpoints.snapshot import Entry, Snapshot, scan
 from coterie.checkpoints.store import ObjectStore
+from coterie.checkpoints.watch import open_watcher
+from coterie.errors import CoterieError
 from coterie.fsutil import append_json_line, atomic_write, read_json_lines
 from coterie.journal import SyncRunner
 
@@ -37,7 +39,7 @@ if TYPE_CHECKING:
 
     from coterie.checkpoints.watch import Watcher
 
-__all__ = ["FULL_EVERY", "SCANS", "Checkpoint", "CheckpointLog"]
+__all__ = ["FULL_EVERY", "SCANS", "BadCheckpoint", "Checkpoint", "CheckpointLog", "checkpoint_log"]
 
 #: A whole snapshot is written after this many deltas (loading replays at most this many;
 #: a whole one of a large workspace costs tens of milliseconds, a delta a few).
@@ -46,6 +48,10 @@ FULL_EVERY = 256
 #: files), never blocking the run's loop. Tests set ``inline_below`` to run them
 #: inline, as they do the journal's fsyncs (a thread looks idle to autojump_clock).
 SCANS = SyncRunner(inline_below=0.0)
+
+
+class BadCheckpoint(CoterieError, ValueError):
+    """No such checkpoint, or it cannot be rewound to the way asked."""
 
 
 @attrs.frozen
@@ -268,3 +274,15 @@ def _marks(raw: object) -> dict[str, int] | None:
     if not all(isinstance(k, str) and isinstance(v, int) for k, v in raw.items()):
         return None
     return dict(raw)
+
+
+def checkpoint_log(run_dir: Path, watch: Path | None = None) -> CheckpointLog:
+    """The checkpoints of the run in *run_dir*, their contents kept with the project's
+    (runs of one workspace share them: a file unchanged between runs is kept once).
+    With *watch* (the workspace of a live session), its changes are watched between
+    snapshots (:mod:`.watch`; close the log when the session ends)."""
+    return CheckpointLog(
+        run_dir,
+        objects=run_dir.parent.parent / "checkpoint-objects",
+        watcher=open_watcher(watch) if watch is not None else None,
+    )

@@ -17,27 +17,23 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from coterie.board import rewind_log
-from coterie.board.log import LOG_NAME as BOARD_LOG
-from coterie.checkpoints.record import Checkpoint, CheckpointLog
+from coterie.checkpoints.conversation import cut_team
+from coterie.checkpoints.record import BadCheckpoint, Checkpoint, CheckpointLog, checkpoint_log
 from coterie.checkpoints.restore import restore
 from coterie.checkpoints.rewind import RewindPlan, Span, plan_rewind
 from coterie.checkpoints.snapshot import changed_paths
-from coterie.checkpoints.watch import open_watcher
 from coterie.context import TranscriptLog
-from coterie.context.transcript import first_prompt_from, prompt_status
+from coterie.context.transcript import prompt_status
 from coterie.errors import CoterieError
 from coterie.runs import (
     COMPLETED,
     find_run,
     hold_run,
-    read_config,
     transcript_path,
     write_state,
 )
@@ -51,11 +47,9 @@ __all__ = [
     "RewindRefused",
     "RewindReport",
     "checkpoint_log",
-    "conversation_marks",
     "cut_point",
     "list_checkpoints",
     "plan_files",
-    "resume_at",
     "rewind_checkpoints",
     "rewind_files",
     "rewind_run",
@@ -66,24 +60,8 @@ _FILE_TOOLS = {"Write": "file_path", "Edit": "file_path", "NotebookEdit": "noteb
 _SHELL_TOOLS = frozenset({"Bash", "Monitor"})
 
 
-class BadCheckpoint(CoterieError, ValueError):
-    """No such checkpoint, or it cannot be rewound to the way asked."""
-
-
 class RewindRefused(CoterieError):
     """A file the rewind would put back was changed outside the run since."""
-
-
-def checkpoint_log(run_dir: Path, watch: Path | None = None) -> CheckpointLog:
-    """The checkpoints of the run in *run_dir*, their contents kept with the project's
-    (runs of one workspace share them: a file unchanged between runs is kept once).
-    With *watch* (the workspace of a live session), its changes are watched between
-    snapshots (:mod:`.watch`; close the log when the session ends)."""
-    return CheckpointLog(
-        run_dir,
-        objects=run_dir.parent.parent / "checkpoint-objects",
-        watcher=open_watcher(watch) if watch is not None else None,
-    )
 
 
 @attrs.frozen
@@ -176,91 +154,10 @@ async def rewind_run(
         if conversation:
             point = next((p for p in log.checkpoints() if p.n == report.cut_at), None)
             if point is not None and point.marks is not None:
-                report = await _cut_team(run_dir, point.marks, report)
+                teammates, tasks = await cut_team(run_dir, point.marks)
+                report = attrs.evolve(report, teammates=teammates, tasks_dropped=tasks)
             write_state(run_dir, state=COMPLETED, request=None, result=None)
         return report
-
-
-def conversation_marks(run_dir: Path) -> dict[str, int]:
-    """How long the run's logs that a rewind of the conversation cuts besides the
-    lead's are now: each teammate's transcript, the board's log (by path in the run
-    directory; what is not there yet is 0)."""
-    marks: dict[str, int] = {}
-    with contextlib.suppress(FileNotFoundError):
-        for entry in os.scandir(run_dir / "transcripts"):
-            name = entry.name.removesuffix(".log")
-            if entry.name.endswith(".log") and name != "lead" and "-sub-" not in name:
-                marks[f"transcripts/{entry.name}"] = entry.stat().st_size
-    with contextlib.suppress(FileNotFoundError):
-        marks[f"board/{BOARD_LOG}"] = (run_dir / "board" / BOARD_LOG).stat().st_size
-    return marks
-
-
-async def _cut_team(run_dir: Path, marks: dict[str, int], report: RewindReport) -> RewindReport:
-    """Cut a stopped team run's teammates' conversations and its board back to
-    *marks* (a checkpoint's): the work each began after it goes, and so do the tasks
-    created after it. A run on a server keeps its teammates and board as they are."""
-    if read_config(run_dir).get("backend"):
-        return report
-    teammates = []
-    for path in sorted((run_dir / "transcripts").glob("*.log")):
-        name = path.name.removesuffix(".log")
-        if name == "lead" or "-sub-" in name:
-            continue
-        prompt = first_prompt_from(path, marks.get(f"transcripts/{path.name}", 0))
-        if prompt is None:
-            continue
-        with TranscriptLog.open(path) as transcript:
-            if await transcript.cut_before(prompt):
-                teammates.append(name)
-    tasks = 0
-    board = run_dir / "board"
-    if (board / BOARD_LOG).exists():
-        tasks = rewind_log(board, marks.get(f"board/{BOARD_LOG}", 0))
-    return attrs.evolve(report, teammates=tuple(teammates), tasks_dropped=tasks)
-
-
-async def resume_at(run_dir: Path, message_uuid: str, drops_turn: str | None = None) -> int:
-    """Cut the lead's conversation of the stopped run in *run_dir* back to just after
-    its message *message_uuid* (the Agent SDK's ``resume_session_at``: a reply's
-    stream-json ``uuid``, or a prompt's, as the host sent or was sent it back); how
-    many messages went. The files are left alone (``rewind_files`` puts them back).
-
-    With *drops_turn* (``resume_drops_turn``: the uuid of the prompt whose turn the
-    cut is meant to drop), only if what goes is that turn and nothing else.
-    :class:`BadCheckpoint` for a message the conversation does not hold, or a cut
-    that would drop more than *drops_turn*'s turn."""
-    with hold_run(run_dir):
-        lead = transcript_path(run_dir, "lead")
-        if not lead.exists():
-            raise BadCheckpoint(f"run {run_dir.name} has no conversation to resume at")
-        prompts = {p.message: p.request for p in checkpoint_log(run_dir).checkpoints() if p.message}
-        drops = None
-        if drops_turn is not None:
-            drops = prompts.get(drops_turn)
-            if drops is None:
-                raise BadCheckpoint(
-                    f"Resume rejected by --resume-drops-turn: run {run_dir.name} has no"
-                    f" prompt {drops_turn}"
-                )
-        with TranscriptLog.open(lead) as transcript:
-            try:
-                if message_uuid in prompts:
-                    dropped = await transcript.cut_after(
-                        prompt_id=prompts[message_uuid], drops=drops
-                    )
-                else:
-                    dropped = await transcript.cut_after(message_uuid, drops=drops)
-            except LookupError:
-                raise BadCheckpoint(
-                    f"run {run_dir.name}'s conversation holds no message {message_uuid}"
-                    " (--resume-session-at takes the uuid of an assistant or user line)"
-                ) from None
-            except ValueError as exc:
-                raise BadCheckpoint(f"Resume rejected by --resume-drops-turn: {exc}") from None
-        if dropped:
-            write_state(run_dir, state=COMPLETED, request=None, result=None)
-        return dropped
 
 
 async def rewind_checkpoints(
