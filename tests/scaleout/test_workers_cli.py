@@ -514,3 +514,76 @@ def test_a_teammate_no_worker_hosted_does_not_stop_the_shutdown(
     assert json.loads(done.stdout)["terminal_reason"] == "completed"
     skipped = [e.data for e in events_of(workspace) if e.type == "team.shutdown_skipped"]
     assert skipped == [{"actor": "lead", "teammate": "bob", "reason": "no mailbox"}]
+
+
+async def test_a_run_whose_data_the_server_lost_ends_alone_on_a_worker_hosting_two(
+    workspace: Path, home: Path, tmp_path: Path, redis_url: str, mock_server: Any,
+    workers: list[subprocess.Popen[str]],
+) -> None:  # fmt: skip
+    """One worker hosts a teammate of each of two runs; the server loses one run's
+    keys (flushed, or restarted without them): that run's teammate ends, its lead
+    says so in one line, and the other run goes on on the same worker to the end."""
+
+    def lead(name: str) -> Path:
+        turns = [{"tool_uses": [create("the job", name)]}, {"text": "planned"}]
+        return write_scenario(
+            tmp_path / f"{name}-lead.json", {"lead": [*turns, *[{"text": "done"}] * 2]}
+        )
+
+    def bash(command: str) -> list[dict[str, Any]]:
+        call = {"name": "Bash", "input": {"command": command}}
+        return [{"tool_uses": [call]}, {"text": "did it"}]
+
+    mates = write_scenario(
+        tmp_path / "mates.json",
+        {"alice": bash("sleep 30"), "bob": bash("sleep 4; echo b > b.txt")},
+    )
+    api = {"ANTHROPIC_BASE_URL": mock_server(mates), "ANTHROPIC_API_KEY": "k"}
+    worker = start_worker(
+        home, workspace, redis_url, "--id", "w0", "--capacity", "2", *BYPASS, env=api
+    )
+    workers.append(worker)
+    await trio.to_thread.run_sync(workers_up, redis_url, 1)
+    argv = [sys.executable, "-m", "coterie", "team", "-p", *BYPASS, "--backend", redis_url,
+            "--remote", "--teammate"]  # fmt: skip
+    leads = {}
+    for name in ("alice", "bob"):
+        env = {**clean_env(HOME=str(home)), "ANTHROPIC_API_KEY": "k",
+               "ANTHROPIC_BASE_URL": mock_server(lead(name))}  # fmt: skip
+        leads[name] = subprocess.Popen(
+            [*argv, name, "go"], cwd=workspace, env=env, stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+    target = parse_backend(redis_url)
+    try:
+        async with connect(target) as client:
+            registry = WorkerRegistry(client, target)
+            runs: dict[str, str] = {}
+            with trio.fail_after(60):
+                while len(runs) < 2:
+                    for want in await registry.wanted():
+                        for name in want.teammates:
+                            if (await registry.hosts(want.run_id, (name,)))[name] == "w0":
+                                runs[name] = want.run_id
+                    await trio.sleep(0.1)
+            await trio.sleep(1)  # both teammates at work
+            gone = [k async for k in client.scan_iter(match=f"*{runs['alice']}*")]
+            assert gone
+            await client.delete(gone)
+        _, said_b = await trio.to_thread.run_sync(lambda: leads["bob"].communicate(timeout=90))
+        _, said_a = await trio.to_thread.run_sync(lambda: leads["alice"].communicate(timeout=90))
+    finally:
+        for proc in leads.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+    assert leads["bob"].returncode == 0, said_b
+    assert (workspace / "b.txt").read_text() == "b\n"
+    assert worker.poll() is None  # the worker went on through the other run's loss
+    assert leads["alice"].returncode != 0
+    assert "Traceback" not in said_a, said_a
+    out, err = stop(worker)
+    assert "Traceback" not in err, err
+    assert f"hosting {runs['bob']}/bob" in out
+    assert f"lost {runs['alice']}/alice" in out  # stopped: its hold went with the keys
+    assert "no longer holds run" in said_a
