@@ -667,13 +667,22 @@ def _main(argv: list[str] | None) -> int:
         if leaves and len(stops) == len(leaves):
             # SIGTERM and SIGHUP end a run as Ctrl-C does: 128 + the signal's number.
             console.print("[yellow]interrupted[/]")
-            first = stops[0]
-            return 128 + first.signum if isinstance(first, Stopped) else 130
+            code = stop_exit_code(stops[0])  # a SIGTERM delivered as Ctrl-C says 143
+            assert code is not None
+            return code
         lost = [e for e in leaves if isinstance(e, BackendLost)]
         if lost:
             # The server lost the run's data: the root of whatever else failed with it
             # (connections closed under other tasks). One line, its first sighting.
             _err().print(f"error: {escape(str(lost[0]))}")
+            return 1
+        failed = _backend_failures(leaves)
+        if failed:
+            # The server could not be reached, or failed a call nothing waits out.
+            _err().print(
+                f"error: the Redis server failed: {escape(str(failed[0]))} (is it running"
+                " and reachable at the --backend address?)"
+            )
             return 1
         if leaves and all(isinstance(e, (BrokenPipeError, SystemExit)) for e in leaves):
             # Output closed early (e.g. piped into `head`): stop quietly.
@@ -694,6 +703,16 @@ def _console(stream: TextIO) -> Console:
 
 def _err() -> Console:
     return _console(sys.stderr)
+
+
+def _backend_failures(leaves: list[BaseException]) -> list[BaseException]:
+    """The errors of the Redis client among *leaves* (none when no command of this
+    process loaded it: a run on files never imports it)."""
+    if "coredis" not in sys.modules:
+        return []
+    from coredis.exceptions import RedisError
+
+    return [e for e in leaves if isinstance(e, RedisError)]
 
 
 def _leaves(exc: BaseException) -> list[BaseException]:

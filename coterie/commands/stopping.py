@@ -166,21 +166,29 @@ async def stoppable(
     code = 0
     received: list[int] = []
     work = trio.CancelScope()
-    with trio.open_signal_receiver(*STOP_SIGNALS) as signals:
-        async with trio.open_nursery() as nursery:
+    try:
+        with trio.open_signal_receiver(*STOP_SIGNALS) as signals:
+            async with trio.open_nursery() as nursery:
 
-            async def watch() -> None:
-                async for signum in signals:
-                    if received:
-                        err.print("[red]interrupted again:[/] exiting without clean-up")
-                        os._exit(128 + signum)
-                    received.append(signum)
-                    work.cancel()
+                async def watch() -> None:
+                    async for signum in signals:
+                        if received:
+                            err.print("[red]interrupted again:[/] exiting without clean-up")
+                            os._exit(128 + signum)
+                        received.append(signum)
+                        work.cancel()
 
-            nursery.start_soon(watch)
-            with work:
-                code = await command(args, console, err)
-            nursery.cancel_scope.cancel()
+                nursery.start_soon(watch)
+                with work:
+                    code = await command(args, console, err)
+                nursery.cancel_scope.cancel()
+    except Exception:
+        if not received:
+            raise
+        # The stop's cancellation made the command fail on its way out (a client
+        # that turns a cancelled call into an error of its own: coredis's
+        # "Unable to establish a connection"). The clean-up ran; the stop is what
+        # happened, and what the exit code says.
     if received:
         if received[0] == signal.SIGINT:
             raise KeyboardInterrupt

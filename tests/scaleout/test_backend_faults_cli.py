@@ -13,6 +13,8 @@ waits for the server first.
 from __future__ import annotations
 
 import re
+import signal
+import socket
 import subprocess
 import sys
 import time
@@ -112,3 +114,37 @@ def test_a_resume_on_a_server_that_lost_the_run_is_one_line(
     assert "Traceback" not in done.stderr
     (line,) = [line for line in done.stderr.splitlines() if line.startswith("error:")]
     assert f"no longer holds run {run_id}" in line
+
+
+def test_a_server_that_cannot_be_reached_is_one_line(
+    workspace: Path, home: Path, tmp_path: Path
+) -> None:
+    """Nothing listening at the address: one line and exit 1, never a traceback.
+    Something that takes the connection and never answers (a hung server): a SIGTERM
+    while the run waits for it is a stop like any other (exit 143; it was exit 1
+    with the client's error, or 130)."""
+    scenario = write_scenario(tmp_path / "s.json", {"lead": [{"text": "hi"}]})
+    with socket.create_server(("127.0.0.1", 0)) as closed:
+        port = closed.getsockname()[1]
+    done = coterie(
+        "team", "-p", *BYPASS, "--backend", f"redis://127.0.0.1:{port}/0",
+        "--scenario", str(scenario), "go", cwd=workspace, home=home,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.startswith("error: the Redis server failed: "), done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    with socket.create_server(("127.0.0.1", 0)) as hung:  # takes connections, says nothing
+        url = f"redis://127.0.0.1:{hung.getsockname()[1]}/0"
+        argv = ["team", "-p", *BYPASS, "--backend", url, "--scenario", str(scenario), "go"]
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "coterie", *argv], cwd=workspace,
+            env=clean_env(HOME=str(home)), stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        hung.settimeout(30)
+        conn, _ = hung.accept()  # the client has connected, and waits for an answer
+        with conn:
+            proc.send_signal(signal.SIGTERM)
+            _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert "Traceback" not in err
