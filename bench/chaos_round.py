@@ -21,6 +21,7 @@ import signal
 import subprocess
 import sys
 import time
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -301,8 +302,11 @@ def run_to_end(rnd: Round, proc: subprocess.Popen[str], label: str) -> tuple[int
     return rnd.finish(proc, label, max(1.0, rnd.timeout - (time.monotonic() - started(proc))))
 
 
-_STARTS: dict[int, float] = {}
+#: When each process was started, by the process itself: never by its pid, which a
+#: campaign of thousands of processes sees reused (a new run then took an old one's
+#: start, was found "hung" at once and killed: five false violations in 622 rounds).
+_STARTS: weakref.WeakKeyDictionary[subprocess.Popen[str], float] = weakref.WeakKeyDictionary()
 
 
 def started(proc: subprocess.Popen[str]) -> float:
-    return _STARTS.setdefault(proc.pid, time.monotonic())
+    return _STARTS.setdefault(proc, time.monotonic())

@@ -8,6 +8,7 @@ import random
 import shutil
 import signal
 import subprocess
+import time
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -263,3 +264,21 @@ def test_the_five_mutants_of_the_issue_are_there() -> None:
         "board-double-claim",
         "transcript-loses-last",
     }
+
+
+def test_a_rounds_start_time_is_its_process_own_never_one_with_the_same_pid() -> None:
+    """Thousands of processes reuse pids: a new run must not take an old one's start
+    (it was then found hung at once and killed, a false violation)."""
+    import sys
+
+    from bench.chaos_round import started
+
+    first = subprocess.Popen([sys.executable, "-c", "pass"])
+    first.wait()
+    began = started(first)
+    time.sleep(0.05)
+    again = subprocess.Popen([sys.executable, "-c", "pass"])
+    again.wait()
+    again.pid = first.pid  # as the kernel may hand the pid out again
+    assert started(again) > began
+    assert started(first) == began
