@@ -676,7 +676,9 @@ def _main(argv: list[str] | None) -> int:
             # (connections closed under other tasks). One line, its first sighting.
             _err().print(f"error: {escape(str(lost[0]))}")
             return 1
-        failed = _backend_failures(leaves)
+        from coterie.backends.choice import client_failures
+
+        failed = client_failures(leaves)
         if failed:
             # The server could not be reached, or failed a call nothing waits out.
             _err().print(
@@ -703,16 +705,6 @@ def _console(stream: TextIO) -> Console:
 
 def _err() -> Console:
     return _console(sys.stderr)
-
-
-def _backend_failures(leaves: list[BaseException]) -> list[BaseException]:
-    """The errors of the Redis client among *leaves* (none when no command of this
-    process loaded it: a run on files never imports it)."""
-    if "coredis" not in sys.modules:
-        return []
-    from coredis.exceptions import RedisError
-
-    return [e for e in leaves if isinstance(e, RedisError)]
 
 
 def _leaves(exc: BaseException) -> list[BaseException]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 from typing import TYPE_CHECKING, Any, cast
 
 import attrs
@@ -21,7 +22,7 @@ import attrs
 from coterie.errors import CoterieError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
     from contextlib import AbstractAsyncContextManager
     from pathlib import Path
 
@@ -50,6 +51,18 @@ PROVIDERS = {
 
 class BackendError(CoterieError, ValueError):
     """A backend URL that cannot be used (a usage error), or a backend that cannot serve."""
+
+
+def client_failures(leaves: Iterable[BaseException]) -> list[BaseException]:
+    """The errors of a backend's own client among *leaves*, for the backends whose
+    provider this process loaded (a run on files loads none: nothing is imported)."""
+    found: list[BaseException] = []
+    for module in dict.fromkeys(PROVIDERS.values()):
+        loaded = sys.modules.get(module)
+        if loaded is not None:
+            kinds = cast("Provider", loaded.PROVIDER).client_errors()
+            found += [e for e in leaves if kinds and isinstance(e, kinds)]
+    return found
 
 
 def _provider(scheme: str) -> Provider:

@@ -291,6 +291,11 @@ class Provider(Protocol):
         """The exceptions of a backend that cannot be reached right now."""
         ...
 
+    def client_errors(self) -> tuple[type[BaseException], ...]:
+        """The exceptions of the backend's own client (none for one without a client):
+        what the CLI says in one line when nothing waited one out."""
+        ...
+
     def hold(self, location: Any, run_id: str, run_dir: Path) -> AbstractAsyncContextManager[None]:
         """Hold run *run_id* live for this process while the block runs (registered
         in the catalogue first); :class:`~coterie.runs.RunBusy` if another holds it."""

@@ -45,6 +45,9 @@ class FilesProvider:
     def errors(self) -> tuple[type[BaseException], ...]:
         return (OSError,)
 
+    def client_errors(self) -> tuple[type[BaseException], ...]:
+        return ()
+
     @contextlib.asynccontextmanager
     async def hold(self, location: Any, run_id: str, run_dir: Path) -> AsyncIterator[None]:
         import trio

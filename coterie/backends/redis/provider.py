@@ -55,6 +55,11 @@ class RedisProvider:
     def errors(self) -> tuple[type[BaseException], ...]:
         return server_errors()
 
+    def client_errors(self) -> tuple[type[BaseException], ...]:
+        from coredis.exceptions import RedisError
+
+        return (RedisError,)
+
     def hold(self, location: Any, run_id: str, run_dir: Path) -> AbstractAsyncContextManager[None]:
         import os
         import socket
