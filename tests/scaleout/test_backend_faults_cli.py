@@ -120,7 +120,8 @@ def test_a_server_that_cannot_be_reached_is_one_line(
     workspace: Path, home: Path, tmp_path: Path
 ) -> None:
     """Nothing listening at the address: one line and exit 1, never a traceback.
-    Something that takes the connection and never answers (a hung server): a SIGTERM
+    Something that takes the connection and never answers (a hung server): one line
+    once the first answer is overdue (the run waited forever before), and a SIGTERM
     while the run waits for it is a stop like any other (exit 143; it was exit 1
     with the client's error, or 130)."""
     scenario = write_scenario(tmp_path / "s.json", {"lead": [{"text": "hi"}]})
@@ -134,6 +135,13 @@ def test_a_server_that_cannot_be_reached_is_one_line(
     assert done.stderr.startswith("error: the Redis server failed: "), done.stderr
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
     with socket.create_server(("127.0.0.1", 0)) as hung:  # takes connections, says nothing
+        url = f"redis://127.0.0.1:{hung.getsockname()[1]}/0"
+        argv = ["team", "-p", *BYPASS, "--backend", url, "--scenario", str(scenario), "go"]
+        done = coterie(*argv, cwd=workspace, home=home, timeout=60)
+        assert done.returncode == 1, done.stderr
+        assert "took the connection but did not answer" in done.stderr, done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    with socket.create_server(("127.0.0.1", 0)) as hung:  # a new one: no connection queued
         url = f"redis://127.0.0.1:{hung.getsockname()[1]}/0"
         argv = ["team", "-p", *BYPASS, "--backend", url, "--scenario", str(scenario), "go"]
         proc = subprocess.Popen(

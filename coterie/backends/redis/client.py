@@ -125,6 +125,31 @@ def connect(
     )
 
 
+#: How long a run's first command waits for the server to answer (s): a server that
+#: takes the connection and says nothing (hung, or not Redis) must not hold a start.
+FIRST_ANSWER = 10.0
+
+
+async def answering(client: coredis.Redis[bytes], target: RedisTarget) -> None:
+    """Return once the server answers a ``PING``; a client error naming the server if
+    it says nothing for :data:`FIRST_ANSWER` seconds (the CLI says it in one line)."""
+    import trio
+    from coredis.exceptions import ConnectionError as ClientConnectionError
+
+    with trio.move_on_after(FIRST_ANSWER) as waited:
+        try:
+            await client.ping()
+            return
+        except ClientConnectionError:
+            if not waited.cancel_called:
+                raise  # refused, reset: the client's own words say it
+            # (coredis turns the cancelled handshake into an error of its own)
+    raise ClientConnectionError(
+        f"{target.url} took the connection but did not answer in {FIRST_ANSWER:.0f} s"
+        " (a hung server, or not a Redis server)"
+    )
+
+
 def server_errors() -> tuple[type[Exception], ...]:
     """What a call to the server raises when it cannot be served (coredis's errors,
     the socket's, and a connection coredis closed under the call: a cancelled
