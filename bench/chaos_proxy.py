@@ -64,6 +64,8 @@ class Proxy:
         self._stopped = True
         self._open.set()
         with contextlib.suppress(OSError):
+            self._listener.shutdown(socket.SHUT_RDWR)  # wakes the accepting thread
+        with contextlib.suppress(OSError):
             self._listener.close()
         with self._lock:
             for sock in self._sockets:
