@@ -16,7 +16,8 @@ import pytest
 import trio
 
 from coterie.backends.redis import RedisBoard, open_redis_board, read_redis_log
-from coterie.backends.redis.board import TURN_MS, log_key
+from coterie.backends.redis.board import TURN_MS
+from coterie.backends.redis.boardlog import log_key
 from coterie.backends.redis.client import connect, parse_backend
 from coterie.board import (
     AsyncBoard,

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from coterie.backends.redis.board import log_key
+from coterie.backends.redis.boardlog import log_key
 from coterie.backends.redis.client import parse_backend
 from coterie.board import (
     UNSET,

@@ -40,7 +40,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from coterie.backends.redis.board import log_key
+from coterie.backends.redis.boardlog import log_key
 from coterie.backends.redis.client import parse_backend
 from coterie.board import (
     Board,

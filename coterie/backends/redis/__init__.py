@@ -4,7 +4,8 @@ Everything coterie does with a Redis server lives here, and nothing outside
 :mod:`coterie.backends` imports it (``tests/test_architecture.py``): the
 client and its URL (``client``), the server's refusals (``refusals``), the
 post office on streams (``office``, ``mailboxes``, ``mailbox``, ``link``,
-``scripts``, ``peek``), the task board on a stream (``board``), the run
+``scripts``, ``peek``), the task board on a stream (``board``, its log's
+keys and records in ``boardlog``), the run
 registry and its live key (``registry``), the run directory's copy
 (``mirror``), the event stream (``eventstream``), fetching a run to another
 host (``fetch``), the worker directory (``workers``), and the readers of a
@@ -20,7 +21,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from coterie.backends.redis.board import RedisBoard, open_redis_board, read_redis_log
+    from coterie.backends.redis.board import RedisBoard, open_redis_board
+    from coterie.backends.redis.boardlog import read_redis_log
     from coterie.backends.redis.client import RedisTarget, connect, parse_backend, server_errors
     from coterie.backends.redis.mailbox import RedisMailbox
     from coterie.backends.redis.office import open_redis_post_office
@@ -58,7 +60,7 @@ _HOMES = {
     "open_redis_post_office": "coterie.backends.redis.office",
     "parse_backend": "coterie.backends.redis.client",
     "peek_redis_mailbox": "coterie.backends.redis.peek",
-    "read_redis_log": "coterie.backends.redis.board",
+    "read_redis_log": "coterie.backends.redis.boardlog",
     "redis_mail_counts": "coterie.backends.redis.peek",
     "redis_mailbox_names": "coterie.backends.redis.peek",
     "remove_redis_mailbox": "coterie.backends.redis.peek",

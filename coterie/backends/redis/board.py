@@ -74,13 +74,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import trio
 
+from coterie.backends.redis.boardlog import BATCH, log_key, payload, tagged, text
 from coterie.backends.redis.client import connect
 from coterie.backends.redis.reading import ReadConnection
 from coterie.backends.redis.scripts import APPEND
 from coterie.board import BoardError, BoardLost, BoardRefusal, BoardStatistics, TaskStatus
 from coterie.board import ops as ops
 from coterie.board.face import BoardOperations
-from coterie.board.log import BoardCorruption, LogEntry, decode, log_entry
+from coterie.board.log import BoardCorruption, decode
 from coterie.board.state import BadRecord, BoardState
 
 if TYPE_CHECKING:
@@ -93,9 +94,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-#: How many records one round trip brings back when catching up.
-BATCH = 1000
-
 #: How long a writer that lost a race keeps the turn (module docs), in ms.
 TURN_MS = 1000
 
@@ -103,11 +101,6 @@ TURN_MS = 1000
 #: pause after the server did not answer.
 FOLLOW_BLOCK = 5.0
 FOLLOW_RETRY = 0.2
-
-
-def log_key(target: RedisTarget, run_id: str) -> str:
-    """The key of a run's board log (the board's other keys are named after it)."""
-    return target.key("run", run_id, "board", "log")
 
 
 @contextlib.asynccontextmanager
@@ -135,37 +128,6 @@ async def open_redis_board(
             board.closed = True
             # The follower's read is cut short only here, with its client closing.
             nursery.cancel_scope.cancel()
-
-
-async def read_redis_log(target: RedisTarget, run_id: str) -> list[LogEntry]:
-    """Every readable record of run *run_id*'s board on *target*, in log order
-    (``read_log`` for the Redis board: audits and ``coterie tasks``)."""
-    entries: list[LogEntry] = []
-    async with connect(target) as client:
-        start = "-"
-        while True:
-            batch = await client.xrange(log_key(target, run_id), start, "+", count=BATCH)
-            for entry in batch:
-                found = log_entry(_payload(entry.field_values))
-                if found is not None:
-                    entries.append(found)
-            if len(batch) < BATCH:
-                return entries
-            start = "(" + _text(batch[-1].identifier)
-
-
-def _text(value: str | bytes) -> str:
-    return value.decode() if isinstance(value, bytes) else value
-
-
-def _payload(fields: Any) -> bytes:
-    value = fields.get(b"r", fields.get("r", b""))
-    return value.encode() if isinstance(value, str) else bytes(value)
-
-
-def _tagged(nonce: bytes, payload: bytes) -> bytes:
-    """The record's JSON object with the attempt's nonce as its first member."""
-    return nonce + payload[1:]
 
 
 class RedisBoard(BoardOperations):
@@ -223,10 +185,10 @@ class RedisBoard(BoardOperations):
 
     def _apply(self, payloads: Iterable[bytes]) -> None:
         """Fold the records that follow :attr:`_records_read` into the state, in order."""
-        for payload in payloads:
+        for record in payloads:
             self._records_read += 1
             try:
-                self._state.apply(decode(payload))
+                self._state.apply(decode(record))
             except (BadRecord, ValueError) as exc:
                 where = self._records_read
                 corruption = BoardCorruption(where, where, "skipped", str(exc))
@@ -239,7 +201,7 @@ class RedisBoard(BoardOperations):
             batch = await self._client.xrange(
                 self.key, f"(0-{self._records_read}", "+", count=BATCH
             )
-            self._apply(_payload(entry.field_values) for entry in batch)
+            self._apply(payload(entry.field_values) for entry in batch)
             if len(batch) < BATCH:
                 return
 
@@ -263,7 +225,7 @@ class RedisBoard(BoardOperations):
             # a dropped connection (coredis retries the call) is recognised:
             # the retry then finds its own records in the log, not a conflict.
             nonce = f'{{"u":"{self._token}-{self._attempt}",'.encode()
-            txn = ops.Txn(scratch, frame=functools.partial(_tagged, nonce))
+            txn = ops.Txn(scratch, frame=functools.partial(tagged, nonce))
             refusal: BoardRefusal | None = None
             try:
                 result = op(txn)
@@ -311,9 +273,9 @@ class RedisBoard(BoardOperations):
         async with self._lock:
             entries = [e for batch in grown.values() for e in batch]
             for entry in entries:
-                n = int(_text(entry.identifier).partition("-")[2])
+                n = int(text(entry.identifier).partition("-")[2])
                 if n == self._records_read + 1:  # not applied meanwhile by a catch-up
-                    self._apply([_payload(entry.field_values)])
+                    self._apply([payload(entry.field_values)])
             if len(entries) == BATCH:
                 with self._server_trouble("nothing was changed"):
                     await self._catch_up()

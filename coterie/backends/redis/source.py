@@ -16,7 +16,7 @@ import contextlib
 import json
 from typing import TYPE_CHECKING, Any
 
-from coterie.backends.redis.board import read_redis_log
+from coterie.backends.redis.boardlog import read_redis_log
 from coterie.backends.redis.client import connect
 from coterie.backends.redis.eventstream import read_stream
 from coterie.backends.redis.mirror import RunMirror
