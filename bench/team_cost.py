@@ -1,6 +1,6 @@
 """What a team costs against one agent doing the same work, through the real SDK path.
 
-    python bench/team_cost.py [--quick] [--team 4] [--latency 0.5]
+    python bench/team_cost.py [--quick] [--team 4] [--latency 0.5] [--memory CHARS]
 
 The work is ``bench/team_latency.py``'s (each turn one ``Write``; a team's
 lead creates the tasks, each teammate does its tasks' turns and answers each
@@ -22,7 +22,9 @@ agent's. Targets (issue 30): the team's cost at most 1.2x one agent's on the
 critical path (a run at ``--latency`` seconds per call, as
 ``bench/team_latency.py`` computes it, in the same run).
 
---quick: 2 tasks of 1 turn, one agent and a team of 2 (a smoke run).
+--quick: 2 tasks of 1 turn, one agent and a team of 2 (a smoke run). --memory: the
+workspace has a CLAUDE.md of about that many characters, which every agent's first
+message carries (the targets are for none).
 """
 
 from __future__ import annotations
@@ -96,9 +98,15 @@ def read_spend(home: Path) -> Spend:
     )
 
 
-def spend_of(size: int | None, tasks: int, turns: int) -> Spend:
-    _wall, spend = run_cli(size, tasks, turns, 0.0, "batched", read_spend)
+def spend_of(size: int | None, tasks: int, turns: int, memory: str = "") -> Spend:
+    _wall, spend = run_cli(size, tasks, turns, 0.0, "batched", read_spend, memory)
     return spend
+
+
+def project_memory(chars: int) -> str:
+    """A CLAUDE.md of about *chars* characters (lines of conventions)."""
+    line = "- Keep functions short; name them for what they return; test every branch.\n"
+    return "# Conventions\n\n" + line * max(chars // len(line), 1) if chars else ""
 
 
 def row(label: str, s: Spend) -> str:
@@ -113,13 +121,20 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="a smoke run of 2 tasks of 1 turn")
     parser.add_argument("--team", type=int, default=4, help="teammates (default 4)")
     parser.add_argument("--latency", type=float, default=0.5, help="seconds per call (wall time)")
+    parser.add_argument(
+        "--memory", type=int, default=0, metavar="CHARS",
+        help="give the workspace a CLAUDE.md of about this many characters (default none)",
+    )  # fmt: skip
     args = parser.parse_args()
+    if args.memory < 0:
+        parser.error("--memory must be 0 or more")
+    memory = project_memory(args.memory)
     works = [(2, 1)] if args.quick else [(4, 5), (8, 1)]
     size = 2 if args.quick else args.team
     limits = {5: 1.2, 1: 1.5}
     verdicts: list[str] = []
     for tasks, turns in works:
-        solo, team = spend_of(None, tasks, turns), spend_of(size, tasks, turns)
+        solo, team = spend_of(None, tasks, turns, memory), spend_of(size, tasks, turns, memory)
         print(f"{tasks} tasks of {turns} turn{'s' * (turns != 1)}:")
         print(row("one agent", solo))
         print(row(f"team of {size}", team))

@@ -177,14 +177,18 @@ def run_cli(
     latency: float,
     lead_turns: str,
     read: Callable[[Path], T],
+    memory: str = "",
 ) -> tuple[float, T]:
     """One run of the work (one agent, or a team of *size*) against its own mock server,
-    in a fresh workspace and home: its wall time, and what *read* finds in the home."""
+    in a fresh workspace and home: its wall time, and what *read* finds in the home.
+    *memory*: the workspace's CLAUDE.md (none when empty)."""
     with tempfile.TemporaryDirectory(prefix="coterie-team-latency-") as tmp:
         root = Path(tmp)
         workspace, home = root / "ws", root / "home"
         workspace.mkdir()
         home.mkdir()
+        if memory:
+            (workspace / "CLAUDE.md").write_text(memory)
         scenario = root / "scenario.json"
         data = solo_scenario(tasks, turns) if size is None else team_scenario(tasks, turns, size)
         scenario.write_text(json.dumps(data))

@@ -30,10 +30,13 @@ import attrs
 from coterie.agent._structured import OutputRule, answer_in
 from coterie.agent.result import RunResult, Subtype
 from coterie.context.history import INTERRUPTED, NOT_RUN, tool_use_ids
+from coterie.context.memory import is_context_reminder
+from coterie.context.opening import role_block, shared_opening
 from coterie.models import MeteredModel, ModelAPIError, ModelError, ModelRequest, StreamSink, Usage
 from coterie.tools import execute_tool_call, todo_reminder
 from coterie.tools.background import background_notices
-from coterie.tools.toolsearch import announced_tools, announcement, loaded_tools
+from coterie.tools.todo import TODO_WRITE
+from coterie.tools.toolsearch import announced_tools, announcement, is_announcement, loaded_tools
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Mapping, Sequence
@@ -81,6 +84,11 @@ def _hook_text(event: str, text: str) -> dict[str, Any]:
     return {"type": "text", "text": f'<hook-feedback event="{event}">{text}</hook-feedback>'}
 
 
+def _run_wide(text: str) -> bool:
+    """Whether a first message's block is one every agent of the run sends alike."""
+    return is_context_reminder(text) or is_announcement(text)
+
+
 def _blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
     """A message's content as a list of blocks (a plain string is one text block)."""
     content = message["content"]
@@ -124,6 +132,10 @@ class AgentLoop:
     #: The leading characters of :attr:`system` every agent of the run has alike
     #: (``ModelRequest.shared_system``); 0: none.
     shared_system: int = 0
+    #: What is this agent's own in a team (its role, name and checkout), carried by
+    #: the first user message after what every agent of the run sends alike (the
+    #: context, the tools' announcement): :mod:`coterie.context.opening`.
+    role_note: str | None = None
     #: With ``--json-schema``: the StructuredOutput tool of :attr:`registry` the final
     #: answer must come through (the rule: :mod:`coterie.agent._structured`).
     output: StructuredOutputTool | None = None
@@ -168,10 +180,15 @@ class AgentLoop:
         *prompt_id* (the request message's id) is recorded with the prompt in
         the durable transcript, so a restarted agent knows it began this work.
         """
+        # The run's context, the tools' announcement, this agent's role, the prompt:
+        # what every agent sends alike first (coterie.context.opening).
+        first = not self.messages
         content = [{"type": "text", "text": prompt}]
+        if first and self.role_note:
+            content.insert(0, role_block(self.role_note))
         if (names := self._unannounced()) is not None:  # the prompt stays the last block
             content.insert(0, names)
-        if not self.messages and self.context:
+        if first and self.context:
             content.insert(0, {"type": "text", "text": self.context})
         message = {"role": "user", "content": content}
         started, turns_before = time.monotonic(), self.turns
@@ -422,6 +439,7 @@ class AgentLoop:
                 role=self.role,
                 model=self.model_name,
                 shared_system=self.shared_system,
+                shared_opening=shared_opening(self.messages, _run_wide),
             )
             self._emit("model.requested", turn=self.turns + 1)
             return self.model.complete(request, on_text=self._stream, on_retry=self._retrying)
@@ -509,16 +527,19 @@ class AgentLoop:
             await self._add({"role": "user", "content": [names]})
 
     def _remind(self) -> None:
-        """Attach a system reminder (a stale plan) to the last user message."""
+        """Attach a system reminder (a stale plan) to the last user message, when the
+        model has TodoWrite in hand: offered, or loaded (a team's members defer it)."""
+        if TODO_WRITE not in self.registry:
+            return
+        deferred = any(t.name == TODO_WRITE for t in self.registry.deferred())
+        if deferred and TODO_WRITE not in loaded_tools(self.messages):
+            return
         reminder = todo_reminder(self.tools)
         if reminder is None:
             return
         last = self.messages[-1]
         if last["role"] == "user":
-            last["content"] = [
-                *last["content"],
-                {"type": "text", "text": f"<system-reminder>{reminder}</system-reminder>"},
-            ]
+            last["content"] = [*last["content"], {"type": "text", "text": reminder}]
 
     def _retrying(self, retry: Retrying) -> None:
         self._emit(

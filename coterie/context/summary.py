@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from coterie.context.history import Block, Message, blocks, note, result_text, user_texts
 from coterie.context.memory import is_context_reminder
+from coterie.context.opening import is_role_note
 from coterie.models import ModelRequest
 
 if TYPE_CHECKING:
@@ -204,11 +205,14 @@ def summarized_history(
         "of it follows"
     )
     body = summary or "(no summary is available)"
-    # The first message's context (the project's memory, the date) is not the
-    # conversation: it stays, word for word, where it was.
-    context = [b for b in blocks(messages[0]) if is_context_reminder(str(b.get("text", "")))]
+    # The first message's context (the project's memory, the date) and the agent's
+    # role note are not the conversation: they stay, word for word, where they were.
+    texts = [(b, str(b.get("text", ""))) for b in blocks(messages[0])]
+    context = [b for b, text in texts if is_context_reminder(text)]
+    role = [b for b, text in texts if is_role_note(text)]
     content = [
         *context[:1],
+        *role[:1],
         _text(f"{header}\n\n{body}"),
         *pinned_blocks(replaced, todos=todos, goal=goal),
     ]

@@ -40,6 +40,11 @@ class ModelRequest:
     #: what one agent's first call writes to the cache every other agent reads.
     #: 0: none (the whole prompt is one block).
     shared_system: int = 0
+    #: How many leading blocks of the first message every agent of the run sends
+    #: alike (the context reminder, the deferred tools' announcement), before the
+    #: agent's own role and prompt: a client with prompt caching puts a breakpoint
+    #: after them when it has one to spare (:mod:`coterie.context.opening`). 0: none.
+    shared_opening: int = 0
 
 
 @attrs.frozen

@@ -331,21 +331,22 @@ def _chars(value: object) -> int:
     if isinstance(value, str):
         return len(value)
     images = [0]
-    value = _without_image_data(value, images)
+    value = _prompt_only(value, images)
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
     return len(text) + images[0] * IMAGE_CHARS
 
 
-def _without_image_data(value: object, images: list[int]) -> object:
-    """*value* with each image block's data left out (and counted in *images*)."""
+def _prompt_only(value: object, images: list[int]) -> object:
+    """*value* as the prompt it is: each image block's data left out (and counted in
+    *images*), and cache breakpoints (a marker, not prompt) left out."""
     if isinstance(value, list):
-        return [_without_image_data(v, images) for v in value]
+        return [_prompt_only(v, images) for v in value]
     if not isinstance(value, dict):
         return value
     if value.get("type") == "image":
         images[0] += 1
         return {"type": "image"}
-    return {k: _without_image_data(v, images) for k, v in value.items()}
+    return {k: _prompt_only(v, images) for k, v in value.items() if k != "cache_control"}
 
 
 def _read_state(path: Path) -> tuple[dict[str, int], dict[str, list[Any]], set[str]]:

@@ -59,6 +59,8 @@ _STATUS_BY_TYPE = {
     "invalid_request_error": 400,
 }
 _EPHEMERAL = {"type": "ephemeral"}
+#: The most blocks of one request that may carry ``cache_control`` (the API's limit).
+MAX_BREAKPOINTS = 4
 #: Sent as the key to a local server (``ANTHROPIC_BASE_URL``) when no key is set,
 #: so the request carries a key as the API expects, without asking the user for one
 #: a local server does not need.
@@ -283,6 +285,13 @@ class AnthropicModel:
             tools = [dict(tool) for tool in request.tools]
             tools[-1]["cache_control"] = _EPHEMERAL
             params["tools"] = tools
+        if self.cache_conversation and request.shared_opening:
+            # The end of what every agent of the run sends alike in its first
+            # message, when the API's limit leaves a breakpoint for it.
+            used = len(params.get("system", ())) + bool(request.tools)
+            params["messages"] = _with_opening_breakpoint(
+                params["messages"], request.shared_opening, MAX_BREAKPOINTS - used
+            )
         return params, headers
 
     async def _stream_once(
@@ -400,6 +409,29 @@ def system_blocks(system: str, shared: int) -> list[dict[str, Any]]:
         {"type": "text", "text": system[:shared], "cache_control": _EPHEMERAL},
         {"type": "text", "text": system[shared:], "cache_control": _EPHEMERAL},
     ]
+
+
+def _with_opening_breakpoint(
+    messages: list[dict[str, Any]], count: int, room: int
+) -> list[dict[str, Any]]:
+    """*messages* with a cache breakpoint on the first message's block *count* (the
+    last of those every agent of the run sends alike), if the messages carry fewer
+    than *room* breakpoints."""
+    content = messages[0].get("content") if messages else None
+    if not isinstance(content, list) or not 0 < count <= len(content):
+        return messages
+    marked = sum(
+        isinstance(block, dict) and "cache_control" in block
+        for message in messages
+        if isinstance(message.get("content"), list)
+        for block in message["content"]
+    )
+    target = content[count - 1]
+    if marked >= room or not isinstance(target, dict) or "cache_control" in target:
+        return messages
+    blocks = list(content)
+    blocks[count - 1] = {**target, "cache_control": _EPHEMERAL}
+    return [{**messages[0], "content": blocks}, *messages[1:]]
 
 
 def _with_conversation_breakpoint(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

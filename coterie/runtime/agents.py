@@ -27,6 +27,7 @@ from coterie.agent import AgentLoop, Limits, build_system_prompt, context_remind
 from coterie.agent.sidecall import SideCalls
 from coterie.autonomy import DenialTracker
 from coterie.context import Funnel, FunnelConfig, TokenCounter, TranscriptLog
+from coterie.context.opening import place_role
 from coterie.fsutil import atomic_write
 from coterie.home import coterie_home
 from coterie.hooks import Actor, HookConfig, Hooks
@@ -353,15 +354,17 @@ class Agents:
         registry = self.tools(registry, role, schema, team=team is not None)
         output = registry.get(STRUCTURED_OUTPUT) if STRUCTURED_OUTPUT in registry else None
         name = ctx.name
-        base = self.subagent_system if role == "subagent" else self.system
-        system = base if role_prompt is None else f"{base}\n\n{role_prompt}"
-        # What every agent of the run sends alike: coterie's own prompt; the role,
-        # the name and a checkout's note come after it (a cache breakpoint between).
-        shared = len(base) + 2 if role_prompt is not None else 0
-        if workspace is not None:
-            system += ROOTED_NOTE.format(workspace=workspace, lead=options.workdir)
         transcript = self.transcript(name)
         messages = transcript.load()
+        base = self.subagent_system if role == "subagent" else self.system
+        own = role_prompt or ""
+        if workspace is not None:
+            own += ROOTED_NOTE.format(workspace=workspace, lead=options.workdir)
+        # What every agent of the run sends alike comes first: coterie's own prompt,
+        # then (in the first message) the run's context; a team member's role, name
+        # and checkout after them, so that the prompt cache serves one agent's first
+        # call from another's (coterie.context.opening).
+        placed = place_role(base, own, messages, in_system=role == "subagent")
         if gate is None:
             prefix = asked_by or (lambda: ())
             gate = self.gate(ctx, lambda: [*prefix(), *messages], policy)
@@ -403,7 +406,7 @@ class Agents:
         funnel = Funnel(
             prepared.run_dir / "context" / name,
             budget=prepared.budget(),
-            counter=TokenCounter.for_request(system, registry.schemas()),
+            counter=TokenCounter.for_request(placed.system, registry.schemas()),
             config=FunnelConfig(
                 result_limits={tool.name: tool.capabilities.result_chars for tool in registry}
             ),
@@ -420,7 +423,7 @@ class Agents:
             registry=registry,
             gate=gate,
             tools=tools,
-            system=system,
+            system=placed.system,
             actor=name,
             role=role,
             limits=Limits(options.max_turns, options.max_budget_usd),
@@ -429,5 +432,6 @@ class Agents:
             model_name=model_name,
             context=self.context,
             output=output if isinstance(output, StructuredOutputTool) else None,
-            shared_system=shared,
+            shared_system=placed.shared,
+            role_note=placed.note,
         )

@@ -12,7 +12,8 @@ keeps the entries containing it (any case); the listing is one page, so
 ``cursor`` is taken and ignored, and so is ``channel`` (there are no other
 sessions or channels to choose among).
 
-Read-only, and not deferred (Claude Code sends it in every first request).
+Read-only. Not deferred for one agent (Claude Code sends it in every first
+request); deferred for the members of a team, whose role names the team.
 """
 
 from __future__ import annotations
@@ -91,7 +92,7 @@ class ListAgentsTool:
         " (they report only to whoever started them). q filters the entries."
     )
     input_schema = _SCHEMA
-    capabilities = Capabilities(Effect.READ_ONLY)
+    capabilities = Capabilities(Effect.READ_ONLY, deferred_in_team=True)
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """The listing, one agent a line, in sections."""

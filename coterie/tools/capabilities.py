@@ -108,8 +108,9 @@ class Capabilities:
     deferred: bool = False
     #: Deferred for the members of a team (its lead and teammates) though not for
     #: one agent alone: a tool a team's agents seldom need (a question to the
-    #: person, Workflow), whose schema would otherwise go with every call of
-    #: every member (docs/teams.md, "What a team costs").
+    #: person, Workflow, TodoWrite, subagents, the list of agents), whose schema
+    #: would otherwise go with every call of every member (docs/teams.md, "What a
+    #: team costs").
     deferred_in_team: bool = False
     #: Every call is a question to a person (AskUserQuestion, the plan tools: Claude
     #: Code's ``requires_user_interaction``): asked in every mode (``dontAsk``

@@ -187,7 +187,7 @@ class TaskTool:
     #: Other names the tool answers to (rules written for them apply to it).
     aliases = ("Task",)
     # Run state: the subagent it starts is bound by this agent's own gate.
-    capabilities = Capabilities(Effect.RUN_STATE, needs="subagents")
+    capabilities = Capabilities(Effect.RUN_STATE, needs="subagents", deferred_in_team=True)
 
     def __init__(self, custom: Iterable[CustomType] = ()) -> None:
         #: The custom subagent types besides the built-in ones.

@@ -16,7 +16,10 @@ from coterie.tools.capabilities import Capabilities, Effect
 if TYPE_CHECKING:
     from coterie.tools._base import ToolContext
 
-__all__ = ["DEFAULT_REMINDER_TURNS", "TodoWriteTool", "format_todos", "todo_reminder"]
+__all__ = ["DEFAULT_REMINDER_TURNS", "TODO_WRITE", "TodoWriteTool", "format_todos", "todo_reminder"]
+
+#: The tool's name.
+TODO_WRITE = "TodoWrite"
 
 DEFAULT_REMINDER_TURNS = 10
 STATUSES = ("pending", "in_progress", "completed")
@@ -56,7 +59,7 @@ def format_todos(todos: list[dict[str, Any]]) -> str:
 class TodoWriteTool:
     """Replaces the agent's todo list."""
 
-    name = "TodoWrite"
+    name = TODO_WRITE
     description = (
         "Creates and updates a structured todo list for the current task, to plan multi-step"
         " work and show progress. Send the whole list every time; each item has content, a"
@@ -66,7 +69,7 @@ class TodoWriteTool:
     )
     input_schema = _TODO_SCHEMA
     # Read-only: it keeps the agent's own notes and changes nothing else.
-    capabilities = Capabilities(Effect.READ_ONLY)
+    capabilities = Capabilities(Effect.READ_ONLY, deferred_in_team=True)
 
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Store the list in ``ctx.todos`` and reset the staleness counter."""

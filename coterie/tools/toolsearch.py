@@ -53,6 +53,7 @@ __all__ = [
     "ToolSearchTool",
     "announced_tools",
     "announcement",
+    "is_announcement",
     "loaded_tools",
     "search_tools",
 ]
@@ -135,6 +136,14 @@ def announcement(names: Sequence[str]) -> str:
     return f"<system-reminder>\n{ANNOUNCEMENT}\n{lines}\n</system-reminder>"
 
 
+_ANNOUNCEMENT_HEAD = f"<system-reminder>\n{ANNOUNCEMENT}\n"
+
+
+def is_announcement(text: str) -> bool:
+    """Whether *text* is a reminder naming deferred tools (see :func:`announcement`)."""
+    return text.startswith(_ANNOUNCEMENT_HEAD)
+
+
 def _blocks(message: Mapping[str, Any]) -> list[Any]:
     content = message.get("content")
     return content if isinstance(content, list) else []
@@ -144,7 +153,7 @@ def announced_tools(messages: Iterable[Mapping[str, Any]]) -> set[str]:
     """The tool names the history's announcements named (the user's own messages
     are text, never such a block: an announcement is a text block of its own)."""
     names: set[str] = set()
-    head = f"<system-reminder>\n{ANNOUNCEMENT}\n"
+    head = _ANNOUNCEMENT_HEAD
     for message in messages:
         if message.get("role") != "user":
             continue

@@ -138,3 +138,27 @@ async def test_a_server_connecting_later_has_its_tools_named_then(tmp_path: Path
     assert "mcp__late__tool" in last[-1]["text"]
     assert "WebFetch" not in last[-1]["text"]  # named before already
     assert "mcp__late__tool" not in sent(second)
+
+
+async def test_a_stale_plan_is_recalled_only_to_an_agent_with_todowrite_in_hand(
+    tmp_path: Path,
+) -> None:
+    """Ten turns without TodoWrite bring one reminder (one ``<system-reminder>``, not
+    two nested) to one agent alone; not to a team's member, who defers TodoWrite."""
+    from coterie.tools import ToolRegistry
+    from coterie.tools.toolsearch import ToolSearchMode
+
+    glob = {"name": "Glob", "input": {"pattern": "*"}}
+    turns = [{"tool_uses": [glob]}] * 10 + [{"text": "done"}]
+    (tmp_path / "a").mkdir()
+    alone, model = loop_on(tmp_path / "a", turns)
+    await alone.run("go")
+    said = json.dumps(model.requests[-1].messages)
+    assert said.count("The TodoWrite tool hasn't been used recently") == 1
+    assert "<system-reminder><system-reminder>" not in said
+    (tmp_path / "m").mkdir()
+    member = ToolRegistry.of(default_registry(), search=ToolSearchMode("always", team=True))
+    assert "TodoWrite" in {t.name for t in member.deferred()}
+    mate, model = loop_on(tmp_path / "m", turns, member)
+    await mate.run("go")
+    assert "hasn't been used recently" not in json.dumps(model.requests[-1].messages)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +36,8 @@ TOOLS = [
 
 
 def ask(text: str = "go", **kw: Any) -> ModelRequest:
-    return ModelRequest(system="You are terse.", messages=[{"role": "user", "content": text}], **kw)
+    fields = {"system": "You are terse.", "messages": [{"role": "user", "content": text}], **kw}
+    return ModelRequest(**fields)
 
 
 @pytest.fixture
@@ -106,6 +108,39 @@ async def test_cache_breakpoints_mark_system_tools_and_transcript_end(connect: A
     assert body["messages"][-1]["content"][-1]["cache_control"] == ephemeral
     assert "cache_control" not in request.tools[-1], "the caller's request is not modified"
     assert request.messages[-1]["content"] == "go"
+
+
+async def test_the_shared_opening_gets_a_breakpoint_within_the_apis_four(connect: Any) -> None:
+    """The first message's run-wide blocks end with a breakpoint of their own when
+    the limit of four leaves one: never with a system prompt in two blocks."""
+    model, server = await connect(scenario({"lead": [{"text": "ok"}] * 3}))
+    opening = [{"type": "text", "text": t} for t in ("<context>", "<tools named>", "role", "go")]
+    messages = [{"role": "user", "content": opening}]
+    ephemeral = {"type": "ephemeral"}
+
+    def marks(body: dict[str, Any]) -> list[int]:
+        return [i for i, b in enumerate(body["messages"][0]["content"]) if "cache_control" in b]
+
+    def count(body: dict[str, Any]) -> int:
+        return json.dumps(body).count('"cache_control"')
+
+    await model.complete(ask(tools=TOOLS, messages=messages, shared_opening=2))
+    body = server.requests[-1].json()
+    assert marks(body) == [1, 3]
+    assert body["messages"][0]["content"][1]["cache_control"] == ephemeral
+    assert count(body) == 4
+    assert "cache_control" not in opening[1], "the caller's request is not modified"
+    # A system prompt in two blocks (a subagent's type prompt) leaves no room.
+    await model.complete(
+        ask(tools=TOOLS, messages=messages, shared_opening=2, system="shared own", shared_system=7)
+    )
+    body = server.requests[-1].json()
+    assert marks(body) == [3]
+    assert count(body) == 4
+    # Nothing of the agent's own after it: the conversation's breakpoint covers it.
+    alone = [{"role": "user", "content": opening[:2]}]
+    await model.complete(ask(tools=TOOLS, messages=alone, shared_opening=2))
+    assert marks(server.requests[-1].json()) == [1]
 
 
 async def test_an_overloaded_answer_is_retried(connect: Any) -> None:

@@ -1,6 +1,7 @@
-"""Every agent of a team sends the same bytes up to the breakpoint after coterie's own
-system prompt: the tools and that prompt, so what the first agent writes to the prompt
-cache every other agent reads (the team's name, role and task come after it)."""
+"""Every agent of a team sends the same bytes up to the breakpoint after the run-wide
+opening of its first message: the tools, coterie's own system prompt, the run's context
+and the deferred tools' announcement, so what the first agent writes to the prompt
+cache every other agent reads (each one's role, name and task come after it)."""
 
 from __future__ import annotations
 
@@ -33,9 +34,12 @@ def team_tracks() -> dict[str, list[dict[str, Any]]]:
     return {"lead": lead, "alice": mate, "bob": mate}
 
 
-def up_to_first_system_breakpoint(body: dict[str, Any]) -> bytes:
-    """The request's bytes up to and including its first system block (tools first)."""
-    return json.dumps([body["tools"], body["system"][0]], sort_keys=True).encode()
+def up_to_opening_breakpoint(body: dict[str, Any]) -> bytes:
+    """The request's bytes up to and including the first message's first breakpoint
+    (tools, then system, then that message's blocks, as the API caches them)."""
+    blocks = body["messages"][0]["content"]
+    (end,) = [i for i, block in enumerate(blocks[:-1]) if "cache_control" in block]
+    return json.dumps([body["tools"], body["system"], blocks[: end + 1]], sort_keys=True).encode()
 
 
 async def test_every_agents_first_request_shares_its_prefix(
@@ -45,11 +49,12 @@ async def test_every_agents_first_request_shares_its_prefix(
     workspace, home = tmp_path / "ws", tmp_path / "home"
     workspace.mkdir()
     home.mkdir()
+    (workspace / "CLAUDE.md").write_text("Use tabs.\n" * 800)  # written once, read by all
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
     env |= {"HOME": str(home), "ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "test"}
     done = await trio.run_process(
         [sys.executable, "-m", "coterie", "team", "-p", "--teammates", "2",
-         "--permission-mode", "bypassPermissions", "go"],
+         "--permission-mode", "bypassPermissions", "--output-format", "json", "go"],
         cwd=workspace, env=env, capture_stdout=True, capture_stderr=True,
         stdin=subprocess.DEVNULL, check=False,
     )  # fmt: skip
@@ -59,22 +64,34 @@ async def test_every_agents_first_request_shares_its_prefix(
         if request.path == "/v1/messages":
             first.setdefault(request.headers["x-coterie-actor"], request.json())
     assert set(first) == {"lead", "alice", "bob"}
-    prefixes = {actor: up_to_first_system_breakpoint(body) for actor, body in first.items()}
+    prefixes = {actor: up_to_opening_breakpoint(body) for actor, body in first.items()}
     assert len(set(prefixes.values())) == 1, "the agents' prefixes differ"
     for body in first.values():
-        shared, own = body["system"]
-        assert shared["cache_control"] == own["cache_control"] == {"type": "ephemeral"}
+        (system,) = body["system"]
+        assert system["cache_control"] == {"type": "ephemeral"}
         assert body["tools"][-1]["cache_control"] == {"type": "ephemeral"}
+        marks = [b for b in body["messages"][0]["content"] if "cache_control" in b]
+        assert len(marks) == 2, "the opening's breakpoint and the conversation's"
+    assert b"Use tabs." in prefixes["alice"], "the project's memory is in the shared part"
     # Tools a team's members seldom need are deferred: named, not sent.
     for body in first.values():
         names = {tool["name"] for tool in body["tools"]}
-        assert not names & {"AskUserQuestion", "Workflow"}
+        assert not names & {"AskUserQuestion", "Workflow", "TodoWrite", "Agent", "ListAgents"}
         said = json.dumps(body["messages"][0])
         assert "AskUserQuestion" in said
-        assert "Workflow" in said
-        # The role and the name are the agent's own, after the breakpoint.
-    assert "alice" in first["alice"]["system"][1]["text"]
-    assert "alice" not in first["alice"]["system"][0]["text"]
+        assert "TodoWrite" in said
+    # The role and the name are the agent's own, after the breakpoint.
+    own = [b["text"] for b in first["alice"]["messages"][0]["content"] if "alice" in b["text"]]
+    assert own
+    assert own[0].startswith("<system-reminder>\n# Your part in this run\n")
+    assert b"alice" not in prefixes["alice"]
+    assert "alice" not in json.dumps(first["alice"]["system"])
+    # What the first agent's call wrote, the others' first calls read: the cache
+    # figures the mock server reports, as the API's would be.
+    usage = json.loads(done.stdout)["actors"]
+    lead_wrote = usage["lead"]["cache_creation_input_tokens"]
+    for mate in ("alice", "bob"):
+        assert usage[mate]["cache_creation_input_tokens"] < lead_wrote / 5, usage
 
 
 def test_a_system_prompt_with_nothing_shared_is_one_block() -> None:

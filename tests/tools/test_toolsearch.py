@@ -233,12 +233,13 @@ def test_the_history_says_what_was_loaded_and_announced() -> None:
 
 
 def test_a_team_member_defers_what_one_agent_alone_does_not() -> None:
-    """AskUserQuestion and Workflow go with every call of one agent, as in Claude
-    Code; a team's members load them with ToolSearch when they need them."""
+    """AskUserQuestion, Workflow, TodoWrite, Agent and ListAgents go with every call
+    of one agent, as in Claude Code; a team's members (whose plan is the board and
+    whose members their role names) load them with ToolSearch when they need them."""
     from coterie.tools.catalogue import builtin_tools
 
     tools = builtin_tools()
     alone = {t.name for t in ToolSearchMode("always").deferred(tools)}
     member = {t.name for t in ToolSearchMode("always", team=True).deferred(tools)}
-    assert member - alone == {"AskUserQuestion", "Workflow"}
+    assert member - alone == {"AskUserQuestion", "Workflow", "TodoWrite", "Agent", "ListAgents"}
     assert not {t.name for t in ToolSearchMode("never", team=True).deferred(tools)}
