@@ -32,8 +32,13 @@ def bash(command: str) -> dict[str, Any]:
 def team_of_two(
     alice_sleeps: float, bob_does_both: bool = False
 ) -> dict[str, list[dict[str, Any]]]:
-    """The lead gives job a to alice (one slow Bash step) and job b to bob."""
+    """The lead gives job a to alice (one slow Bash step) and job b to bob.
+
+    alice's step lasts *alice_sleeps* seconds, or until a file ``release`` is in the
+    workspace (:func:`release`): a test whose command must land while she works
+    gives her long and releases her once it has, instead of betting on a time."""
     bob = [bash("sleep 0.2"), {"text": "job b done"}]
+    waits = waits_for_release(alice_sleeps)
     if bob_does_both:
         bob += [bash("echo a-by-bob > a.txt"), {"text": "job a done by bob"}]
     return {
@@ -42,9 +47,25 @@ def team_of_two(
             {"text": "planned"},
             *({"text": "noted"} for _ in range(4)),
         ],
-        "alice": [bash(f"touch alice-started; sleep {alice_sleeps}"), {"text": "job a done"}],
+        "alice": [bash(f"touch alice-started; {waits}"), {"text": "job a done"}],
         "bob": bob,
     }
+
+
+def waits_for_release(seconds: float) -> str:
+    """A shell command that ends after *seconds*, or sooner once ``release`` exists."""
+    rounds = round(seconds * 20)
+    return f"for i in $(seq {rounds}); do [ -e release ] && break; sleep 0.05; done"
+
+
+def release(workspace: Path) -> None:
+    """Let alice's slow step (:func:`team_of_two`) end now."""
+    (workspace / "release").touch()
+
+
+#: How long alice works when a test releases her: longer than any load makes its
+#: commands take.
+LONG = 120
 
 
 def start_team(
@@ -84,10 +105,11 @@ def tasks_of(workspace: Path) -> dict[str, str]:
 def test_crash_a_teammate_mid_task_then_it_restarts_and_the_run_completes(
     workspace: Path, home: Path, tmp_path: Path
 ) -> None:
-    proc, run_id = start_team(team_of_two(3), workspace, home, tmp_path)
+    proc, run_id = start_team(team_of_two(LONG), workspace, home, tmp_path)
     done = coterie(
         "crash", run_id[:12], "alice", "--reason", "pulled the plug", cwd=workspace, home=home
     )
+    release(workspace)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("crashed alice (InjectedCrash: pulled the plug); its supervisor")
     assert done.stdout.count("\n") == 1
@@ -116,9 +138,10 @@ def test_crash_a_teammate_mid_task_then_it_restarts_and_the_run_completes(
 def test_stop_a_teammate_it_exits_normally_its_task_goes_to_another(
     workspace: Path, home: Path, tmp_path: Path
 ) -> None:
-    tracks = team_of_two(3, bob_does_both=True)
+    tracks = team_of_two(LONG, bob_does_both=True)
     proc, run_id = start_team(tracks, workspace, home, tmp_path)
     done = coterie("stop", run_id, "alice", cwd=workspace, home=home)
+    release(workspace)
     assert done.returncode == 0, done.stderr
     assert "does not restart it (transient: a normal exit)" in done.stdout
     _out, err = proc.communicate(timeout=120)
@@ -132,8 +155,9 @@ def test_stop_a_teammate_it_exits_normally_its_task_goes_to_another(
 def test_crash_a_teammates_supervisor_it_is_not_restarted_and_its_task_goes_to_another(
     workspace: Path, home: Path, tmp_path: Path
 ) -> None:
-    proc, run_id = start_team(team_of_two(3, bob_does_both=True), workspace, home, tmp_path)
+    proc, run_id = start_team(team_of_two(LONG, bob_does_both=True), workspace, home, tmp_path)
     done = coterie("crash", run_id, "alice-sup", cwd=workspace, home=home)
+    release(workspace)
     assert done.returncode == 0, done.stderr
     assert "does not restart it (temporary)" in done.stdout
     _out, err = proc.communicate(timeout=120)
@@ -145,8 +169,9 @@ def test_crash_a_teammates_supervisor_it_is_not_restarted_and_its_task_goes_to_a
 def test_stop_the_lead_a_permanent_child_is_restarted_even_after_a_normal_exit(
     workspace: Path, home: Path, tmp_path: Path
 ) -> None:
-    proc, run_id = start_team(team_of_two(2), workspace, home, tmp_path)
+    proc, run_id = start_team(team_of_two(LONG), workspace, home, tmp_path)
     done = coterie("stop", run_id, "lead", cwd=workspace, home=home)
+    release(workspace)
     assert done.returncode == 0, done.stderr
     assert "permanent" in done.stdout
     _out, err = proc.communicate(timeout=120)
@@ -164,8 +189,9 @@ def test_stop_the_lead_a_permanent_child_is_restarted_even_after_a_normal_exit(
 def test_cancel_is_ctrl_c_exit_130_then_resume_completes_and_a_stale_fault_is_not_applied(
     workspace: Path, home: Path, tmp_path: Path
 ) -> None:
-    proc, run_id = start_team(team_of_two(4), workspace, home, tmp_path)
+    proc, run_id = start_team(team_of_two(LONG), workspace, home, tmp_path)
     done = coterie("cancel", run_id, cwd=workspace, home=home)
+    release(workspace)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("cancelled the run")
     _out, err = proc.communicate(timeout=60)
@@ -206,7 +232,7 @@ def test_refusals_one_line_each(workspace: Path, home: Path, tmp_path: Path) -> 
     assert nothing.returncode == 2
     assert "not found" in nothing.stderr
     assert nothing.stderr.count("\n") == 1
-    proc, run_id = start_team(team_of_two(6), workspace, home, tmp_path)
+    proc, run_id = start_team(team_of_two(LONG), workspace, home, tmp_path)
     try:
         typo = coterie("crash", run_id, "alcie", cwd=workspace, home=home)
         assert typo.returncode == 2
@@ -224,6 +250,7 @@ def test_refusals_one_line_each(workspace: Path, home: Path, tmp_path: Path) -> 
         assert late.returncode == 1
         assert "did not answer within 1 s" in late.stderr
     finally:
+        release(workspace)
         _out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
     # The request that timed out was delivered once the run went on: applied then.

@@ -13,7 +13,7 @@ from coterie.backends.redis.client import connect, parse_backend
 from coterie.backends.redis.eventstream import read_stream
 from tests.agent.conftest import clean_env, coterie, wait_for
 from tests.agent.test_resume_cli import write_scenario
-from tests.control.test_faults_cli import team_of_two
+from tests.control.test_faults_cli import LONG, release, team_of_two
 from tests.scaleout.test_inspect_cli import elsewhere
 from tests.team.test_team_cli import BYPASS
 
@@ -53,12 +53,13 @@ async def events_on(redis_url: str, run_id: str) -> list[Event]:
 async def test_crash_a_teammate_of_a_run_on_redis_from_another_home(
     workspace: Path, home: Path, tmp_path: Path, redis_url: str
 ) -> None:
-    proc = start_team_on(redis_url, workspace, home, tmp_path, alice_sleeps=3)
+    proc = start_team_on(redis_url, workspace, home, tmp_path, alice_sleeps=LONG)
     ws, env = elsewhere(tmp_path)
     env["COTERIE_BACKEND"] = redis_url
     run_id = run_id_of(ws, home, env)
     done = coterie("crash", run_id[:12], "alice", "--reason", "pulled the plug", cwd=ws,
                    home=home, env=env)  # fmt: skip
+    release(workspace)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("crashed alice (InjectedCrash: pulled the plug)")
     _out, err = proc.communicate(timeout=120)
@@ -83,13 +84,14 @@ def test_cancel_a_run_on_redis_then_resume_it_from_another_home(
 ) -> None:
     """The model is `coterie mock-server`, which both homes reach (a scenario's
     cursors would stay in the first home's run directory)."""
-    url = mock_server(write_scenario(tmp_path / "m.json", team_of_two(4)))
+    url = mock_server(write_scenario(tmp_path / "m.json", team_of_two(LONG)))
     model = {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "k"}
-    proc = start_team_on(redis_url, workspace, home, tmp_path, alice_sleeps=4, model=model)
+    proc = start_team_on(redis_url, workspace, home, tmp_path, alice_sleeps=LONG, model=model)
     ws, env = elsewhere(tmp_path)
     env.update(model, COTERIE_BACKEND=redis_url)
     run_id = run_id_of(ws, home, env)
     done = coterie("cancel", run_id, cwd=ws, home=home, env=env)
+    release(workspace)
     assert done.returncode == 0, done.stderr
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, out + err
