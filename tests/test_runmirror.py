@@ -223,3 +223,31 @@ async def test_a_hold_that_lapsed_with_nobody_taking_it_is_taken_back_by_the_wri
         nursery.cancel_scope.cancel()
     assert held == b"host:1"
     assert 0 < ttl <= 6000
+
+
+async def test_writing_back_a_run_reads_the_servers_listing_once(
+    redis_url: str, tmp_path: Path
+) -> None:
+    """Not once per file: a run of many teammates has many files, and reading the
+    whole listing for each made bringing a run back quadratic in its size."""
+    target = parse_backend(redis_url)
+
+    async def listings(client: Any) -> int:
+        stats = await client.info("commandstats")
+        return int(stats.get("cmdstat_hgetall", {}).get("calls", 0))
+
+    async with connect(target) as client, trio.open_nursery() as nursery:
+        mirror = RunMirror(client, target, "r9")
+        await nursery.start(mirror.run)
+        mirror.put("config.json", b"{}")  # as the run's holder brings it first
+        for i in range(30):
+            mirror.put(f"docs/{i}.json", b"{}")
+        await mirror.flush()
+        before = await listings(client)
+        written = await RunMirror(client, target, "r9").materialize(
+            tmp_path, only=lambda rel: rel != "docs/0.json"
+        )
+        assert await listings(client) - before == 1
+        nursery.cancel_scope.cancel()
+    assert len(written) == 30  # the config and 29 documents
+    assert not (tmp_path / "docs" / "0.json").exists()

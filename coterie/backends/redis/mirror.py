@@ -38,7 +38,7 @@ from coterie.errors import BackendLost, HoldLost
 from coterie.fsutil import atomic_write
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
     import coredis
 
@@ -260,9 +260,11 @@ class RunMirror:
         found = await self._client.hgetall(self._key("files"))
         return {_text(k): _text(v) for k, v in found.items()}
 
-    async def read(self, rel: str) -> bytes | None:
-        """The server's copy of the file at *rel* (None: it has none)."""
-        kind = (await self.files()).get(check_rel(rel))
+    async def read(self, rel: str, files: Mapping[str, str] | None = None) -> bytes | None:
+        """The server's copy of the file at *rel* (None: it has none); *files*: what
+        :meth:`files` said just before, if the caller asked (one listing for many reads)."""
+        listing = await self.files() if files is None else files
+        kind = listing.get(check_rel(rel))
         if kind == "log":
             return b"".join(await self._client.lrange(self._key("log", rel), 0, -1))
         if kind == "doc":
@@ -270,15 +272,20 @@ class RunMirror:
         return None
 
     async def materialize(
-        self, run_dir: Path, only: Callable[[str], bool] | None = None
+        self,
+        run_dir: Path,
+        only: Callable[[str], bool] | None = None,
+        files: Mapping[str, str] | None = None,
     ) -> list[str]:
         """Write the server's copy of every file (or those *only* accepts) into
-        *run_dir*, replacing what is there; the paths written."""
+        *run_dir*, replacing what is there; the paths written. *files* as for
+        :meth:`read`: the server's listing is read once, not once per file."""
         written = []
-        for rel in sorted(await self.files()):
+        listing = await self.files() if files is None else files
+        for rel in sorted(listing):
             if only is not None and not only(rel):
                 continue
-            data = await self.read(rel)
+            data = await self.read(rel, listing)
             if data is None:
                 continue
             path = Path(run_dir, *PurePosixPath(rel).parts)

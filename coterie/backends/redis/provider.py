@@ -128,8 +128,9 @@ class RedisProvider:
         target = _target(location)
         async with connect(target) as client:
             mirror = RunMirror(client, target, run_id)
-            found = {rel: await mirror.read(rel) for rel in read}
-            await mirror.materialize(run_dir, only=bring)
+            files = await mirror.files()  # one listing for every read
+            found = {rel: await mirror.read(rel, files) for rel in read}
+            await mirror.materialize(run_dir, only=bring, files=files)
         return found
 
     @contextlib.asynccontextmanager

@@ -195,10 +195,10 @@ async def _opened(
             events, client, target, run_id, origin=origin, task_status=task_status
         )
     )
-    if await mirror.files():
+    if files := await mirror.files():
         # The server's copy wins: it has every write any host made before it
         # went on (what this host wrote and never got there did not happen).
-        await mirror.materialize(run_dir, only=bring)
+        await mirror.materialize(run_dir, only=bring, files=files)
     elif holds_run:  # a new run: what this host has is what the server keeps
         if _ran_before(run_dir):
             # Its transcripts say it ran, yet the server has nothing of it: the
