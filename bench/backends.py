@@ -1,6 +1,6 @@
 """File vs Redis backends, measured in the same run (issue 16).
 
-    python bench/backends.py [--mailbox] [--board] [--team] [--quick]
+    python bench/backends.py [--mailbox] [--board] [--team [--marginal]] [--quick]
 
 Sections (all when none is named):
   --mailbox  send->receive latency p50/p99 (one receiver parked in receive(),
@@ -16,7 +16,10 @@ Sections (all when none is named):
              against the lead (`coterie team --remote`) and 4 `coterie worker`
              processes on Redis (AOF always): wall time, CPU per task (every
              coterie process's user+system time, the mock server's not) and
-             the peak memory (RSS) of each process.
+             the peak memory (RSS) of each process; the Redis run's CPU over the
+             file run's (issue 32's target: 1.5x). With --marginal, at N and 2N
+             teammates: the CPU each added task costs on each backend (what a run
+             pays once, its processes' start-up above all, drops out).
 
 The mailbox section runs in one process on this machine: Redis's figures
 include the loopback round trips, the file mailbox's its fsyncs. The team
@@ -226,7 +229,9 @@ def idle_worker_cpu(url: str, env: dict[str, str], workdir: Path) -> float:
 
 def team_section(
     quick: bool, directory: Path, teammates: int | None = None, workers: int | None = None
-) -> None:
+) -> dict[str, float]:
+    """The team runs' figures, printed; returns each run's CPU seconds in all (every
+    coterie process's), by backend (``file``, ``redis``)."""
     teammates = teammates or (8 if quick else 50)
     workers = workers or (2 if quick else 4)
     names = [f"mate{i:02d}" for i in range(teammates)]
@@ -241,6 +246,7 @@ def team_section(
     print(f"## team: {teammates} teammates, one task each; {workers} worker processes on Redis")
     print(f"{'backend':<34} {'wall s':>7} {'CPU ms/task':>12} {'peak RSS MB per process':>26}")
     rows = []
+    totals: dict[str, float] = {}
     for label in ("file, one process", f"redis, lead + {workers} workers"):
         mock = subprocess.Popen(
             [sys.executable, "-m", "coterie", "mock-server", "--scenario", str(scenario)],
@@ -300,12 +306,34 @@ def team_section(
         rss = " ".join(f"{u['rss_kb'] / 1024:.0f}" for u in used)
         each = ", ".join(f"{u['cpu']:.1f}" for u in used)
         rows.append((label, wall, cpu, rss))
+        totals[label.split(",")[0]] = sum(u["cpu"] for u in used)
         print(f"{label:<34} {wall:>7.1f} {cpu:>12.0f} {rss:>26}   (CPU s: {each})")
         print(f"{'':<34} every task completed once on the board: {done}")
         if idle is not None:
             beyond = (sum(u["cpu"] for u in used) - workers * idle) / teammates * 1000
             print(f"{'':<34} an idle worker's start and stop: {idle:.2f} s CPU; beyond the"
                   f" workers' start-up: {beyond:.0f} ms/task")  # fmt: skip
+    if len(totals) == 2:
+        ratio = totals["redis"] / totals["file"]
+        met = "met" if ratio <= 1.5 else "NOT met"
+        print(f"CPU per task, workers on Redis / one process: {ratio:.2f}x (target ≤ 1.5x: {met})")
+    return totals
+
+
+def marginal_section(quick: bool, directory: Path, teammates: int, workers: int) -> None:
+    """What one more task costs: the team section at *teammates* and at twice as many,
+    the difference per added task, on each backend (what each run pays once, the
+    processes' start-up above all, drops out)."""
+    small = team_section(quick, directory / "n", teammates, workers)
+    large = team_section(quick, directory / "2n", 2 * teammates, workers)
+    if len(small) < 2 or len(large) < 2:
+        return
+    added = {k: (large[k] - small[k]) / teammates * 1000 for k in ("file", "redis")}
+    print(
+        f"## one more task, from {teammates} to {2 * teammates} teammates (CPU ms per task added)"
+    )
+    print(f"file, one process: {added['file']:.1f}; redis, lead + {workers} workers:"
+          f" {added['redis']:.1f}; ratio {added['redis'] / added['file']:.2f}x")  # fmt: skip
 
 
 def main() -> None:
@@ -322,6 +350,10 @@ def main() -> None:
     parser.add_argument(
         "--workers", type=int, metavar="N", help="the team section's workers (default 4)"
     )
+    parser.add_argument(
+        "--marginal", action="store_true",
+        help="the team section at N and 2N teammates: the CPU one more task adds",
+    )  # fmt: skip
     args = parser.parse_args()
     everything = not (args.mailbox or args.board or args.team)
     with tempfile.TemporaryDirectory(prefix="coterie-bench-") as tmp:
@@ -334,7 +366,14 @@ def main() -> None:
             board_section(args.quick)
         if args.team or everything:
             (Path(tmp) / "team").mkdir()
-            team_section(args.quick, Path(tmp) / "team", args.teammates, args.workers)
+            if args.marginal:
+                teammates = args.teammates or (8 if args.quick else 50)
+                for part in ("n", "2n"):
+                    (Path(tmp) / "team" / part).mkdir()
+                workers = args.workers or (2 if args.quick else 4)
+                marginal_section(args.quick, Path(tmp) / "team", teammates, workers)
+            else:
+                team_section(args.quick, Path(tmp) / "team", args.teammates, args.workers)
 
 
 if __name__ == "__main__":

@@ -21,3 +21,5 @@ def test_the_team_bench_prints_both_runs(tmp_path: Path) -> None:
     (redis,) = [line for line in out.splitlines() if line.startswith("redis, lead + 2")]
     assert len(files.split()) >= 3 + 3  # wall, CPU per task, one RSS, then CPU s each
     assert len(redis.split()) >= 5 + 2 + 3  # wall, CPU per task, 3 RSS, then CPU s each
+    (ratio,) = [line for line in out.splitlines() if line.startswith("CPU per task, workers")]
+    assert "(target ≤ 1.5x: " in ratio
