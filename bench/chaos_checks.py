@@ -65,6 +65,20 @@ def leftovers(rnd: Round) -> list[str]:
     return found
 
 
+def reap_round(rnd: Round) -> None:
+    """Kill what is left of the round: every process it started, with its group, and
+    whatever else runs in its groups or under its directory (the harness stopping
+    mid-round, by SIGINT or SIGTERM; after a round that ended, nothing is left)."""
+    for proc in rnd.started:
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+    for line in leftovers(rnd):
+        with contextlib.suppress(ProcessLookupError, ValueError):
+            os.kill(int(line.split()[1]), signal.SIGKILL)
+
+
 def check_left_behind(rnd: Round, when: str) -> None:
     # A group killed a moment ago may still be exiting: give it a short grace.
     deadline = time.monotonic() + 2.0

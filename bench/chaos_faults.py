@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bench.chaos_checks import check_left_behind, check_round
+from bench.chaos_checks import check_left_behind, check_round, reap_round
 from bench.chaos_plan import (
     BYPASS,
     DAMAGE_MODES,
@@ -165,6 +165,7 @@ def one_round(
         tasks, resumes = int(options["tasks"]), int(options["resumes"])
         play_round(rnd, rng, modes, tasks, resumes, redis, proxy)
     finally:
+        reap_round(rnd)  # the harness stopped mid-round: nothing of it stays behind
         if proxy is not None:
             proxy.stop()
         if redis is not None:

@@ -7,7 +7,8 @@ under test on ``PYTHONPATH``, in the round's workspace, its own ``HOME`` and
 all it started). SIGINT is never inherited as ignored: :func:`restore_sigint`
 gives the harness a handler, and a handled signal is reset to its default in
 a child at exec (a shell that starts the harness in the background makes
-SIGINT ignored, and an ignored signal stays ignored across exec). A child that
+SIGINT ignored, and an ignored signal stays ignored across exec); SIGTERM stops
+the harness as SIGINT does, the rounds' processes with it. A child that
 still ignores the signal sent to it (``SigIgn`` in ``/proc/PID/status``) makes
 the round's fault not landed, never passed.
 """
@@ -33,9 +34,17 @@ if TYPE_CHECKING:
 
 
 def restore_sigint() -> None:
-    """Give SIGINT a handler if it is ignored, so that children start with its default."""
+    """Give SIGINT a handler if it is ignored, so that children start with its default;
+    and SIGTERM one that stops the harness as SIGINT does (``SystemExit(143)``), so
+    that each round's ``finally`` kills what the round started (by default SIGTERM
+    ends the interpreter at once and leaves them running)."""
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _terminated)
+
+
+def _terminated(signum: int, _frame: object) -> None:
+    raise SystemExit(128 + signum)
 
 
 def ignores(pid: int, sig: signal.Signals) -> bool:
@@ -86,6 +95,9 @@ class Round:
     live_at_fire: bool = False
     #: The run's backend (``COTERIE_BACKEND``): a Redis URL, or "" for files.
     backend: str = ""
+    #: Every process the round started itself (killed with its group if the
+    #: harness stops mid-round: ``chaos_checks.reap_round``).
+    started: list[subprocess.Popen[str]] = field(default_factory=list)
 
     def env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "COTERIE_"))}
@@ -113,6 +125,7 @@ class Round:
             text=True,
             start_new_session=True,
         )  # fmt: skip
+        self.started.append(server)
         assert server.stdout is not None
         self.server_pid = server.pid
         self.url = server.stdout.readline().strip()
@@ -133,7 +146,7 @@ class Round:
             self.violations.append(f"mock-server exited {server.returncode}")
 
     def start(self, args: list[str]) -> subprocess.Popen[str]:
-        return subprocess.Popen(
+        proc = subprocess.Popen(
             [sys.executable, "-m", "coterie", *args],
             cwd=self.workspace,
             env=self.env(),
@@ -143,6 +156,8 @@ class Round:
             text=True,
             start_new_session=True,  # so that a hung one can be killed with all it started
         )
+        self.started.append(proc)
+        return proc
 
     def finish(
         self, proc: subprocess.Popen[str], label: str, wait: float | None = None

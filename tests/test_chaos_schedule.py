@@ -151,6 +151,7 @@ def test_children_never_inherit_sigint_ignored() -> None:
     """Started in the background by a shell, the harness has SIGINT ignored; its
     children must not (an ignored signal stays ignored across exec)."""
     before = signal.getsignal(signal.SIGINT)
+    before_term = signal.getsignal(signal.SIGTERM)
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         with subprocess.Popen(["sleep", "5"]) as child:  # as without restore_sigint
@@ -166,6 +167,7 @@ def test_children_never_inherit_sigint_ignored() -> None:
                 child.kill()
     finally:
         signal.signal(signal.SIGINT, before)
+        signal.signal(signal.SIGTERM, before_term)
 
 
 def _exec_ignores(pid: int, sig: signal.Signals) -> bool:

@@ -7,15 +7,20 @@ drawn, landed and re-drawn. Then the mutation checks: two deliberately broken
 builds (a resume that runs an interrupted tool again, a transcript that loses
 its last record) caught by rounds whose kill lands inside a tool call, and a
 mutant left uncaught failing the harness. And the Redis faults the harness
-does to a server of its own (refused writes, a restart without data)."""
+does to a server of its own (refused writes, a restart without data), and a
+harness stopped by SIGTERM taking its round's processes with it."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
 import socket
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -148,3 +153,53 @@ def test_a_run_goes_on_through_a_cut_and_a_slow_link_to_its_server(tmp_path: Pat
     assert "0 round(s) with a violation" in done.stdout, done.stdout
     assert "the link cut for" in done.stdout, done.stdout
     assert "ms late for" in done.stdout, done.stdout
+
+
+def _marked(mark: str) -> list[tuple[int, str]]:
+    """Live processes whose environment holds *mark*: their pid and command line."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if mark.encode() not in Path(f"/proc/{pid}/environ").read_bytes():
+                continue
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+            state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+        except OSError:
+            continue
+        if state != "Z":
+            found.append((int(pid), cmd))
+    return found
+
+
+@pytest.mark.slow
+def test_a_harness_stopped_by_sigterm_leaves_nothing_of_its_round_running() -> None:
+    """Its rounds' processes run in sessions of their own, and a Bash step leaves a
+    ``sleep 30`` in a group coterie records: a SIGTERM to the harness alone used to
+    end it at once and leave them all running."""
+    mark = f"CHAOS_TEST_MARK_{uuid.uuid4().hex}"  # (COTERIE_ variables are not passed on)
+    env = {**os.environ, mark: "1"}
+    harness = subprocess.Popen(
+        [sys.executable, str(REPO / "bench" / "chaos.py"), "--rounds", "3", "--seed", "7",
+         "--faults", "crash", "--paths", "sdk"],
+        cwd=REPO, env=env, stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while not any("sleep 30" in cmd for _pid, cmd in _marked(mark)):
+            assert harness.poll() is None, "the harness ended before a round's step ran"
+            assert time.monotonic() < deadline, "no round's step ever ran"
+            time.sleep(0.05)
+        harness.send_signal(signal.SIGTERM)
+        assert harness.wait(timeout=60) == 143
+        deadline = time.monotonic() + 5
+        while (alive := _marked(mark)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not alive, alive
+    finally:
+        if harness.poll() is None:
+            harness.kill()
+            harness.wait()
+        for pid, _cmd in _marked(mark):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
