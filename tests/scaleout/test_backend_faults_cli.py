@@ -156,3 +156,25 @@ def test_a_server_that_cannot_be_reached_is_one_line(
             _out, err = proc.communicate(timeout=60)
     assert proc.returncode == 143, err
     assert "Traceback" not in err
+
+
+def test_commands_that_read_a_hung_server_say_so_in_time(workspace: Path, home: Path) -> None:
+    """Not only a run's start: every command's first connection waits for the server's
+    first answer a bounded time (``coterie runs`` and a worker waited forever)."""
+    with socket.create_server(("127.0.0.1", 0)) as hung:  # takes connections, says nothing
+        url = f"redis://127.0.0.1:{hung.getsockname()[1]}/0"
+        env = clean_env(HOME=str(home))
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-m", "coterie", *argv, "--backend", url],
+                cwd=workspace, env=env, stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            )
+            for argv in (["runs"], ["worker"])
+        ]  # fmt: skip
+        for proc in procs:
+            _out, err = proc.communicate(timeout=60)
+            assert proc.returncode == 1, err
+            assert "took the connection but did not answer" in " ".join(err.split()), err
+            assert err.startswith("error: "), err
+            assert "Traceback" not in err

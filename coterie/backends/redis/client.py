@@ -10,6 +10,7 @@ one server can hold the runs of several workspaces or test sessions.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, urlsplit
@@ -19,6 +20,8 @@ import attrs
 from coterie.backends.choice import BACKEND_ENV, BackendError
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
     import coredis
 
 __all__ = [
@@ -94,13 +97,19 @@ def parse_backend(url: str) -> RedisTarget:
     )
 
 
-def connect(
+@contextlib.asynccontextmanager
+async def connect(
     target: RedisTarget,
     *,
     connect_timeout: float | None = 5.0,
     max_connections: int | None = None,
-) -> coredis.Redis[bytes]:
-    """A ``coredis`` client for *target* (not connected yet: use ``async with``).
+) -> AsyncIterator[coredis.Redis[bytes]]:
+    """A ``coredis`` client for *target*, open for the ``async with`` block.
+
+    The server must answer a first ``PING`` within :data:`FIRST_ANSWER` seconds
+    (:func:`answering`): one that takes the connection and says nothing (hung,
+    or not Redis) is a client error naming it, for every command alike (a run's
+    start, ``coterie runs``, a worker), never a wait forever.
 
     A command the server refuses for a while
     (:func:`coterie.backends.redis.refusals.refusal`: out of memory, loading its
@@ -113,7 +122,7 @@ def connect(
 
     from coterie.backends.redis.refusals import WaitOutRefusals
 
-    return coredis.Redis(
+    client: coredis.Redis[bytes] = coredis.Redis(
         host=target.host,
         port=target.port,
         db=target.db,
@@ -123,6 +132,17 @@ def connect(
         max_connections=max_connections,
         retry_policy=WaitOutRefusals(),
     )
+    stack = contextlib.AsyncExitStack()
+    await stack.enter_async_context(client)
+    try:
+        await answering(client, target)
+    except BaseException:
+        # Out of coredis's block without the error, so that it is raised as it is
+        # (through the block, the client's task group would wrap it in a group).
+        await stack.aclose()
+        raise
+    async with stack:
+        yield client
 
 
 #: How long a run's first command waits for the server to answer (s): a server that

@@ -53,9 +53,9 @@ class ReadConnection:
         """Close the client (its connection lost or cut) and open a new one; the
         server's errors, if it cannot be reached, are the caller's to retry."""
         await self._close()
+        # Connected once entered (its first PING answered), not in a later read.
         client = connect(self._target, max_connections=1)
         self._client = await self._stack.enter_async_context(client)
-        await self._client.ping()  # connected now, not in the middle of a later read
 
     async def _close(self) -> None:
         self._client = None

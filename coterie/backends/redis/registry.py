@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import trio
 
-from coterie.backends.redis.client import answering, connect, server_errors
+from coterie.backends.redis.client import connect, server_errors
 from coterie.runs import DAMAGED, INTERRUPTED, RUNNING, RunBusy, UnknownRun
 
 if TYPE_CHECKING:
@@ -118,8 +118,7 @@ async def held_live(
 
     key, ttl_ms = live_key(target, run_id), int(LIVE_TTL * 1000)
     busy: str | None = None
-    async with connect(target) as client:
-        await answering(client, target)  # a hung server is one line, not a wait forever
+    async with connect(target) as client:  # a hung server is one line, not a wait forever
         await register(client, target, run_id, config, host=holder.rpartition(":")[0])
         while not await client.set(key, holder, px=ttl_ms, condition=PureToken.NX):
             other = await live_holder(client, target, run_id)
