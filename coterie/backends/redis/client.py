@@ -145,8 +145,8 @@ async def connect(
         yield client
 
 
-#: How long a run's first command waits for the server to answer (s): a server that
-#: takes the connection and says nothing (hung, or not Redis) must not hold a start.
+#: How long a connection's first command waits for the server to answer (s): a server
+#: that takes the connection and says nothing (hung, or not Redis) must hold nothing.
 FIRST_ANSWER = 10.0
 
 
