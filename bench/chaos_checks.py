@@ -69,14 +69,16 @@ def reap_round(rnd: Round) -> None:
     """Kill what is left of the round: every process it started, with its group, and
     whatever else runs in its groups or under its directory (the harness stopping
     mid-round, by SIGINT or SIGTERM; after a round that ended, nothing is left)."""
-    for proc in rnd.started:
-        if proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
+    running = [proc for proc in rnd.started if proc.poll() is None]
+    for proc in running:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    # Before waiting: a process of another group could hold their pipes open.
     for line in leftovers(rnd):
         with contextlib.suppress(ProcessLookupError, ValueError):
             os.kill(int(line.split()[1]), signal.SIGKILL)
+    for proc in running:
+        proc.communicate()
 
 
 def check_left_behind(rnd: Round, when: str) -> None:
