@@ -31,7 +31,7 @@ import attrs
 from coterie.errors import CoterieError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
     from contextlib import AbstractAsyncContextManager
     from pathlib import Path
 
@@ -78,6 +78,13 @@ class Replica(Protocol):
 
     async def flush(self, upto: int | None = None) -> None:
         """Return once every write so far (or up to write *upto*) is on the backend."""
+        ...
+
+    async def materialize(
+        self, run_dir: Path, only: Callable[[str], bool] | None = None
+    ) -> list[str]:
+        """Write the backend's copy of every file (or those *only* accepts) into
+        *run_dir*, replacing what is there; the paths written."""
         ...
 
 
@@ -246,8 +253,11 @@ class WorkerDirectory(Protocol):
         """Take *teammate*'s lease if nobody holds it."""
         ...
 
-    async def renew(self, run_id: str, teammate: str, worker_id: str, ttl: float) -> bool:
-        """Extend one's own lease (False: it is not one's own any more)."""
+    async def renew(
+        self, leases: Sequence[tuple[str, str]], worker_id: str, ttl: float
+    ) -> list[bool]:
+        """Extend one's own leases of *leases* (``(run_id, teammate)`` pairs) at once;
+        for each, False if it is not one's own any more."""
         ...
 
     async def release(self, run_id: str, teammate: str, worker_id: str) -> bool:

@@ -38,6 +38,7 @@ class TaskBoard(Protocol):
     ) -> Task: ...
     async def get(self, task_id: str) -> Task: ...
     async def list(self) -> TaskList: ...
+    async def known(self) -> TaskList: ...
     async def update(
         self,
         task_id: str,
@@ -92,6 +93,16 @@ class BoardOperations:
     async def list(self) -> TaskList:
         """:meth:`Board.list`."""
         return await self._read(ops.all_tasks)
+
+    async def known(self) -> TaskList:
+        """The tasks as this process last read the board, without reading it again
+        where that is a round trip (the Redis board's): for a follower that
+        :meth:`wait_for_change` has just brought up to date. Anything that decides
+        on the board calls :meth:`list`, which sees every change made before it."""
+        return await self._read_known(ops.all_tasks)
+
+    async def _read_known(self, fn: Callable[[BoardState], T]) -> T:
+        return await self._read(fn)
 
     async def update(
         self,

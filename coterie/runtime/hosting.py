@@ -128,11 +128,7 @@ class Hosting:
     async def _host(
         self, run_id: str, name: str, *, task_status: trio.TaskStatus[HostedTeammate]
     ) -> None:
-        run_dir = self.run_dir(run_id)
-        private_dir(run_dir)
-        recorded, request = await _read_run(self.backend, run_id, run_dir, name)
-        if name not in recorded.teammates:
-            raise ValueError(f"run {run_id} has no teammate {name!r}")
+        private_dir(self.run_dir(run_id))
         hosted = HostedTeammate(name, run_id)
         started = False
 
@@ -143,7 +139,7 @@ class Hosting:
 
         try:
             with hosted.scope:
-                async with self._shared(run_id, recorded, request, hosted) as run:
+                async with self._shared(run_id, name, hosted) as run:
                     await _serve(run, name, hosted, begun)
         except Exception:
             if not started:
@@ -154,15 +150,24 @@ class Hosting:
 
     @contextlib.asynccontextmanager
     async def _shared(
-        self, run_id: str, recorded: RunOptions, request: str | None, hosted: HostedTeammate
+        self, run_id: str, name: str, hosted: HostedTeammate
     ) -> AsyncIterator[_SharedRun]:
         """The run's shared part, opened by its first teammate on this worker and
-        closed after its last."""
+        closed after its last; teammate *name*'s files brought from the backend's
+        copy (by the run's open stores, when it is open here already: no
+        connection of its own, and the run's options are known)."""
+        run_dir = self.run_dir(run_id)
         async with self._opening:
             run = self._runs.get(run_id)
             if run is None:
+                recorded, request = await _read_run(self.backend, run_id, run_dir, name)
+                _check_teammate(recorded, run_id, name)
                 run = await self.nursery.start(self._keep_run, run_id, recorded, request)
                 self._runs[run_id] = run
+            else:
+                _check_teammate(run.prepared.options, run_id, name)
+                assert run.stores.mirror is not None  # a run hosted elsewhere has a copy
+                await run.stores.mirror.materialize(run_dir, teammate_files(name))
             run.hosted.add(hosted)
         try:
             yield run
@@ -279,6 +284,11 @@ async def _serve(
             nursery.cancel_scope.cancel()
 
 
+def _check_teammate(options: RunOptions, run_id: str, name: str) -> None:
+    if name not in options.teammates:
+        raise ValueError(f"run {run_id} has no teammate {name!r}")
+
+
 async def _read_run(
     backend: Backend, run_id: str, run_dir: Path, name: str
 ) -> tuple[RunOptions, str | None]:
@@ -310,7 +320,7 @@ async def _follow_board(
     while True:
         try:
             seq = await board.wait_for_change(seq)
-            tasks = await board.list()
+            tasks = await board.known()  # as wait_for_change just read it
             wakeups.changed([t for t in tasks if seen.get(t.id) != t])
             seen = {t.id: t for t in tasks}
         except errors:

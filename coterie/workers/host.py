@@ -142,12 +142,14 @@ async def serve_worker(
 
     async def renew_all() -> None:
         await registry.heartbeat(info(), config.ttl)
-        for key in list(starting):
-            await registry.renew(*key, config.id, config.ttl)  # checked once started
+        # Every lease in one round trip, whatever the number of teammates; one
+        # still starting is checked once it has started.
+        held = list(hosted)
+        kept = await registry.renew([*starting, *held], config.id, config.ttl)
         for key in list(retiring):
             await retire(key)
-        for key in list(hosted):
-            if not await registry.renew(*key, config.id, config.ttl):
+        for key, ours in zip(held, kept[len(kept) - len(held) :], strict=True):
+            if not ours:
                 member = hosted.pop(key, None)  # someone else hosts it now: stop, no release
                 if member is None:
                     continue

@@ -122,6 +122,25 @@ async def test_wait_for_change_blocks_on_the_server_until_another_host_writes(
         assert (await a.get("task_1")).subject == "a"
 
 
+async def test_a_follower_reads_what_waiting_brought_without_a_round_trip(
+    redis_url: str,
+) -> None:
+    """``known`` is the board as this process last read it (no read of its own);
+    ``wait_for_change`` finds a change made while nobody waited through the
+    follower's one read; ``list`` reads the server."""
+    target = parse_backend(redis_url)
+    async with open_redis_board(target, RUN_ID) as a, open_redis_board(target, RUN_ID) as b:
+        await b.create("a", "d")
+        assert await a.known() == []  # not read yet
+        with trio.fail_after(5):
+            assert await a.wait_for_change(0) == 1
+        assert [t.subject for t in await a.known()] == ["a"]
+        await b.create("b", "d")
+        assert len(await a.known()) == 1
+        assert len(await a.list()) == 2
+        assert len(await a.known()) == 2
+
+
 async def test_a_lapsed_turn_does_not_stop_the_board(redis_url: str) -> None:
     """A writer that died holding the turn delays others by at most TURN_MS."""
     target = parse_backend(redis_url)

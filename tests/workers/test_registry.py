@@ -47,13 +47,18 @@ async def test_only_the_holder_renews_or_releases_and_a_lapsed_lease_is_lost(
     async with connect(target) as client:
         registry = WorkerRegistry(client, target)
         assert await registry.try_host("r1", "bob", "w1", ttl=30)
-        assert not await registry.renew("r1", "bob", "w2", ttl=30)
+        assert await registry.renew([("r1", "bob")], "w2", ttl=30) == [False]
+        # Every lease of a worker in one call, each answered on its own.
+        assert await registry.try_host("r1", "carol", "w2", ttl=30)
+        leases = [("r1", "bob"), ("r1", "carol"), ("r1", "dave")]
+        assert await registry.renew(leases, "w1", ttl=30) == [True, False, False]
+        assert await registry.renew(leases, "w2", ttl=30) == [False, True, False]
         assert not await registry.release("r1", "bob", "w2")
-        assert await registry.renew("r1", "bob", "w1", ttl=0.05)
+        assert await registry.renew([("r1", "bob")], "w1", ttl=0.05) == [True]
         await trio.sleep(0.15)
         # w1 was presumed dead: w2 takes over, and w1 coming back cannot take it away.
         assert await registry.try_host("r1", "bob", "w2", ttl=30)
-        assert not await registry.renew("r1", "bob", "w1", ttl=30)
+        assert await registry.renew([("r1", "bob")], "w1", ttl=30) == [False]
         assert not await registry.release("r1", "bob", "w1")
         assert await registry.hosts("r1", ("bob",)) == {"bob": "w2"}
         assert await registry.release("r1", "bob", "w2")

@@ -288,6 +288,11 @@ class RedisBoard(BoardOperations):
                 await self._catch_up()
             return fn(self._state)
 
+    async def _read_known(self, fn: Callable[[BoardState], T]) -> T:
+        await trio.lowlevel.checkpoint_if_cancelled()
+        self._check_open()
+        return fn(self._state)  # what this board has read: no round trip
+
     def _stats(self, state: BoardState) -> BoardStatistics:
         c = state.counts
         return BoardStatistics(
@@ -328,10 +333,10 @@ class RedisBoard(BoardOperations):
         """
         del poll_interval
         while True:
-            # What the follower read is known here already: no round trip for it.
+            # What the follower read is known here already: no round trip for it. A
+            # change this board has not read yet is no round trip of its own either:
+            # the follower's read returns at once with it.
             seq = self._state.last_seq
-            if seq <= after:
-                seq = await self._read(_last_seq)
             if seq > after:
                 return seq
             self._waiters += 1
@@ -380,7 +385,3 @@ class RedisBoard(BoardOperations):
         """Mark the board closed (the client is closed by ``open_redis_board``)."""
         self.closed = True
         await trio.lowlevel.checkpoint()
-
-
-def _last_seq(state: BoardState) -> int:
-    return state.last_seq

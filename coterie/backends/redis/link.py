@@ -111,6 +111,13 @@ class RedisLink:
     async def ack(self, key: str, ids: list[str]) -> None:
         await self.run_script(scripts.ACK, [key], [GROUP, *ids])
 
+    async def open_mailbox(self, key: str, name: str, idle_ms: int, count: int) -> Any:
+        """Open mailbox *name* (its stream *key*) on the server for this consumer:
+        :data:`~coterie.backends.redis.scripts.OPEN`; its first page of
+        :meth:`own_pending`."""
+        args: list[str | int] = [GROUP, self.consumer, "-", count, name, idle_ms]
+        return await self.run_script(scripts.OPEN, [key, self.registry()], args)
+
     async def own_pending(self, key: str, start: str, count: int) -> Any:
         return await self.run_script(scripts.MINE, [key], [GROUP, self.consumer, start, count])
 

@@ -27,7 +27,6 @@ cannot wait for honestly. Nothing in coterie calls it on a mailbox.
 
 from __future__ import annotations
 
-import contextlib
 import math
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -107,36 +106,23 @@ class RedisMailbox:
                 raise self._lost() from None
 
     async def _open_on_server(self) -> None:
-        from coredis.exceptions import StreamDuplicateConsumerGroupError
-
-        client = self._link.client
-        with contextlib.suppress(StreamDuplicateConsumerGroupError):  # opened before
-            await client.xgroup_create(self._key, GROUP, identifier="0", mkstream=True)
-        await client.sadd(self._link.registry(), [self.name])
-        self._link.registered.add(self.name)
-        start: bytes | str = "0-0"
+        """Open the mailbox on the server: its group, its name in the run's registry,
+        what dead consumers held taken over (with ``claim_idle`` 0: everything
+        in flight, and the consumers gone deleted), this consumer's pending
+        entries buffered, in one round trip (more only for a long backlog)."""
         idle_ms = int(self._link.policy.claim_idle * 1000)
-        while True:  # take over what dead consumers held in flight
-            reply = await client.xautoclaim(
-                self._key, GROUP, self._link.consumer, idle_ms, start, count=BATCH
-            )
-            start = reply[0]
-            if start in (b"0-0", "0-0"):
-                break
-        if idle_ms == 0:  # everything was taken over: the old consumers are gone
-            for consumer in await client.xinfo_consumers(self._key, GROUP):
-                name = consumer.get(b"name")
-                mine = name in (self._link.consumer, self._link.consumer.encode())
-                if name is not None and consumer.get(b"pending") == 0 and not mine:
-                    await client.xgroup_delconsumer(self._key, GROUP, name)
-        await self.reload()
+        first = await self._link.open_mailbox(self._key, self.name, idle_ms, BATCH)
+        self._link.registered.add(self.name)
+        await self.reload(first)
 
-    async def reload(self) -> None:
+    async def reload(self, first: Any = None) -> None:
         """Buffer this consumer's pending entries not buffered yet, with their counts
-        (at the opening; after a connection error, a read's answer lost on the way)."""
-        start = "-"
+        (at the opening, whose script read the *first* page; after a connection
+        error, a read's answer lost on the way)."""
+        start, reply = "-", first
         while True:
-            reply = await self._link.own_pending(self._key, start, BATCH)
+            if reply is None:
+                reply = await self._link.own_pending(self._key, start, BATCH)
             scanned, rows = reply
             for raw_id, count, payload in rows:
                 position = entry_position(raw_id)
@@ -145,6 +131,7 @@ class RedisMailbox:
             if int(scanned) < BATCH:
                 return
             start = "(" + (rows[-1][0].decode() if rows else start)
+            reply = None
 
     def took(self, entries: Any) -> None:
         """Entries the post office's reader read from this mailbox's stream."""

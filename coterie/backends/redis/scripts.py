@@ -48,6 +48,41 @@ end
 return {#rows, out}
 """
 
+#: Open a mailbox for this consumer, all in one round trip: its group made (with
+#: the stream) unless it is there, its name added to the run's registry
+#: (KEYS[2]), every message another consumer holds in flight idle for ARGV[6] ms
+#: taken over (``XAUTOCLAIM``, which counts a delivery), and with ARGV[6] = 0 (every
+#: one taken: the others are gone) the other consumers without pending entries
+#: deleted. Then :data:`MINE`'s first page (ARGV[3] ``-``, ARGV[4] its size), as
+#: MINE returns it. ARGV[5]: the mailbox's name.
+OPEN = (
+    """
+local made = redis.pcall('XGROUP', 'CREATE', KEYS[1], ARGV[1], '0', 'MKSTREAM')
+if type(made) == 'table' and made.err and not string.find(made.err, 'BUSYGROUP') then
+  return made
+end
+redis.call('SADD', KEYS[2], ARGV[5])
+local start = '0-0'
+repeat
+  start = redis.call('XAUTOCLAIM', KEYS[1], ARGV[1], ARGV[2], ARGV[6], start,
+                     'COUNT', ARGV[4])[1]
+until start == '0-0'
+if tonumber(ARGV[6]) == 0 then
+  for _, consumer in ipairs(redis.call('XINFO', 'CONSUMERS', KEYS[1], ARGV[1])) do
+    local name, pending
+    for i = 1, #consumer, 2 do
+      if consumer[i] == 'name' then name = consumer[i + 1] end
+      if consumer[i] == 'pending' then pending = consumer[i + 1] end
+    end
+    if name and name ~= ARGV[2] and pending == 0 then
+      redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], name)
+    end
+  end
+end
+"""
+    + MINE
+)
+
 #: Move entry ARGV[2] to the dead-letter stream KEYS[2] (with its delivery
 #: count ARGV[3] and the reason ARGV[4]), then acknowledge and delete it, all
 #: at once. Returns the dead-letter entry's id, or false if the entry was

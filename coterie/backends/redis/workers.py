@@ -25,6 +25,8 @@ from coterie.backends.redis.client import server_errors
 from coterie.workers.placement import RETIRED, Wanted, WorkerInfo
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import coredis
 
     from coterie.backends.redis.client import RedisTarget
@@ -35,12 +37,18 @@ __all__ = ["FAILURE_TTL", "WorkerRegistry", "lease_key"]
 FAILURE_TTL = 600.0
 
 
-# KEYS[1] the lease, ARGV[1] the holder, ARGV[2] ms: extend only one's own lease.
+# KEYS: the leases, ARGV[1] the holder, ARGV[2] ms: extend only one's own leases;
+# for each, 1 if it was extended, 0 if it is not the holder's (any more).
 _RENEW = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+local kept = {}
+for i, key in ipairs(KEYS) do
+  if redis.call('GET', key) == ARGV[1] then
+    kept[i] = redis.call('PEXPIRE', key, ARGV[2])
+  else
+    kept[i] = 0
+  end
 end
-return 0
+return kept
 """
 # KEYS[1] the lease, KEYS[2] the run's wanted list, ARGV[1] the holder: mark one's
 # own lease retired while the run wants hosts; once it wants none (it stopped, and
@@ -158,12 +166,16 @@ class WorkerRegistry:
         )
         return bool(taken)
 
-    async def renew(self, run_id: str, teammate: str, worker_id: str, ttl: float) -> bool:
-        """Extend *worker_id*'s lease; False if it is no longer theirs (it lapsed)."""
-        kept: int = await self._renew(
-            keys=[self._lease(run_id, teammate)], args=[worker_id, _ms(ttl)]
-        )
-        return bool(kept)
+    async def renew(
+        self, leases: Sequence[tuple[str, str]], worker_id: str, ttl: float
+    ) -> list[bool]:
+        """Extend *worker_id*'s leases of *leases* (``(run_id, teammate)`` pairs), all
+        in one round trip; for each, False if it is no longer theirs (it lapsed)."""
+        if not leases:
+            return []
+        keys = [self._lease(run_id, teammate) for run_id, teammate in leases]
+        kept: list[int] = await self._renew(keys=keys, args=[worker_id, _ms(ttl)])
+        return [bool(k) for k in kept]
 
     async def release(self, run_id: str, teammate: str, worker_id: str) -> bool:
         """Give the lease up (a clean stop); False if it was not theirs."""
