@@ -1,6 +1,6 @@
 """File vs Redis backends, measured in the same run (issue 16).
 
-    python bench/backends.py [--mailbox] [--board] [--team [--marginal]] [--quick]
+    python bench/backends.py [--mailbox] [--board] [--team [--marginal] [--repeat R]] [--quick]
 
 Sections (all when none is named):
   --mailbox  send->receive latency p50/p99 (one receiver parked in receive(),
@@ -19,7 +19,9 @@ Sections (all when none is named):
              the peak memory (RSS) of each process; the Redis run's CPU over the
              file run's (issue 32's target: 1.5x). With --marginal, at N and 2N
              teammates: the CPU each added task costs on each backend (what a run
-             pays once, its processes' start-up above all, drops out).
+             pays once, its processes' start-up above all, drops out). With
+             --repeat R, each team runs R times and the run with the median
+             CPU counts.
 
 The mailbox section runs in one process on this machine: Redis's figures
 include the loopback round trips, the file mailbox's its fsyncs. The team
@@ -41,6 +43,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import attrs
 import trio
 import trio.testing
 
@@ -227,11 +230,94 @@ def idle_worker_cpu(url: str, env: dict[str, str], workdir: Path) -> float:
     return float(json.loads(out.read_text())["cpu"])
 
 
+@attrs.frozen
+class TeamRun:
+    """One measured team run: its wall time, each process's figures, its board."""
+
+    wall: float
+    used: list[dict[str, float]]
+    done: str
+    idle: float | None
+
+    @property
+    def cpu(self) -> float:
+        return sum(u["cpu"] for u in self.used)
+
+
+def team_run(
+    label: str, directory: Path, names: list[str], workers: int, scenario: Path, env: dict[str, str]
+) -> TeamRun | None:
+    """The team of *names* once: in one process on files, or (*label* ``redis``) a lead
+    and *workers* worker processes on a Redis server started here (AOF always)."""
+    team_args = ["-m", "coterie", "team", "-p", "--permission-mode", "bypassPermissions",
+                 *[a for n in names for a in ("--teammate", n)]]  # fmt: skip
+    mock = subprocess.Popen(
+        [sys.executable, "-m", "coterie", "mock-server", "--scenario", str(scenario)],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
+    )  # fmt: skip
+    assert mock.stdout is not None
+    env_run = env | {"ANTHROPIC_BASE_URL": mock.stdout.readline().strip()}
+    workdir = directory / "ws"
+    workdir.mkdir(parents=True)
+    outs = [workdir / f"used-{i}.json" for i in range(workers + 1)]
+    procs: list[subprocess.Popen[bytes]] = []
+    server = None
+    idle: float | None = None
+    try:
+        if label == "file":
+            start = time.perf_counter()
+            lead = measured(outs[0], [sys.executable, *team_args, "go"], env_run, workdir)
+            lead.wait()
+            wall = time.perf_counter() - start
+            outs = outs[:1]
+        else:
+            (directory / "redis").mkdir()
+            server = redis_server(directory / "redis", appendonly=True, appendfsync="always")
+            url = server.__enter__().url
+            idle = idle_worker_cpu(f"{url}?prefix=idle", env_run, workdir)
+            for i in range(workers):
+                argv = [sys.executable, "-m", "coterie", "worker", "--backend", url,
+                        "--capacity", str(len(names)), "--id", f"w{i}", "--workdir",
+                        str(workdir), "--permission-mode", "bypassPermissions"]  # fmt: skip
+                procs.append(measured(outs[i + 1], argv, env_run, workdir))
+            start = time.perf_counter()
+            argv = [sys.executable, *team_args, "--backend", url, "--remote", "go"]
+            lead = measured(outs[0], argv, env_run, workdir)
+            lead.wait()
+            wall = time.perf_counter() - start
+            for proc in procs:
+                proc.send_signal(signal.SIGTERM)
+                proc.wait(timeout=60)
+        if lead.returncode != 0:
+            assert lead.stderr is not None
+            print(f"{label}: the run failed: {lead.stderr.read().decode()[-2000:]}")
+            return None
+        used = [json.loads(out.read_text()) for out in outs]
+        missing = [n for n in names if (workdir / f"{n}.txt").read_text() != n]
+        if missing:
+            print(f"{label}: tasks not done: {', '.join(missing)}")
+        done = done_once(env_run, workdir, None if label == "file" else url)
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+        mock.terminate()
+        mock.wait()
+        if server is not None:
+            server.__exit__(None, None, None)
+    return TeamRun(wall, used, done, idle)
+
+
 def team_section(
-    quick: bool, directory: Path, teammates: int | None = None, workers: int | None = None
+    quick: bool,
+    directory: Path,
+    teammates: int | None = None,
+    workers: int | None = None,
+    repeat: int = 1,
 ) -> dict[str, float]:
-    """The team runs' figures, printed; returns each run's CPU seconds in all (every
-    coterie process's), by backend (``file``, ``redis``)."""
+    """The team runs' figures, printed (of *repeat* runs each, the one with the median
+    CPU); returns each run's CPU seconds in all (every coterie process's), by
+    backend (``file``, ``redis``)."""
     teammates = teammates or (8 if quick else 50)
     workers = workers or (2 if quick else 4)
     names = [f"mate{i:02d}" for i in range(teammates)]
@@ -241,77 +327,35 @@ def team_section(
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
     env |= {"COTERIE_HOME": str(home), "HOME": str(home), "ANTHROPIC_API_KEY": "k",
             "PYTHONPATH": str(REPO)}  # fmt: skip
-    team_args = ["-m", "coterie", "team", "-p", "--permission-mode", "bypassPermissions",
-                 *[a for n in names for a in ("--teammate", n)]]  # fmt: skip
-    print(f"## team: {teammates} teammates, one task each; {workers} worker processes on Redis")
+    runs = f", the median of {repeat} runs" if repeat > 1 else ""
+    print(f"## team: {teammates} teammates, one task each; {workers} worker processes on Redis"
+          f"{runs}")  # fmt: skip
     print(f"{'backend':<34} {'wall s':>7} {'CPU ms/task':>12} {'peak RSS MB per process':>26}")
-    rows = []
     totals: dict[str, float] = {}
-    for label in ("file, one process", f"redis, lead + {workers} workers"):
-        mock = subprocess.Popen(
-            [sys.executable, "-m", "coterie", "mock-server", "--scenario", str(scenario)],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
-        )  # fmt: skip
-        assert mock.stdout is not None
-        env_run = env | {"ANTHROPIC_BASE_URL": mock.stdout.readline().strip()}
-        workdir = directory / f"ws-{label.split(',')[0]}"
-        workdir.mkdir()
-        outs = [workdir / f"used-{i}.json" for i in range(workers + 1)]
-        procs: list[subprocess.Popen[bytes]] = []
-        server = None
-        idle: float | None = None
-        try:
-            if label.startswith("file"):
-                start = time.perf_counter()
-                lead = measured(outs[0], [sys.executable, *team_args, "go"], env_run, workdir)
-                lead.wait()
-                wall = time.perf_counter() - start
-                outs = outs[:1]
-            else:
-                (directory / "redis").mkdir()
-                server = redis_server(directory / "redis", appendonly=True, appendfsync="always")
-                url = server.__enter__().url
-                idle = idle_worker_cpu(f"{url}?prefix=idle", env_run, workdir)
-                for i in range(workers):
-                    argv = [sys.executable, "-m", "coterie", "worker", "--backend", url,
-                            "--capacity", str(teammates), "--id", f"w{i}", "--workdir",
-                            str(workdir), "--permission-mode", "bypassPermissions"]  # fmt: skip
-                    procs.append(measured(outs[i + 1], argv, env_run, workdir))
-                start = time.perf_counter()
-                argv = [sys.executable, *team_args, "--backend", url, "--remote", "go"]
-                lead = measured(outs[0], argv, env_run, workdir)
-                lead.wait()
-                wall = time.perf_counter() - start
-                for proc in procs:
-                    proc.send_signal(signal.SIGTERM)
-                    proc.wait(timeout=60)
-            if lead.returncode != 0:
-                assert lead.stderr is not None
-                print(f"{label}: the run failed: {lead.stderr.read().decode()[-2000:]}")
-                continue
-            used = [json.loads(out.read_text()) for out in outs]
-            missing = [n for n in names if (workdir / f"{n}.txt").read_text() != n]
-            if missing:
-                print(f"{label}: tasks not done: {', '.join(missing)}")
-            done = done_once(env_run, workdir, None if label.startswith("file") else url)
-        finally:
-            for proc in procs:
-                if proc.poll() is None:
-                    proc.kill()
-            mock.terminate()
-            mock.wait()
-            if server is not None:
-                server.__exit__(None, None, None)
-        cpu = sum(u["cpu"] for u in used) / teammates * 1000
-        rss = " ".join(f"{u['rss_kb'] / 1024:.0f}" for u in used)
-        each = ", ".join(f"{u['cpu']:.1f}" for u in used)
-        rows.append((label, wall, cpu, rss))
-        totals[label.split(",")[0]] = sum(u["cpu"] for u in used)
-        print(f"{label:<34} {wall:>7.1f} {cpu:>12.0f} {rss:>26}   (CPU s: {each})")
-        print(f"{'':<34} every task completed once on the board: {done}")
-        if idle is not None:
-            beyond = (sum(u["cpu"] for u in used) - workers * idle) / teammates * 1000
-            print(f"{'':<34} an idle worker's start and stop: {idle:.2f} s CPU; beyond the"
+    for label, title in (
+        ("file", "file, one process"),
+        ("redis", f"redis, lead + {workers} workers"),
+    ):
+        done_runs = []
+        for attempt in range(repeat):
+            run = team_run(label, directory / f"{label}-{attempt}", names, workers, scenario, env)
+            if run is not None:
+                done_runs.append(run)
+        if len(done_runs) < repeat:
+            continue
+        done_runs.sort(key=lambda r: r.cpu)
+        run = done_runs[len(done_runs) // 2]
+        cpu = run.cpu / teammates * 1000
+        rss = " ".join(f"{u['rss_kb'] / 1024:.0f}" for u in run.used)
+        each = ", ".join(f"{u['cpu']:.1f}" for u in run.used)
+        totals[label] = run.cpu
+        print(f"{title:<34} {run.wall:>7.1f} {cpu:>12.0f} {rss:>26}   (CPU s: {each})")
+        if repeat > 1:
+            print(f"{'':<34} CPU s of each run: {', '.join(f'{r.cpu:.2f}' for r in done_runs)}")
+        print(f"{'':<34} every task completed once on the board: {run.done}")
+        if run.idle is not None:
+            beyond = (run.cpu - workers * run.idle) / teammates * 1000
+            print(f"{'':<34} an idle worker's start and stop: {run.idle:.2f} s CPU; beyond the"
                   f" workers' start-up: {beyond:.0f} ms/task")  # fmt: skip
     if len(totals) == 2:
         ratio = totals["redis"] / totals["file"]
@@ -320,12 +364,14 @@ def team_section(
     return totals
 
 
-def marginal_section(quick: bool, directory: Path, teammates: int, workers: int) -> None:
+def marginal_section(
+    quick: bool, directory: Path, teammates: int, workers: int, repeat: int = 1
+) -> None:
     """What one more task costs: the team section at *teammates* and at twice as many,
     the difference per added task, on each backend (what each run pays once, the
     processes' start-up above all, drops out)."""
-    small = team_section(quick, directory / "n", teammates, workers)
-    large = team_section(quick, directory / "2n", 2 * teammates, workers)
+    small = team_section(quick, directory / "n", teammates, workers, repeat)
+    large = team_section(quick, directory / "2n", 2 * teammates, workers, repeat)
     if len(small) < 2 or len(large) < 2:
         return
     added = {k: (large[k] - small[k]) / teammates * 1000 for k in ("file", "redis")}
@@ -351,6 +397,10 @@ def main() -> None:
         "--workers", type=int, metavar="N", help="the team section's workers (default 4)"
     )
     parser.add_argument(
+        "--repeat", type=int, default=1, metavar="R",
+        help="run each team R times and take the run with the median CPU (default 1)",
+    )  # fmt: skip
+    parser.add_argument(
         "--marginal", action="store_true",
         help="the team section at N and 2N teammates: the CPU one more task adds",
     )  # fmt: skip
@@ -371,9 +421,11 @@ def main() -> None:
                 for part in ("n", "2n"):
                     (Path(tmp) / "team" / part).mkdir()
                 workers = args.workers or (2 if args.quick else 4)
-                marginal_section(args.quick, Path(tmp) / "team", teammates, workers)
+                marginal_section(args.quick, Path(tmp) / "team", teammates, workers, args.repeat)
             else:
-                team_section(args.quick, Path(tmp) / "team", args.teammates, args.workers)
+                team_section(
+                    args.quick, Path(tmp) / "team", args.teammates, args.workers, args.repeat
+                )
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
+from coterie.backends.redis import eventstream
 from coterie.backends.redis.client import connect, parse_backend
 from coterie.backends.redis.eventstream import forward_events, read_stream
 from coterie.events import LARGE_INPUT, EventLog
@@ -14,6 +15,8 @@ from tests.redis_server import LOSES_SERVER, collect_failed_connections, redis_s
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    import pytest
 
 
 async def test_two_processes_events_in_one_stream_in_order(redis_url: str) -> None:
@@ -26,10 +29,8 @@ async def test_two_processes_events_in_one_stream_in_order(redis_url: str) -> No
             worker, client, target, "r1", origin="worker-1", task_status=task_status))  # fmt: skip
         lead.emit("actor.started", actor="lead")
         lead.publish("agent.text_delta", actor="lead", text="not stored")
-        await trio.sleep(0.01)
         worker.emit("actor.started", actor="alice")
         worker.emit("agent.tool_call", actor="alice", input={"content": "x" * (LARGE_INPUT + 1)})
-        await trio.sleep(0.01)
         lead.emit("actor.stopped", actor="lead")
         with trio.fail_after(5):
             while a.backlog or b.backlog:
@@ -38,14 +39,50 @@ async def test_two_processes_events_in_one_stream_in_order(redis_url: str) -> No
     async with connect(target) as client:
         seen = await read_stream(client, target, "r1")
         later = await read_stream(client, target, "r1", after=seen[1].id)
-    assert [(s.origin, s.event.type, s.event.data.get("actor")) for s in seen] == [
-        ("lead-host", "actor.started", "lead"),
-        ("worker-1", "actor.started", "alice"),
-        ("worker-1", "agent.tool_call", "alice"),
-        ("lead-host", "actor.stopped", "lead"),
-    ]
-    assert seen[2].event.data["input"]["content"]["elided"] == "see the transcript"
-    assert [s.event.type for s in later] == ["agent.tool_call", "actor.stopped"]
+    # Each process's events in its order; the stream's ids order them all.
+    by_origin = {
+        origin: [(s.event.type, s.event.data.get("actor")) for s in seen if s.origin == origin]
+        for origin in ("lead-host", "worker-1")
+    }
+    assert by_origin == {
+        "lead-host": [("actor.started", "lead"), ("actor.stopped", "lead")],
+        "worker-1": [("actor.started", "alice"), ("agent.tool_call", "alice")],
+    }
+    assert len(seen) == 4
+    tool_call = next(s for s in seen if s.event.type == "agent.tool_call")
+    assert tool_call.event.data["input"]["content"]["elided"] == "see the transcript"
+    assert [s.id for s in later] == [s.id for s in seen[2:]]
+
+
+async def test_events_emitted_close_together_go_in_one_round_trip(
+    redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch gathers what follows its first event for GATHER seconds; a whole
+    batch goes at once, without waiting for the rest of that time."""
+    target = parse_backend(redis_url)
+    log = EventLog()
+    async with connect(target) as client, trio.open_nursery() as nursery:
+        monkeypatch.setattr(eventstream, "GATHER", 0.5)
+        fwd = await nursery.start(lambda task_status: forward_events(
+            log, client, target, "r4", origin="me", task_status=task_status))  # fmt: skip
+        for n in range(3):
+            log.emit("loop.tick", n=n)
+            await trio.sleep(0.02)
+        with trio.fail_after(5):
+            while fwd.backlog:
+                await trio.sleep(0.01)
+        assert (fwd.copied, fwd.batches) == (3, 1)
+        monkeypatch.setattr(eventstream, "GATHER", 60.0)
+        monkeypatch.setattr(eventstream, "BATCH", 4)
+        for n in range(4):
+            log.emit("loop.tick", n=n)
+        with trio.fail_after(5):  # not the 60 s
+            while fwd.backlog:
+                await trio.sleep(0.01)
+        assert (fwd.copied, fwd.batches) == (7, 2)
+        nursery.cancel_scope.cancel()
+    async with connect(target) as client:
+        assert len(await read_stream(client, target, "r4")) == 7
 
 
 @LOSES_SERVER

@@ -3,12 +3,13 @@
 A worker (``coterie worker``) hosts teammates of runs that want them
 (:func:`coterie.workers.serve_worker` decides which); :class:`Hosting` is how
 it starts one: the run's options read from the server's copy of its
-``config.json``, a run directory of the worker's own (under the coterie
-home: ``workers/<id>/<run_id>``) holding the server's copy of that
-teammate's files (its transcript, its Auto Mode counts, its plan approvals),
-and :func:`~coterie.runtime.tree.teammate_spec` run under a supervisor of
-the worker's. What the teammates of one run on one worker share is opened
-once, by the first of them, and closed after the last: the run prepared for
+``config.json`` (by the run's first teammate on this worker), a run directory
+of the worker's own (under the coterie home: ``workers/<id>/<run_id>``)
+holding the server's copy of that teammate's files (its transcript, its Auto
+Mode counts, its plan approvals; brought by the run's open stores for every
+teammate after the first), and :func:`~coterie.runtime.tree.teammate_spec`
+run under a supervisor of the worker's. What the teammates of one run on one
+worker share is opened once, by the first of them, and closed after the last: the run prepared for
 this host (:func:`~coterie.runtime.prepare.prepare_hosted`: the worker's
 workdir, settings and permission mode), one event log (one sequence of
 events per process, as the server's stream counts them), the run's stores

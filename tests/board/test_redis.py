@@ -10,12 +10,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 import trio
 
 from coterie.backends.redis import RedisBoard, open_redis_board, read_redis_log
+from coterie.backends.redis import board as board_module
 from coterie.backends.redis.board import TURN_MS
 from coterie.backends.redis.boardlog import log_key
 from coterie.backends.redis.client import connect, parse_backend
@@ -139,6 +140,44 @@ async def test_a_follower_reads_what_waiting_brought_without_a_round_trip(
         assert len(await a.known()) == 1
         assert len(await a.list()) == 2
         assert len(await a.known()) == 2
+
+
+async def test_the_changes_of_a_busy_spell_are_read_together(
+    redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The follower reads a change at once, then lingers: the changes made
+    meanwhile come in its next read, not one blocking read each."""
+    monkeypatch.setattr(board_module, "FOLLOW_LINGER", 0.5)
+    target = parse_backend(redis_url)
+
+    async def reads(client: Any) -> int:
+        stats = await client.info("commandstats")
+        return int(stats.get("cmdstat_xread", {}).get("calls", 0))
+
+    async with (
+        connect(target) as client,
+        open_redis_board(target, RUN_ID) as a,
+        open_redis_board(target, RUN_ID) as b,
+    ):
+        before = await reads(client)
+        seen: list[int] = []
+
+        async def follow() -> None:
+            seq = 0
+            while seq < 6:
+                seq = await a.wait_for_change(seq)
+                seen.append(seq)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(follow)
+            await b.create("first", "d")
+            with trio.fail_after(5):
+                while not seen:
+                    await trio.sleep(0.01)
+            for n in range(5):
+                await b.create(f"t{n}", "d")
+        assert seen == [1, 6]
+        assert await reads(client) - before <= 3  # the last may still block
 
 
 async def test_a_lapsed_turn_does_not_stop_the_board(redis_url: str) -> None:

@@ -55,7 +55,11 @@ used up one of the client's 64 connections, and after 64 the next call
 waited forever. One *follower* task per board runs the one ``XREAD BLOCK``
 on the log while anyone waits, reads what was added and wakes every waiter;
 it blocks on a connection of its own (:mod:`coterie.backends.redis.reading`),
-made again after it is lost, and is cut short only when the board closes. A
+made again after it is lost, and is cut short only when the board closes.
+After a read that found changes it lingers ``FOLLOW_LINGER`` before reading
+again, so that a busy spell's changes come a few per read, not one read each
+in every process of the run. A waiter whose board is behind parks at once:
+the follower's read returns at once with what it missed. A
 writer waiting for its turn (``BLPOP``, never cancelled) is the only other
 blocking command: a server lost while one waits costs the board's client one
 of its connections.
@@ -101,6 +105,11 @@ TURN_MS = 1000
 #: pause after the server did not answer.
 FOLLOW_BLOCK = 5.0
 FOLLOW_RETRY = 0.2
+#: Seconds the follower lets pass after a read that found changes before it reads
+#: again: a change after a quiet spell wakes the waiters at once, the changes of
+#: a busy spell (a team's claims and completions, many a second) are read a few
+#: at a time instead of one round trip each for every process of the run.
+FOLLOW_LINGER = 0.05
 
 
 @contextlib.asynccontextmanager
@@ -380,6 +389,7 @@ class RedisBoard(BoardOperations):
                     continue
                 if grown:
                     self._grown.unpark_all()
+                    await trio.sleep(FOLLOW_LINGER)
 
     async def aclose(self) -> None:
         """Mark the board closed (the client is closed by ``open_redis_board``)."""
