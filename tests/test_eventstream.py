@@ -133,3 +133,46 @@ async def test_a_reader_waits_for_the_next_event(redis_url: str) -> None:
                 await trio.sleep(0.01)
         n.cancel_scope.cancel()
     assert got == ["loop.tick"]
+
+
+async def test_a_stop_copies_what_is_left_on_a_connection_of_its_own(
+    redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stop cancels the forwarder and its client's own tasks at once (their
+    connection goes with them): what the forwarder still held is copied on a new
+    connection, opened under its shield."""
+    monkeypatch.setattr(eventstream, "GATHER", 60.0)  # held until the stop
+    target = parse_backend(redis_url)
+    log = EventLog()
+    with trio.CancelScope() as stop:
+        async with connect(target) as client, trio.open_nursery() as nursery:
+            fwd = await nursery.start(lambda task_status: forward_events(
+                log, client, target, "r5", origin="me", task_status=task_status))  # fmt: skip
+            for n in range(3):
+                log.emit("loop.tick", n=n)
+            await trio.sleep(0.05)
+            assert fwd.backlog == 3
+            stop.cancel()
+    assert fwd.backlog == 0
+    async with connect(target) as client:
+        assert [s.event.data["n"] for s in await read_stream(client, target, "r5")] == [0, 1, 2]
+
+
+async def test_draining_sends_the_batch_being_gathered_at_once(
+    redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run's stores closing drain their events before anything is cancelled."""
+    monkeypatch.setattr(eventstream, "GATHER", 60.0)
+    target = parse_backend(redis_url)
+    log = EventLog()
+    async with connect(target) as client, trio.open_nursery() as nursery:
+        fwd = await nursery.start(lambda task_status: forward_events(
+            log, client, target, "r6", origin="me", task_status=task_status))  # fmt: skip
+        log.emit("loop.tick", n=0)
+        log.emit("loop.tick", n=1)
+        with trio.fail_after(5):
+            await fwd.drain()
+        assert (fwd.backlog, fwd.copied, fwd.batches) == (0, 2, 1)
+        with trio.fail_after(5):
+            await fwd.drain()  # nothing held: at once
+        nursery.cancel_scope.cancel()

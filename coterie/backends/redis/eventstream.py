@@ -6,8 +6,10 @@ emits into an :class:`~coterie.events.EventLog` of its own, as on files;
 it: large tool inputs referred to) to the run's stream ``run:<id>:events``,
 in order, in batches, without ever blocking the emitter: a slow or lost
 server only delays the copies (they wait in memory, counted in
-:attr:`Forwarder.backlog`), and a cancelled forwarder flushes what it holds,
-shielded, for a few seconds. A batch gathers what is emitted for
+:attr:`Forwarder.backlog`); a run's stores closing :meth:`~Forwarder.drain`
+it, and a cancelled forwarder (a stop) copies what it holds, shielded, for a
+few seconds, on a connection of its own (the stop ends the client's tasks,
+and their connection, at once). A batch gathers what is emitted for
 :data:`GATHER` seconds after its first event, or until it is full: a busy
 worker's teammates emit an event every few milliseconds, and copied one by
 one they made a fifth of the worker's round trips (each about 0.2 ms of the
@@ -28,11 +30,10 @@ import contextlib
 from collections import deque
 from typing import TYPE_CHECKING
 
-import anyio
 import attrs
 import trio
 
-from coterie.backends.redis.client import accepted, refused, server_errors
+from coterie.backends.redis.client import accepted, connect, refused, server_errors
 from coterie.events import Event, stored
 
 if TYPE_CHECKING:
@@ -66,6 +67,8 @@ class Forwarder:
     wake: trio.Event = attrs.field(factory=trio.Event)
     #: Set once a whole batch waits: it goes without gathering more.
     full: trio.Event = attrs.field(factory=trio.Event)
+    #: Set (and replaced) after each batch copied.
+    moved: trio.Event = attrs.field(factory=trio.Event)
     copied: int = 0
     #: Round trips that copied events.
     batches: int = 0
@@ -75,6 +78,16 @@ class Forwarder:
     @property
     def backlog(self) -> int:
         return len(self.pending)
+
+    async def drain(self) -> None:
+        """Return once every event added so far is on the server, the batch being
+        gathered sent at once (a run's stores closing flush their events, as they
+        flush the mirror, before anything is cancelled). While the server is away
+        it waits: its caller bounds the wait."""
+        upto = self.copied + self.backlog
+        self.full.set()
+        while self.copied < upto:
+            await self.moved.wait()
 
     def add(self, event: Event) -> None:
         if event.seq:  # published-only events (text deltas) are not part of the log
@@ -110,10 +123,14 @@ async def forward_events(
             with (
                 trio.CancelScope(shield=True),
                 trio.move_on_after(FLUSH_GRACE),
-                # The process stopping closed the client first: nothing more to copy with.
-                contextlib.suppress(trio.ClosedResourceError, anyio.ClosedResourceError),
+                contextlib.suppress(*server_errors()),  # the server away: they stay local
             ):
-                await _copy(client, key, origin, forwarder)
+                if forwarder.pending:
+                    # On a connection of its own, opened under the shield: a stop's
+                    # cancellation ends the client's own tasks too (coredis's
+                    # readers), and its connection with them.
+                    async with connect(target) as fresh:
+                        await _copy(fresh, key, origin, forwarder)
 
 
 async def _copy(client: coredis.Redis[bytes], key: str, origin: str, fwd: Forwarder) -> None:
@@ -137,6 +154,8 @@ async def _copy(client: coredis.Redis[bytes], key: str, origin: str, fwd: Forwar
             fwd.pending.popleft()
         fwd.copied += len(batch)
         fwd.batches += 1
+        moved, fwd.moved = fwd.moved, trio.Event()
+        moved.set()
 
 
 @attrs.frozen

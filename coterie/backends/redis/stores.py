@@ -34,7 +34,7 @@ import trio
 from coterie.backends.protocol import RunStores
 from coterie.backends.redis.board import open_redis_board
 from coterie.backends.redis.client import RedisTarget, connect
-from coterie.backends.redis.eventstream import forward_events
+from coterie.backends.redis.eventstream import FLUSH_GRACE, Forwarder, forward_events
 from coterie.backends.redis.mirror import Fence, RunMirror
 from coterie.backends.redis.office import open_redis_post_office
 from coterie.backends.redis.registry import LIVE_TTL, held_live, live_key
@@ -187,10 +187,10 @@ async def _opened(
     fence: Callable[[str], Fence | None] | None,
 ) -> AsyncIterator[RunMirror]:
     """The run's mirror, with this host's run directory brought up to date, and
-    its events forwarded; flushed on the way out."""
+    its events forwarded; both flushed on the way out."""
     mirror = RunMirror(client, target, run_id, fence)
     await nursery.start(mirror.run)
-    await nursery.start(
+    forwarder: Forwarder = await nursery.start(
         lambda task_status: forward_events(
             events, client, target, run_id, origin=origin, task_status=task_status
         )
@@ -214,3 +214,5 @@ async def _opened(
         await mirror.flush()
     yield mirror
     await mirror.flush()
+    with trio.move_on_after(FLUSH_GRACE):  # the server away: what is left stays local
+        await forwarder.drain()

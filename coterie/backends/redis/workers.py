@@ -19,7 +19,7 @@ Keys, under the backend's prefix (``coterie:`` by default):
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from coterie.backends.redis.client import server_errors
 from coterie.workers.placement import RETIRED, Wanted, WorkerInfo
@@ -98,11 +98,14 @@ class WorkerRegistry:
     # -- workers -----------------------------------------------------------------
 
     async def heartbeat(self, info: WorkerInfo, ttl: float) -> None:
-        """*info* is alive for *ttl* seconds more."""
-        await self._client.sadd(self._key("workers"), [info.id])
-        await self._client.set(
-            self._key("worker", info.id), json.dumps(info.to_json()), px=_ms(ttl)
-        )
+        """*info* is alive for *ttl* seconds more (one round trip)."""
+        from coterie.backends.redis.refusals import transaction
+
+        def fill(pipe: Any) -> None:
+            pipe.sadd(self._key("workers"), [info.id])
+            pipe.set(self._key("worker", info.id), json.dumps(info.to_json()), px=_ms(ttl))
+
+        await transaction(self._client, fill)
 
     async def leave(self, worker_id: str) -> None:
         """A worker that stops cleanly says so at once (its leases go with it)."""
