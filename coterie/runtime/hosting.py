@@ -9,14 +9,15 @@ holding the server's copy of that teammate's files (its transcript, its Auto
 Mode counts, its plan approvals; brought by the run's open stores for every
 teammate after the first), and :func:`~coterie.runtime.tree.teammate_spec`
 run under a supervisor of the worker's. What the teammates of one run on one
-worker share is opened once, by the first of them, and closed after the last: the run prepared for
-this host (:func:`~coterie.runtime.prepare.prepare_hosted`: the worker's
-workdir, settings and permission mode), one event log (one sequence of
-events per process, as the server's stream counts them), the run's stores
-on the server (one connection each, not one per teammate), the team and the
-agents' shared parts (the system prompt, the subagents' supervisor). Board changes made by
-other processes reach the teammate's wake-ups through the board's
-``wait_for_change`` on the server.
+worker share is opened once, by the first of them, and closed after the
+last: the run prepared for this host
+(:func:`~coterie.runtime.prepare.prepare_hosted`: the worker's workdir,
+settings and permission mode), one event log (one sequence of events per
+process, as the server's stream counts them), the run's stores on the server
+(one connection each, not one per teammate), the team and the agents' shared
+parts (the system prompt, the subagents' supervisor). Board changes made by
+other processes reach the teammates' wake-ups through the board's
+``wait_for_change`` on the server, and what it read (``known``).
 
 The lead's side of ``--remote`` is :func:`watch_remote`: it asks for the
 run's teammates to be hosted while the run is open, and hands back (tasks to
