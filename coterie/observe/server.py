@@ -90,16 +90,19 @@ class Observer:
         """The page's address, token included."""
         return f"http://{HOST}:{self.guard.port}/{self.guard.token}/"
 
-    async def feed(self, run_id: str) -> RunFeed | None:
-        """The shared feed of run *run_id* (started on first use), or None if there is
-        no such run (or its backend cannot be read now)."""
+    async def feed(self, run_id: str) -> RunFeed:
+        """The shared feed of run *run_id* (started on first use); :class:`UnknownRun`
+        if there is no such run, :class:`ReadError` (saying why, in one line) if
+        its backend cannot be read now."""
         async with self._opening:
             feed = self.feeds.get(run_id)
             if feed is None:
                 try:
                     feed = await self.nursery.start(self._follow, run_id)
-                except self._absent():
-                    return None
+                except (UnknownRun, ReadError):
+                    raise
+                except self.backend.errors() as exc:
+                    raise ReadError(f"cannot read {self.backend.name}: {exc}") from None
                 self.feeds[run_id] = feed
         return feed
 
@@ -260,9 +263,13 @@ async def _stream_events(
     observer: Observer, stream: trio.SocketStream, conn: h11.Connection, run_id: str
 ) -> None:
     """The run's frames until the page goes away (a chunked response never ended)."""
-    feed = await observer.feed(run_id)
-    if feed is None:
+    try:
+        feed = await observer.feed(run_id)
+    except UnknownRun:
         await _send(stream, conn, *_json(404, {"error": f"no run {run_id} in this workspace"}))
+        return
+    except ReadError as exc:  # the backend away: the page says why, and tries again
+        await _send(stream, conn, *_json(503, {"error": str(exc)}))
         return
     head = [(b"content-type", b"text/event-stream"), (b"x-accel-buffering", b"no")]
     await stream.send_all(conn.send(h11.Response(status_code=200, headers=_headers(head, None))))

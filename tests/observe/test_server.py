@@ -11,6 +11,7 @@ import trio
 from coterie.errors import CoterieError
 from coterie.observe import Observer, serve_observer
 from tests.observe.helpers import fake_run, frames, http
+from tests.redis_server import LOSES_SERVER, collect_failed_connections
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -185,3 +186,46 @@ async def test_bad_bytes_cost_one_connection_only(observer: Observer) -> None:
     assert reply.startswith(b"HTTP/1.1 400")
     status, _, _ = await http(observer.guard.port, "GET", base(observer) + "/api/runs")
     assert status == 200
+
+
+@LOSES_SERVER
+@pytest.mark.parametrize("answers", [False, True], ids=["refused", "silent"])
+async def test_a_run_on_a_server_that_cannot_be_read_is_503_with_the_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, answers: bool
+) -> None:
+    """Not "no such run": the page is told the backend is away, and why. A server
+    that refuses the connection, and one that takes it and never answers."""
+    from coterie.backends import Backend
+    from coterie.backends.redis import client as redis_client
+
+    monkeypatch.setattr(redis_client, "FIRST_ANSWER", 0.5)
+    listener = trio.socket.socket()
+    await listener.bind(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    if answers:
+        listener.listen(8)  # takes connections, says nothing
+    else:
+        listener.close()  # nothing listens there: refused
+    backend = Backend.parse(f"redis://127.0.0.1:{port}/0")
+    try:
+        async with trio.open_nursery() as nursery:
+            observer: Observer = await nursery.start(
+                lambda task_status: serve_observer(
+                    tmp_path, backend=backend, interval=0.01, task_status=task_status
+                )
+            )
+            run = f"{base(observer)}/api/runs/20261205-000000-abcdef/events"
+            with trio.fail_after(10):
+                status, _, body = await http(observer.guard.port, "GET", run)
+            assert status == 503
+            assert json.loads(body)["error"].startswith(f"cannot read redis://127.0.0.1:{port}")
+            with trio.fail_after(10):
+                status, _, body = await http(
+                    observer.guard.port, "GET", f"{base(observer)}/api/runs"
+                )
+            assert status == 503
+            assert json.loads(body)["error"].startswith(f"cannot read redis://127.0.0.1:{port}")
+            nursery.cancel_scope.cancel()
+    finally:
+        listener.close()
+    collect_failed_connections()
