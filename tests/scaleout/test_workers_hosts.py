@@ -11,9 +11,11 @@ is there twice, and the run's answer comes.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -28,7 +30,6 @@ from tests.workspaces.conftest import make_repo, run_git
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
-    from pathlib import Path
 
 pytestmark = pytest.mark.slow
 
@@ -118,7 +119,7 @@ def check_run(
         out, err = lead.communicate()
     outs = workers()  # what the workers said, once the run is over
     (ledger.parent / "lead.out").write_text(json.dumps([lead.returncode, out, err, outs]))
-    assert lead.returncode == 0, (err[-4000:], outs)
+    assert lead.returncode == 0, (out[-4000:], err[-4000:], outs, what_happened(out))
     summary = json.loads(out)
     assert ANSWER in summary["result"]
     assert [t["status"] for t in summary["tasks"]] == ["completed"] * len(NAMES) * PER
@@ -131,6 +132,29 @@ def check_run(
     completed = completed_tasks(backend, summary["run_id"], wrapper)
     assert len(completed) == len(set(completed)) == len(expected), completed
     return outs
+
+
+#: Events too many and too ordinary to tell what went wrong in a failed run.
+ORDINARY = frozenset({
+    "agent.tool_call", "agent.tool_result", "agent.message", "board.changed", "model.requested",
+    "actor.state",
+})  # fmt: skip
+
+
+def what_happened(out: str, shown: int = 80) -> list[str]:
+    """For a failed run's message: the last of its unordinary events, in time order,
+    in every process (the lead's run and the workers' copies under the coterie home)."""
+    try:
+        run_id = json.loads(out)["run_id"]
+    except (ValueError, KeyError):
+        return ["(no run id in the lead's output)"]
+    seen: list[tuple[float, str]] = []
+    for log in Path(os.environ["COTERIE_HOME"]).glob(f"**/{run_id}/events.jsonl"):
+        for line in log.read_text().splitlines():
+            event = json.loads(line)
+            if event.get("type") not in ORDINARY:
+                seen.append((event.get("ts", 0.0), f"{log.parent.parent.name}: {line[:300]}"))
+    return [line for _ts, line in sorted(seen)[-shown:]]
 
 
 def run_with_a_fault(
