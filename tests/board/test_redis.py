@@ -245,20 +245,28 @@ async def test_waiters_ride_out_server_restarts(tmp_path: Path) -> None:
 async def test_a_call_retried_after_a_lost_reply_is_applied_once(
     redis_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """coredis retries a call whose connection dropped: the retry finds its own
-    records (by their nonce) and returns them as done, instead of deciding again."""
+    """A call whose connection broke once it was sent is sent again: the retry finds
+    its own records (by their nonce) and returns them as done, instead of deciding
+    again. One that breaks every time is an error after LOST_REPLIES sends."""
+    from coredis.exceptions import ConnectionError as ClientConnectionError
+
     target = parse_backend(redis_url)
     async with open_redis_board(target, RUN_ID) as board:
         real = board._append
+        sent: list[int] = []
 
-        async def reply_lost_then_retried(**kwargs: object) -> object:
-            await real(**kwargs)  # applied on the server, reply lost
-            return await real(**kwargs)
+        async def reply_lost(**kwargs: object) -> object:
+            reply = await real(**kwargs)  # applied on the server
+            sent.append(1)
+            if len(sent) % 2:  # every other reply lost with its connection
+                raise ClientConnectionError("Connection lost while receiving response")
+            return reply
 
-        monkeypatch.setattr(board, "_append", reply_lost_then_retried)
+        monkeypatch.setattr(board, "_append", reply_lost)
         task = await board.create("a", "d")
         claimed = await board.claim("alice", lease_seconds=60)
         monkeypatch.undo()
+        assert len(sent) == 4
         assert task.id == "task_1"
         assert claimed is not None
         assert claimed.id == "task_1"
@@ -266,6 +274,16 @@ async def test_a_call_retried_after_a_lost_reply_is_applied_once(
         assert await board.claim("bob", lease_seconds=60) is None
         async with connect(target) as client:
             assert await client.get(board.key + ":turn") is None  # not left holding it
+
+        async def always_lost(**kwargs: object) -> object:
+            sent.append(1)
+            raise ClientConnectionError("Connection lost while receiving response")
+
+        monkeypatch.setattr(board, "_append", always_lost)
+        sent.clear()
+        with pytest.raises(BoardError, match="may have been made"):
+            await board.create("b", "d")
+        assert len(sent) == board_module.LOST_REPLIES
 
 
 async def test_a_deleted_log_is_an_error_not_a_fresh_board(redis_url: str) -> None:

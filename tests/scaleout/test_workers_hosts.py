@@ -241,6 +241,11 @@ def test_the_server_restarted_mid_run_in_network_namespaces(
                 tmp_path, workspace, home, server.url, hosts,
                 lambda _ws: server.restart(), api_host=net.hosts["lead"].address,
             )  # fmt: skip
+    # The server away for a moment is waited out: an actor whose call came in the
+    # gap may crash once (its reply lost), never until its supervisor gives up.
+    _code, out, _err, _outs = json.loads((workspace / "lead.out").read_text())
+    gave_up = [line for line in what_happened(out, 10_000) if '"supervisor.gave_up"' in line]
+    assert not gave_up, gave_up
 
 
 def _lost(host: Any) -> None:

@@ -101,6 +101,9 @@ T = TypeVar("T")
 #: How long a writer that lost a race keeps the turn (module docs), in ms.
 TURN_MS = 1000
 
+#: How many times one append is sent while its connection breaks before the reply.
+LOST_REPLIES = 3
+
 #: How long the follower's one blocking read waits on the server (s), and its
 #: pause after the server did not answer.
 FOLLOW_BLOCK = 5.0
@@ -231,8 +234,8 @@ class RedisBoard(BoardOperations):
             scratch = self._state.copy()
             self._attempt += 1
             # Records of this attempt carry its nonce, so that a reply lost to
-            # a dropped connection (coredis retries the call) is recognised:
-            # the retry then finds its own records in the log, not a conflict.
+            # a dropped connection is recognised: the same call sent again
+            # (_append_sent) finds its own records in the log, not a conflict.
             nonce = f'{{"u":"{self._token}-{self._attempt}",'.encode()
             txn = ops.Txn(scratch, frame=functools.partial(tagged, nonce))
             refusal: BoardRefusal | None = None
@@ -248,7 +251,7 @@ class RedisBoard(BoardOperations):
                 TURN_MS,
                 *records,
             ]
-            reply: Any = await self._append(keys=self._keys, args=args)
+            reply = await self._append_sent(args)
             outcome = int(reply[0])
             if outcome == 3:
                 raise BoardLost(
@@ -275,6 +278,24 @@ class RedisBoard(BoardOperations):
                 # Another writer has the turn: wait until it passes it on (or
                 # it lapses, if that writer died), without polling.
                 await self._client.blpop([self._keys[2]], timeout=TURN_MS / 1000)
+
+    async def _append_sent(self, args: list[int | str | bytes]) -> Any:
+        """The append script's reply; the same call sent again (up to
+        :data:`LOST_REPLIES` times) when the connection broke once it was sent:
+        the log then says whether it was carried out. One that could not even
+        be sent was waited for already (the client waits out a server away)."""
+        from coredis.exceptions import ConnectionError as LostServer
+
+        from coterie.backends.redis.refusals import not_connected
+
+        sent = 0
+        while True:
+            sent += 1
+            try:
+                return await self._append(keys=self._keys, args=args)
+            except LostServer as exc:
+                if sent == LOST_REPLIES or not_connected(exc):
+                    raise
 
     async def _take_read(self, grown: Any) -> None:
         """Apply the records the follower read (the ones this board has not, in

@@ -13,6 +13,17 @@ told once per episode, for the whole process, in one line on stderr
 Writers that batch their commands in pipelines and retry them themselves (the
 event stream, the run's mirror) report through the same episode.
 
+A server that stops taking connections for a moment (restarted, failed over,
+its host rebooting) is waited out the same way, for at most :data:`AWAY_FOR`
+seconds, by a client it has answered before: a command that could not even be
+sent is safe to send again, whatever it does. Without this, every actor whose
+call came in the gap crashed, and crashed again as soon as it was restarted,
+until its supervisor gave up within milliseconds (its tasks handed back, the
+run's ending left to chance). A server that was never reached, or stays away
+longer, is still an error at once, as it was. A command whose connection broke
+after it was sent may have been carried out, so it is never sent again here:
+its caller decides (the board finds its own records by their nonce).
+
 :func:`refusal` is the decision, on the error's text alone; the rest is the thin
 layer coredis calls around every command.
 """
@@ -24,13 +35,17 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 import attrs
-from coredis.exceptions import ResponseError
+from coredis.exceptions import BusyLoadingError, ReadOnlyError, ResponseError
+from coredis.exceptions import ConnectionError as ClientConnectionError
 from coredis.retry import RetryPolicy
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
-__all__ = ["REFUSALS", "RefusalEpisode", "WaitOutRefusals", "refusal", "transaction"]
+__all__ = [
+    "AWAY_FOR", "REFUSALS", "REFUSING", "RefusalEpisode", "WaitOutRefusals", "not_connected",
+    "refusal", "refusal_of", "transaction",
+]  # fmt: skip
 
 #: The error codes that mean "not now" (Redis's first word of the error), and
 #: what each means for the user.
@@ -41,6 +56,11 @@ WAITED_OUT = {
     "READONLY": "is a read-only replica",
     "MASTERDOWN": "has lost its master",
 }
+#: How long (s) a client the server has answered before waits for it to take
+#: connections again, from the first command that could not be sent.
+AWAY_FOR = 30.0
+#: How coredis's error begins when it could not connect: nothing was sent.
+_NOT_CONNECTED = "Unable to establish a connection"
 #: How coredis introduces the server's error about one command of a pipeline.
 _IN_PIPELINE = " of pipeline caused error: "
 #: The first pause (s), doubled after each refusal up to :data:`LONGEST`.
@@ -72,6 +92,29 @@ def refusal(message: str) -> str | None:
     return word if word in WAITED_OUT else None
 
 
+#: What coredis raises for a refusal: most as a ResponseError with the server's
+#: words, two as errors of their own with the code cut from them (``LOADING`` is
+#: even a connection error to coredis).
+REFUSING = (ResponseError, BusyLoadingError)
+
+
+def refusal_of(exc: BaseException) -> str | None:
+    """The code of the refusal *exc* is (:func:`refusal`), or None: coredis's own
+    errors for ``LOADING`` and ``READONLY`` by their class, as their text no
+    longer starts with the code."""
+    if isinstance(exc, BusyLoadingError):
+        return "LOADING"
+    if isinstance(exc, ReadOnlyError):
+        return "READONLY"
+    return refusal(str(exc)) if isinstance(exc, ResponseError) else None
+
+
+def not_connected(exc: BaseException) -> bool:
+    """Whether *exc* says the client could not connect to the server (refused,
+    unreachable, timed out): the command was never sent."""
+    return isinstance(exc, ClientConnectionError) and str(exc).startswith(_NOT_CONNECTED)
+
+
 @attrs.define
 class RefusalEpisode:
     """The process's one report of a refusing server: a line when the first
@@ -84,7 +127,7 @@ class RefusalEpisode:
     def refused(self, exc: BaseException) -> bool:
         """Whether *exc* is a refusal to wait out (:func:`refusal`); the first of
         an episode is said."""
-        code = refusal(str(exc)) if isinstance(exc, ResponseError) else None
+        code = refusal_of(exc)
         if code is None:
             return False
         with self._lock:
@@ -96,6 +139,18 @@ class RefusalEpisode:
             " the run waits for it"
         )
         return True
+
+    def away(self, exc: BaseException) -> None:
+        """The server took no connection (*exc*, :func:`not_connected`): the first
+        command of an episode that could not be sent is said."""
+        with self._lock:
+            if self._refusing is not None:
+                return
+            self._refusing = "AWAY"
+        self.write(
+            f"note: the Redis server does not take connections ({exc}); the run waits"
+            f" up to {AWAY_FOR:g} s for it"
+        )
 
     def accepted(self) -> None:
         """A command refused before went through: the episode, if any, is over."""
@@ -117,11 +172,17 @@ REFUSALS = RefusalEpisode()
 class WaitOutRefusals(RetryPolicy):
     """coredis's retry policy for one client: a refused command (:func:`refusal`)
     is sent again after a pause doubling from :data:`FIRST` to :data:`LONGEST`,
-    with no limit (a cancellation still ends the wait); anything else is raised."""
+    with no limit (a cancellation still ends the wait); one that could not be
+    sent (:func:`not_connected`) likewise for up to :data:`AWAY_FOR` seconds,
+    once the server has answered this client. Anything else is raised."""
 
-    def __init__(self, episode: RefusalEpisode = REFUSALS) -> None:
+    def __init__(self, episode: RefusalEpisode = REFUSALS, away_for: float = AWAY_FOR) -> None:
         super().__init__(retryable_exceptions=(ResponseError,), retries=None)
         self._episode = episode
+        self._away_for = away_for
+        #: Whether the server has answered a command of this client: one never
+        #: reached (a wrong address, nothing listening) is an error at once.
+        self._answered = False
 
     def delay(self, attempt_number: int) -> float:
         return pause(attempt_number)
@@ -135,17 +196,31 @@ class WaitOutRefusals(RetryPolicy):
         before_hook: Callable[..., Awaitable[Any] | None] | None = None,
         failure_hook: Any = None,
     ) -> Any:
-        tries = 0
+        import trio
 
-        async def counted() -> Any:
-            nonlocal tries
-            tries += 1
-            return await func()
-
-        result = await super().call_with_retries(counted, before_hook, failure_hook)
-        if tries > 1:  # a command refused before went through: the episode is over
-            self._episode.accepted()
-        return result
+        attempt = 0
+        away_since: float | None = None
+        while True:
+            attempt += 1
+            try:
+                if before_hook is not None and (hooked := before_hook()) is not None:
+                    await hooked
+                result = await func()
+            except Exception as exc:
+                if not self.will_retry(exc):
+                    if not (self._answered and not_connected(exc)):
+                        raise
+                    now = trio.current_time()
+                    away_since = now if away_since is None else away_since
+                    if now - away_since >= self._away_for:
+                        raise
+                    self._episode.away(exc)
+                await trio.sleep(self.delay(attempt))
+                continue
+            self._answered = True
+            if attempt > 1:  # a command refused before went through: the episode is over
+                self._episode.accepted()
+            return result
 
 
 async def transaction(client: Any, fill: Callable[[Any], object]) -> None:
@@ -160,7 +235,7 @@ async def transaction(client: Any, fill: Callable[[Any], object]) -> None:
         try:
             async with client.pipeline(transaction=True) as pipe:
                 fill(pipe)
-        except ResponseError as exc:
+        except REFUSING as exc:
             if not REFUSALS.refused(exc):
                 raise
             await trio.sleep(pause(attempt))
