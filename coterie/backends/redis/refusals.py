@@ -24,8 +24,9 @@ longer, is still an error at once, as it was. A command whose connection broke
 after it was sent may have been carried out, so it is never sent again here:
 its caller decides (the board finds its own records by their nonce).
 
-:func:`refusal` is the decision, on the error's text alone; the rest is the thin
-layer coredis calls around every command.
+:func:`refusal_of` (the error's class, else its text: :func:`refusal`) and
+:func:`not_connected` are the decisions; the rest is the thin layer coredis
+calls around every command.
 """
 
 from __future__ import annotations
