@@ -25,6 +25,7 @@ import trio
 from rich.console import Console
 
 from coterie.commands.run import run_team
+from coterie.commands.stopping import stoppable
 from coterie.runs import runs_root
 
 if TYPE_CHECKING:
@@ -113,7 +114,9 @@ def run(
         else:
             command += ["--scenario", str(scenario_path())]
         args = parse(command)
-        code = trio.run(run_team, args, console, Console(stderr=True, highlight=False))
+        # Driven as `coterie team` is: a stop signal, or `coterie cancel` (which
+        # delivers one), cancels the run and its clean-up runs (exit 130).
+        code = trio.run(stoppable, run_team, args, console, Console(stderr=True, highlight=False))
     runs = sorted(runs_root(workspace).iterdir())
     files = sorted(p.name for p in workspace.iterdir() if not p.name.startswith("."))
     console.print(f"\nFiles the team wrote: {', '.join(files)}")

@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import signal
+import subprocess
+import sys
 import time
 from collections import Counter
 from typing import TYPE_CHECKING
@@ -13,7 +16,7 @@ import pytest
 
 from coterie.events import Event, read_events
 from coterie.runs import read_config, run_info, runs_root
-from tests.agent.conftest import coterie, home, workspace
+from tests.agent.conftest import clean_env, coterie, home, workspace
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -171,3 +174,35 @@ def test_a_finished_demo_leaves_a_finished_run_and_runs_advises_no_resume(
     assert listed.returncode == 0, listed.stderr
     assert "completed" in listed.stdout
     assert "resume" not in listed.stdout
+
+
+def test_a_cancel_ends_the_paced_team_demo_as_ctrl_c_would(workspace: Path, home: Path) -> None:
+    """``coterie cancel`` delivers Ctrl-C to the run's process: the team demo, driven
+    as ``coterie team`` is, stops at once (exit 130) and its run is left interrupted,
+    even started as a script's background job (``&``), which inherits SIGINT ignored.
+    The demo relied on Python's own Ctrl-C handling, which an ignored SIGINT turns
+    off: the cancel was lost and the team went on to its end."""
+    team = subprocess.Popen(
+        [sys.executable, "-m", "coterie", "demo", "team", "--pace", "3", "--workdir",
+         str(workspace)],
+        cwd=workspace, env=clean_env(HOME=str(home)), stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),  # as `&` does
+    )  # fmt: skip
+    try:
+        assert team.stdout is not None
+        run_id = None
+        while run_id is None:
+            line = team.stdout.readline()
+            assert line, team.communicate()
+            found = re.search(r"\d{8}-\d{6}-[0-9a-f]{6}", line)
+            run_id = found.group() if found else None
+        cancel = coterie("cancel", run_id, "--workdir", str(workspace), cwd=workspace, home=home)
+        assert cancel.returncode == 0, cancel.stderr
+        _out, err = team.communicate(timeout=60)
+        assert team.returncode == 130, err
+    finally:
+        if team.poll() is None:
+            team.kill()
+            team.communicate()
+    assert run_info(runs_root(workspace) / run_id).state == "interrupted"
