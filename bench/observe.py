@@ -163,6 +163,9 @@ async def page(port: int, base: str, pages: Pages) -> None:
 # -- one run ------------------------------------------------------------------------
 
 
+#: Seconds the observed run waits, once the team is done, for every page's snapshot.
+SNAPSHOT_WAIT = 30.0
+
 #: CPU seconds of the last team run (its process, from ``RUSAGE_CHILDREN``).
 RUN_CPU: list[float] = []
 
@@ -209,6 +212,11 @@ async def observed(args: argparse.Namespace, root: Path) -> dict[str, float]:
                 nursery.start_soon(page, port, base, pages)
             wall = await timed_run(team_command(path, args.teammates, workspace), env)
             await trio.sleep(1.0)  # the last frames reach the pages
+            # Under load a page may connect only now: wait (bounded) for its snapshot,
+            # rather than bet that one second was enough.
+            with trio.move_on_after(SNAPSHOT_WAIT):
+                while pages.frames < pages.connected:
+                    await trio.sleep(0.05)
             cpu = cpu_seconds(observer.pid) - cpu_before
             own = time.process_time() - own_before
             nursery.cancel_scope.cancel()
